@@ -1,0 +1,119 @@
+/**
+ * Typed lock errors. Every error has a stable `code`, a `name` and the lock it concerns, so callers
+ * can branch on `error.code` and logs say which lock failed and why.
+ */
+
+export type LockLostReason =
+  /** A renewal found no lock at all: it expired, or someone deleted it (forceUnlock, FLUSHDB...). */
+  | 'expired'
+  /** A renewal found the lock held by a different owner. */
+  | 'taken'
+  /** An explicit lease ran out while the handle was still held (no watchdog renews explicit leases). */
+  | 'lease_ended'
+  /** Renewals kept failing (Redis unreachable) until the lease's local validity deadline passed. */
+  | 'unreachable';
+
+export abstract class LockError extends Error {
+  abstract readonly code: string;
+  constructor(
+    readonly lockName: string,
+    message: string,
+    options?: ErrorOptions,
+  ) {
+    super(message, options);
+  }
+}
+
+/** `acquire()` gave up after `waitMs` without getting the lock. */
+export class LockTimeoutError extends LockError {
+  override readonly name = 'LockTimeoutError';
+  readonly code = 'ERR_LOCK_TIMEOUT';
+  constructor(
+    lockName: string,
+    readonly waitedMs: number,
+  ) {
+    super(lockName, `Timed out after ${Math.round(waitedMs)} ms waiting for lock "${lockName}"`);
+  }
+}
+
+/** The handle no longer holds the lock; delivered through `handle.signal` and the `lost` event. */
+export class LockLostError extends LockError {
+  override readonly name = 'LockLostError';
+  readonly code = 'ERR_LOCK_LOST';
+  constructor(
+    lockName: string,
+    readonly reason: LockLostReason,
+    readonly owner: string,
+    readonly fencingToken: number,
+    options?: ErrorOptions,
+  ) {
+    super(
+      lockName,
+      `Lock "${lockName}" (fencing token ${fencingToken}) was lost: ${describe(reason)}`,
+      options,
+    );
+  }
+}
+
+function describe(reason: LockLostReason): string {
+  switch (reason) {
+    case 'expired':
+      return 'it expired or was deleted before it could be renewed';
+    case 'taken':
+      return 'another owner holds it now';
+    case 'lease_ended':
+      return 'its lease ran out while it was still in use';
+    case 'unreachable':
+      return 'it could not be renewed before its lease ran out';
+  }
+}
+
+/** An operation that needs ownership (extend) was attempted by an owner that does not hold the lock. */
+export class NotLockOwnerError extends LockError {
+  override readonly name = 'NotLockOwnerError';
+  readonly code = 'ERR_NOT_LOCK_OWNER';
+  constructor(
+    lockName: string,
+    readonly owner: string,
+    detail: string,
+  ) {
+    super(lockName, `Owner "${owner}" does not hold lock "${lockName}": ${detail}`);
+  }
+}
+
+/** Waiting for a lock was cancelled through the caller's AbortSignal (`cause` is the signal's reason). */
+export class LockAbortedError extends LockError {
+  override readonly name = 'LockAbortedError';
+  readonly code = 'ERR_LOCK_ABORTED';
+  constructor(lockName: string, reason: unknown) {
+    super(lockName, `Waiting for lock "${lockName}" was aborted`, { cause: reason });
+  }
+}
+
+/** The lock client was closed; no new acquisitions are accepted. */
+export class LockClientClosedError extends LockError {
+  override readonly name = 'LockClientClosedError';
+  readonly code = 'ERR_LOCK_CLIENT_CLOSED';
+  constructor(lockName: string) {
+    super(lockName, `The lock client is closed; cannot use lock "${lockName}"`);
+  }
+}
+
+/** An option had a wrong type or an out-of-range value; reported before any I/O. */
+export class InvalidLockOptionError extends TypeError {
+  override readonly name = 'InvalidLockOptionError';
+  readonly code = 'ERR_INVALID_LOCK_OPTION';
+  constructor(
+    readonly option: string,
+    expectation: string,
+    readonly value: unknown,
+  ) {
+    super(`Option "${option}" must be ${expectation}; got ${formatValue(value)}`);
+  }
+}
+
+function formatValue(value: unknown): string {
+  if (typeof value === 'string') return JSON.stringify(value);
+  if (typeof value === 'number' || typeof value === 'boolean' || value == null) return String(value);
+  return typeof value;
+}

@@ -1,0 +1,27 @@
+/**
+ * Fencing: a lease lock cannot stop a paused holder from acting after its lease ran out (GC pause,
+ * SIGSTOP, a slow network) — only the resource can. Every acquire returns a fencing token that grows
+ * per lock name; a fenced resource remembers the (token, owner) of the last write it accepted and
+ * rejects a write whose token is lower, or equal but from another owner. The owner half matters when
+ * a token is re-issued: a Redis counter can go back after a failover or a restart without persistence.
+ */
+export interface Fence {
+  readonly fencingToken: number;
+  readonly owner: string;
+}
+
+/** A store that accepts a write only from the newest holder (any LockHandle is a Fence). */
+export interface FencedStore<V> {
+  /** Writes if `fence` is not stale; false (nothing changed) if a newer holder already wrote. */
+  write(key: string, value: V, fence: Fence): Promise<boolean>;
+  read(key: string): Promise<V | undefined>;
+}
+
+export function assertFence(fence: Fence): void {
+  if (!Number.isSafeInteger(fence?.fencingToken) || fence.fencingToken < 0) {
+    throw new TypeError('fence.fencingToken must be a non-negative safe integer');
+  }
+  if (typeof fence.owner !== 'string' || fence.owner.length === 0) {
+    throw new TypeError('fence.owner must be a non-empty string');
+  }
+}

@@ -1,0 +1,42 @@
+import { readAsset } from '../../support/assets.js';
+import { assertFence, type Fence, type FencedStore } from './fence.js';
+
+const schemaSql = readAsset(new URL('./postgres-fenced-schema.sql', import.meta.url));
+const writeSql = readAsset(new URL('./postgres-fenced-write.sql', import.meta.url));
+
+/** Anything with pg's `query` (a Pool, a Client, a PoolClient inside a transaction). */
+export interface Queryable {
+  query(
+    text: string,
+    values?: unknown[],
+  ): Promise<{ rows: Record<string, unknown>[]; rowCount: number | null }>;
+}
+
+/**
+ * A JSON value store in PostgreSQL that rejects stale writers by (token, owner): the guarded write
+ * that makes a lease lock safe when its holder pauses past the lease.
+ */
+export class PostgresFencedStore<V = unknown> implements FencedStore<V> {
+  constructor(private readonly db: Queryable) {}
+
+  /** Creates the table if it does not exist. */
+  async migrate(): Promise<void> {
+    await this.db.query(schemaSql);
+  }
+
+  async write(key: string, value: V, fence: Fence): Promise<boolean> {
+    assertFence(fence);
+    const result = await this.db.query(writeSql, [
+      key,
+      JSON.stringify(value),
+      fence.fencingToken,
+      fence.owner,
+    ]);
+    return result.rowCount === 1;
+  }
+
+  async read(key: string): Promise<V | undefined> {
+    const result = await this.db.query('SELECT value FROM lockstock_fenced_values WHERE key = $1', [key]);
+    return result.rows[0]?.value as V | undefined;
+  }
+}

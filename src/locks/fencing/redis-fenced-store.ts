@@ -1,0 +1,38 @@
+import type { RedisClient } from '../../redis/connection.js';
+import { assertKeyName, DEFAULT_KEY_PREFIX } from '../../redis/keys.js';
+import { loadLuaScript, ScriptRunner } from '../../redis/scripts.js';
+import { assertFence, type Fence, type FencedStore } from './fence.js';
+
+const fencedWrite = loadLuaScript(new URL('./redis-fenced-write.lua', import.meta.url));
+
+/** A string store in Redis that rejects stale writers by (token, owner); see fence.ts. */
+export class RedisFencedStore implements FencedStore<string> {
+  private readonly scripts: ScriptRunner;
+
+  constructor(
+    private readonly redis: RedisClient,
+    private readonly keyPrefix = DEFAULT_KEY_PREFIX,
+  ) {
+    this.scripts = new ScriptRunner(redis);
+  }
+
+  private keys(key: string): [string, string] {
+    assertKeyName('Fenced key', key);
+    const base = `${this.keyPrefix}:{fenced:${key}}`;
+    return [base, `${base}:fence`];
+  }
+
+  async write(key: string, value: string, fence: Fence): Promise<boolean> {
+    assertFence(fence);
+    const reply = await this.scripts.run(fencedWrite, this.keys(key), [
+      value,
+      fence.fencingToken,
+      fence.owner,
+    ]);
+    return reply === 1;
+  }
+
+  async read(key: string): Promise<string | undefined> {
+    return (await this.redis.get(this.keys(key)[0])) ?? undefined;
+  }
+}

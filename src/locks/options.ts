@@ -1,0 +1,66 @@
+import { InvalidLockOptionError } from './errors.js';
+import type { AcquireOptions } from './types.js';
+
+/** Longest lease or wait we accept as a finite number (Redis PX and Node timers both cap near here). */
+export const MAX_DURATION_MS = 2 ** 31 - 1;
+
+export function validateLeaseMs(value: unknown, option = 'leaseMs'): number {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 10 || value > MAX_DURATION_MS) {
+    throw new InvalidLockOptionError(
+      option,
+      `an integer number of milliseconds from 10 to ${MAX_DURATION_MS}`,
+      value,
+    );
+  }
+  return value;
+}
+
+export function validateWaitMs(value: unknown): number {
+  if (value === Infinity) return Infinity;
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0 || value > MAX_DURATION_MS) {
+    throw new InvalidLockOptionError('waitMs', `a number of milliseconds >= 0, or Infinity`, value);
+  }
+  return value;
+}
+
+export function validateOwner(value: unknown): string {
+  if (typeof value !== 'string' || value.length === 0 || value.length > 256) {
+    throw new InvalidLockOptionError('owner', 'a non-empty string of at most 256 characters', value);
+  }
+  return value;
+}
+
+export interface ResolvedAcquireOptions {
+  leaseMs: number | undefined;
+  waitMs: number;
+  signal: AbortSignal | undefined;
+  owner: string | undefined;
+}
+
+const KNOWN = new Set(['leaseMs', 'waitMs', 'signal', 'owner']);
+
+/** Validates acquire options (unknown keys are mistakes worth reporting, e.g. `lease` for `leaseMs`). */
+export function resolveAcquireOptions(
+  options: AcquireOptions | undefined,
+  defaultWaitMs: number,
+): ResolvedAcquireOptions {
+  if (options === undefined) {
+    return { leaseMs: undefined, waitMs: defaultWaitMs, signal: undefined, owner: undefined };
+  }
+  if (typeof options !== 'object' || options === null) {
+    throw new InvalidLockOptionError('options', 'an object', options);
+  }
+  for (const key of Object.keys(options)) {
+    if (!KNOWN.has(key)) throw new InvalidLockOptionError(key, 'one of leaseMs, waitMs, signal, owner', key);
+  }
+  const { leaseMs, waitMs, signal, owner } = options;
+  if (signal !== undefined && !(signal instanceof AbortSignal)) {
+    throw new InvalidLockOptionError('signal', 'an AbortSignal', signal);
+  }
+  return {
+    leaseMs: leaseMs === undefined ? undefined : validateLeaseMs(leaseMs),
+    waitMs: waitMs === undefined ? defaultWaitMs : validateWaitMs(waitMs),
+    signal,
+    owner: owner === undefined ? undefined : validateOwner(owner),
+  };
+}

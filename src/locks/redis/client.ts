@@ -1,0 +1,102 @@
+import { EventEmitter } from 'node:events';
+import { resolveRedis, type RedisClient, type RedisSource } from '../../redis/connection.js';
+import { assertKeyPrefix, DEFAULT_KEY_PREFIX } from '../../redis/keys.js';
+import { ScriptRunner } from '../../redis/scripts.js';
+import { SharedSubscriber } from '../../redis/subscriber.js';
+import { InvalidLockOptionError, LockClientClosedError } from '../errors.js';
+import { validateLeaseMs } from '../options.js';
+import type { Lock, LockClientEvents, ReentrantLock } from '../types.js';
+import { WaitQueues } from '../wait-queue.js';
+import { Watchdog } from '../watchdog.js';
+import type { RedisLockContext } from './context.js';
+import { RedisMutex } from './mutex.js';
+import { RedisReentrantLock } from './reentrant.js';
+
+export interface RedisLockClientOptions {
+  /**
+   * The Redis to use (Redis >= 7): an ioredis `Redis` or `Cluster` you own (close() leaves it open),
+   * or a URL / ioredis options for a connection the client creates and closes.
+   */
+  redis: RedisSource;
+  /**
+   * Prefix of every key and channel; keys look like `<prefix>:{<lock name>}`.
+   * @default 'ls'
+   */
+  keyPrefix?: string;
+  /**
+   * Lease of locks acquired without `leaseMs`; the watchdog renews them every third of it.
+   * @default 30000
+   */
+  watchdogTimeoutMs?: number;
+}
+
+/**
+ * Entry point of the Redis backend: creates locks, and owns what they share — the script runner,
+ * one pub/sub connection for all waiters, the watchdog that renews leases, and the event channel
+ * (`lost`, `renewalFailed`, `connectionError`).
+ */
+export class RedisLockClient extends EventEmitter<LockClientEvents> {
+  readonly redis: RedisClient;
+  private readonly ownsRedis: boolean;
+  private readonly subscriber: SharedSubscriber;
+  private readonly ctx: RedisLockContext;
+  private closed = false;
+
+  constructor(options: RedisLockClientOptions) {
+    super();
+    if (typeof options !== 'object' || options === null || options.redis === undefined) {
+      throw new InvalidLockOptionError(
+        'redis',
+        'an ioredis client, a redis:// URL or ioredis options',
+        undefined,
+      );
+    }
+    const keyPrefix = options.keyPrefix ?? DEFAULT_KEY_PREFIX;
+    assertKeyPrefix(keyPrefix);
+    const watchdogTimeoutMs = validateLeaseMs(options.watchdogTimeoutMs ?? 30_000, 'watchdogTimeoutMs');
+    const { client, owned } = resolveRedis(options.redis);
+    this.redis = client;
+    this.ownsRedis = owned;
+    this.subscriber = new SharedSubscriber(client, (error) => this.emit('connectionError', error));
+    const queues = new WaitQueues((channel, onRelease) => this.subscriber.subscribe(channel, onRelease));
+    this.ctx = {
+      client,
+      scripts: new ScriptRunner(client),
+      keyPrefix,
+      watchdog: new Watchdog(watchdogTimeoutMs, {
+        renewed: (handle) =>
+          this.emit('renewed', { name: handle.name, owner: handle.owner, fencingToken: handle.fencingToken }),
+        renewalFailed: (handle, error) =>
+          this.emit('renewalFailed', { name: handle.name, owner: handle.owner, error }),
+      }),
+      queues,
+      events: this,
+      assertOpen: (name) => {
+        if (this.closed) throw new LockClientClosedError(name);
+      },
+    };
+  }
+
+  /** A non-reentrant mutex named `name`. */
+  mutex(name: string): Lock {
+    return new RedisMutex(this.ctx, name);
+  }
+
+  /** A reentrant lock named `name` (re-entry per `run()` task or explicit owner). */
+  reentrant(name: string): ReentrantLock {
+    return new RedisReentrantLock(this.ctx, name);
+  }
+
+  /**
+   * Stops renewals and closes the connections this client created. Release held locks first:
+   * locks still held after close() are no longer renewed and expire at the end of their lease.
+   */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.ctx.watchdog.stop();
+    this.ctx.queues.close();
+    await this.subscriber.close();
+    if (this.ownsRedis) await this.redis.quit().catch(() => this.redis.disconnect());
+  }
+}

@@ -1,0 +1,18 @@
+import type { EventEmitter } from 'node:events';
+import type { RedisClient } from '../../redis/connection.js';
+import type { ScriptRunner } from '../../redis/scripts.js';
+import type { LockClientEvents } from '../types.js';
+import type { WaitQueues } from '../wait-queue.js';
+import type { Watchdog } from '../watchdog.js';
+
+/** What every Redis lock object shares with the client that created it. */
+export interface RedisLockContext {
+  readonly client: RedisClient;
+  readonly scripts: ScriptRunner;
+  readonly keyPrefix: string;
+  readonly watchdog: Watchdog;
+  readonly queues: WaitQueues;
+  readonly events: EventEmitter<LockClientEvents>;
+  /** Throws LockClientClosedError after close(). */
+  assertOpen(lockName: string): void;
+}

@@ -1,0 +1,28 @@
+--[[
+  Takes or re-enters a reentrant lock (Redisson's RLock layout: a hash {owner: hold count}).
+
+  KEYS[1]  lock key: hash, one field per owner (only one owner at a time), value = hold count
+  KEYS[2]  fencing counter: integer, the last token issued for this name (never expires)
+  ARGV[1]  owner id
+  ARGV[2]  lease in milliseconds
+
+  Returns  the fencing token when acquired: a new token for a first hold, the current holder's
+           token (the counter's value) on re-entry. Where Redisson returns nil on success we return
+           the token; otherwise, like Redisson, the holder's remaining lease:
+           {pttl} (one-element array) when another owner holds it (-1 if it has no expiry).
+]]
+if redis.call('hexists', KEYS[1], ARGV[1]) == 1 then
+  redis.call('hincrby', KEYS[1], ARGV[1], 1)
+  -- Re-entry never shortens the lease the outer hold is relying on.
+  local ttl = redis.call('pttl', KEYS[1])
+  if ttl >= 0 and ttl < tonumber(ARGV[2]) then
+    redis.call('pexpire', KEYS[1], ARGV[2])
+  end
+  return tonumber(redis.call('get', KEYS[2]) or '0')
+end
+if redis.call('exists', KEYS[1]) == 0 then
+  redis.call('hset', KEYS[1], ARGV[1], 1)
+  redis.call('pexpire', KEYS[1], ARGV[2])
+  return redis.call('incr', KEYS[2])
+end
+return { redis.call('pttl', KEYS[1]) }

@@ -1,0 +1,51 @@
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PostgresFencedStore, RedisFencedStore, type FencedStore } from '../../src/index.js';
+import { PostgresServer } from '../../src/servers/index.js';
+import { useRedis } from '../helpers/redis.js';
+
+const env = useRedis();
+let postgres: PostgresServer;
+let pool: pg.Pool;
+
+beforeAll(async () => {
+  postgres = await PostgresServer.start();
+  pool = new pg.Pool({ connectionString: postgres.url, max: 4 });
+  await new PostgresFencedStore(pool).migrate();
+});
+afterAll(async () => {
+  await pool.end();
+  await postgres.stop();
+});
+
+const stores: Array<[string, () => FencedStore<string>]> = [
+  ['redis', () => new RedisFencedStore(env.redis)],
+  ['postgres', () => new PostgresFencedStore<string>(pool)],
+];
+
+describe.each(stores)('fenced store (%s)', (_kind, makeStore) => {
+  it('applies the (token, owner) rule', async () => {
+    const store = makeStore();
+    const key = `rule-${Math.random().toString(36).slice(2)}`;
+    expect(await store.write(key, 'a5', { fencingToken: 5, owner: 'a' })).toBe(true);
+    expect(await store.write(key, 'a4', { fencingToken: 4, owner: 'a' })).toBe(false); // lower token
+    expect(await store.write(key, 'b5', { fencingToken: 5, owner: 'b' })).toBe(false); // same token, other owner
+    expect(await store.write(key, 'a5 again', { fencingToken: 5, owner: 'a' })).toBe(true); // same holder
+    expect(await store.write(key, 'b6', { fencingToken: 6, owner: 'b' })).toBe(true);
+    expect(await store.read(key)).toBe('b6');
+  });
+
+  it('rejects the write of a holder whose lease ran out while it paused', async () => {
+    const store = makeStore();
+    const key = `pause-${Math.random().toString(36).slice(2)}`;
+    const lock = env.locks().mutex(`fenced-${key}`);
+    const slow = await lock.acquire({ leaseMs: 100 });
+    await new Promise((resolve) => slow.signal.addEventListener('abort', resolve)); // "GC pause" past the lease
+    const fast = await lock.acquire({ waitMs: 5_000 });
+    expect(fast.fencingToken).toBeGreaterThan(slow.fencingToken);
+    expect(await store.write(key, 'from fast', fast)).toBe(true);
+    expect(await store.write(key, 'from slow', slow)).toBe(false); // the stale holder resumes: rejected
+    expect(await store.read(key)).toBe('from fast');
+    await fast.release();
+  });
+});

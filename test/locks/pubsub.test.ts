@@ -1,0 +1,60 @@
+import { describe, expect, it } from 'vitest';
+import { useRedis } from '../helpers/redis.js';
+
+const env = useRedis();
+
+/** Sharded-subscription counts per connection, from CLIENT LIST (`ssub=`). */
+async function shardSubscribers(): Promise<number[]> {
+  const list = (await env.redis.client('LIST')) as string;
+  return list
+    .split('\n')
+    .map((line) => Number(/ ssub=(\d+)/.exec(line)?.[1] ?? 0))
+    .filter((n) => n > 0);
+}
+
+describe('waiting without polling', () => {
+  it('a waiter is woken by the release message, not by the holder lease', async () => {
+    const locks = env.locks();
+    const lock = locks.mutex('ps-wake');
+    const holder = await lock.acquire({ leaseMs: 600_000 }); // only a wake-up can end the wait in time
+    const waiting = lock.acquire();
+    // Observe the waiter's subscription on the server before releasing.
+    await expectSubscribed('ls:{ps-wake}:unlock');
+    const attemptsBefore = await evalshaCalls();
+    expect(await holder.release()).toBe('released');
+    const handle = await waiting;
+    expect(handle.fencingToken).toBe(holder.fencingToken + 1);
+    // One release → one retry, plus the release itself (no polling loop in between).
+    expect((await evalshaCalls()) - attemptsBefore).toBeLessThanOrEqual(3);
+    await handle.release();
+    await locks.close(); // its lingering subscription must not count in the next test
+  });
+
+  it('all waiters of one client share one subscriber connection', async () => {
+    const locks = env.locks();
+    const holders = await Promise.all(
+      Array.from({ length: 10 }, (_, i) => locks.mutex(`ps-shared-${i}`).acquire({ leaseMs: 600_000 })),
+    );
+    const waiters = holders.flatMap((h) => [0, 1, 2].map(() => locks.mutex(h.name).acquire()));
+    for (let i = 0; i < 10; i++) await expectSubscribed(`ls:{ps-shared-${i}}:unlock`);
+    expect(await shardSubscribers()).toEqual([10]);
+    await Promise.all(holders.map((h) => h.release()));
+    // Each waiter releases as soon as it gets the lock; all 30 get it in turn.
+    const outcomes = await Promise.all(waiters.map(async (w) => (await w).release()));
+    expect(outcomes).toEqual(Array.from({ length: 30 }, () => 'released'));
+  });
+});
+
+/** Polls the server until `channel` has a subscriber (observation of state, bounded by the test timeout). */
+async function expectSubscribed(channel: string): Promise<void> {
+  for (;;) {
+    const reply = (await env.redis.call('PUBSUB', 'SHARDNUMSUB', channel)) as [string, number];
+    if (Number(reply[1]) >= 1) return;
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+}
+
+async function evalshaCalls(): Promise<number> {
+  const info = await env.redis.info('commandstats');
+  return Number(/cmdstat_evalsha:calls=(\d+)/.exec(info)?.[1] ?? 0);
+}

@@ -1,0 +1,90 @@
+import { setTimeout as delay } from 'node:timers/promises';
+import { describe, expect, it } from 'vitest';
+import { LockLostError, type LockLostEvent } from '../../src/index.js';
+import { nextEvent, useRedis } from '../helpers/redis.js';
+
+const env = useRedis();
+const TIMEOUT = 300;
+
+describe('watchdog', () => {
+  it('keeps a section 3x longer than the timeout alive, then stops after release', async () => {
+    const locks = env.locks({ watchdogTimeoutMs: TIMEOUT });
+    const lock = locks.mutex('w-long');
+    const renewals: number[] = [];
+    locks.on('renewed', (e) => e.name === 'w-long' && renewals.push(e.fencingToken));
+    const handle = await lock.acquire();
+    expect(handle.renewed).toBe(true);
+    // The critical section itself lasts 3 timeouts; the lease must be ours throughout.
+    for (let i = 0; i < 3; i++) {
+      await delay(TIMEOUT);
+      expect(await env.redis.get('ls:{w-long}')).toBe(handle.owner);
+    }
+    expect(renewals.length).toBeGreaterThanOrEqual(3);
+    expect(handle.signal.aborted).toBe(false);
+    expect(await handle.release()).toBe('released');
+
+    // After release: give another lock's renewals time to happen twice; ours must not renew again.
+    const renewalsAtRelease = renewals.length;
+    const clock = await locks.mutex('w-clock').acquire();
+    await env.redis.set('ls:{w-long}', 'next-holder', 'PX', 60_000);
+    for (let i = 0; i < 2; i++) await nextEvent(locks, 'renewed', (e) => e.name === 'w-clock');
+    expect(renewals.length).toBe(renewalsAtRelease);
+    expect(await env.redis.get('ls:{w-long}')).toBe('next-holder');
+    expect(await env.redis.pttl('ls:{w-long}')).toBeLessThan(60_000);
+    await clock.release();
+  });
+
+  it('deleting the key underneath aborts the signal with LockLostError and emits lost', async () => {
+    const locks = env.locks({ watchdogTimeoutMs: TIMEOUT });
+    const handle = await locks.mutex('w-deleted').acquire();
+    const lost = nextEvent(locks, 'lost', (e) => e.name === 'w-deleted');
+    const aborted = new Promise((resolve) => handle.signal.addEventListener('abort', resolve));
+    await env.redis.del('ls:{w-deleted}');
+    await aborted;
+    expect(handle.signal.reason).toBeInstanceOf(LockLostError);
+    expect(handle.signal.reason).toMatchObject({ reason: 'expired', code: 'ERR_LOCK_LOST' });
+    const event: LockLostEvent = await lost;
+    expect(event).toMatchObject({
+      owner: handle.owner,
+      fencingToken: handle.fencingToken,
+      reason: 'expired',
+    });
+    expect(await handle.release()).toBe('expired');
+  });
+
+  it('a lock taken by another owner is reported as taken, never re-acquired', async () => {
+    const locks = env.locks({ watchdogTimeoutMs: TIMEOUT });
+    const handle = await locks.mutex('w-taken').acquire();
+    await env.redis.set('ls:{w-taken}', 'usurper', 'PX', 60_000);
+    const event = await nextEvent(locks, 'lost', (e) => e.name === 'w-taken');
+    expect(event.reason).toBe('taken');
+    expect(handle.lostError?.reason).toBe('taken');
+    expect(await env.redis.get('ls:{w-taken}')).toBe('usurper');
+  });
+
+  it('an explicit lease is not renewed and its signal aborts when it ends', async () => {
+    const locks = env.locks({ watchdogTimeoutMs: TIMEOUT });
+    const handle = await locks.mutex('w-explicit').acquire({ leaseMs: 200 });
+    expect(handle.renewed).toBe(false);
+    await new Promise((resolve) => handle.signal.addEventListener('abort', resolve));
+    expect(handle.lostError?.reason).toBe('lease_ended');
+  });
+
+  it('renewals of many locks leave together and keep all of them', async () => {
+    const locks = env.locks({ watchdogTimeoutMs: TIMEOUT });
+    const handles = await Promise.all(
+      Array.from({ length: 50 }, (_, i) => locks.mutex(`w-many-${i}`).acquire()),
+    );
+    const renewed = new Set<string>();
+    await new Promise<void>((resolve) => {
+      locks.on('renewed', (e) => {
+        renewed.add(e.name);
+        if (renewed.size === 50) resolve();
+      });
+    });
+    const owners = await Promise.all(handles.map((h) => env.redis.get(`ls:{${h.name}}`)));
+    expect(owners).toEqual(handles.map((h) => h.owner));
+    expect(handles.every((h) => !h.signal.aborted)).toBe(true);
+    await Promise.all(handles.map((h) => h.release()));
+  });
+});
