@@ -31,9 +31,18 @@ export interface LockKeys {
   readonly fence: string;
   /** Shard channel on which releases are announced to waiters. */
   readonly channel: string;
+  /** Clients with waiters, oldest first (zset), and the client a free lock is reserved for. */
+  readonly queue: string;
+  readonly turn: string;
 }
 
 export function lockKeys(prefix: string, name: string): LockKeys {
   const base = `${prefix}:{${name}}`;
-  return { lock: base, fence: `${base}:fence`, channel: `${base}:unlock` };
+  return {
+    lock: base,
+    fence: `${base}:fence`,
+    channel: `${base}:unlock`,
+    queue: `${base}:queue`,
+    turn: `${base}:turn`,
+  };
 }

@@ -12,9 +12,15 @@ export interface LuaScript {
   readonly keyCount: number;
 }
 
-/** Loads a `.lua` file once (at module load) and fingerprints it for EVALSHA. */
+const INCLUDE = /^--\s*@include\s+(\S+)\s*$/gm;
+
+/**
+ * Loads a `.lua` file once (at module load) and fingerprints it for EVALSHA. A line
+ * `-- @include fragment.lua` is replaced by that file (relative to the script), so scripts share Lua
+ * functions without copy-pasted prologues; the SHA covers the expanded text.
+ */
 export function loadLuaScript(url: URL): LuaScript {
-  const source = readAsset(url);
+  const source = readAsset(url).replace(INCLUDE, (_line, file: string) => readAsset(new URL(file, url)));
   const keyIndexes = [...source.matchAll(/KEYS\[(\d+)\]/g)].map((m) => Number(m[1]));
   return Object.freeze({
     name: fileURLToPath(url).split('/').pop() ?? String(url),
@@ -39,16 +45,28 @@ export class ScriptRunner {
     this.coalescer = new WriteCoalescer(client);
   }
 
-  run(script: LuaScript, keys: readonly string[], args: readonly ScriptArg[]): Promise<unknown> {
+  /**
+   * Runs `script`. When it had to be re-sent with EVAL, its effect happened later than commands the
+   * caller issued right after this call; `onReloaded` then runs once the EVAL has completed, for
+   * callers that rely on that order (a release followed by a local waiter's attempt).
+   */
+  run(
+    script: LuaScript,
+    keys: readonly string[],
+    args: readonly ScriptArg[],
+    onReloaded?: () => void,
+  ): Promise<unknown> {
     if (keys.length !== script.keyCount) {
       throw new RangeError(`${script.name} takes ${script.keyCount} keys, got ${keys.length}`);
     }
     const client = this.client;
     return this.coalescer
       .send(() => client.evalsha(script.sha1, script.keyCount, ...keys, ...args))
-      .catch((error: unknown) => {
+      .catch(async (error: unknown) => {
         if (!isNoScript(error)) throw error;
-        return client.eval(script.source, script.keyCount, ...keys, ...args);
+        const reply = await client.eval(script.source, script.keyCount, ...keys, ...args);
+        onReloaded?.();
+        return reply;
       });
   }
 }

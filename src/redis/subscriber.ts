@@ -1,7 +1,8 @@
 import type { RedisClient } from './connection.js';
 import { duplicateClient } from './connection.js';
 
-type Listener = () => void;
+/** Receives the message published on the channel ('' after a reconnect: anything may have happened). */
+type Listener = (message: string) => void;
 
 /**
  * One pub/sub connection per lock client, shared by every waiter: subscriptions are reference
@@ -26,9 +27,9 @@ export class SharedSubscriber {
   private connect(): RedisClient {
     if (this.connection) return this.connection;
     const connection = duplicateClient(this.source);
-    connection.on('smessage', (channel: string) => this.dispatch(channel));
+    connection.on('smessage', (channel: string, message: string) => this.dispatch(channel, message));
     connection.on('ready', () => {
-      if (this.everReady) for (const channel of this.listeners.keys()) this.dispatch(channel);
+      if (this.everReady) for (const channel of this.listeners.keys()) this.dispatch(channel, '');
       this.everReady = true;
     });
     connection.on('error', (error: Error) => this.onError(error));
@@ -36,9 +37,9 @@ export class SharedSubscriber {
     return connection;
   }
 
-  private dispatch(channel: string): void {
+  private dispatch(channel: string, message: string): void {
     const set = this.listeners.get(channel);
-    if (set) for (const listener of [...set]) listener();
+    if (set) for (const listener of [...set]) listener(message);
   }
 
   /**

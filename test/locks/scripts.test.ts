@@ -19,8 +19,21 @@ describe('script loading', () => {
     expect(await env.redis.script('EXISTS', acquireSha)).toEqual([1]);
   });
 
+  it('a local hand-off survives a lost script cache (the release is re-sent after the waiter tried)', async () => {
+    const lock = env.locks().mutex('s-handoff');
+    const holder = await lock.acquire({ leaseMs: 600_000 });
+    const waiter = lock.acquire(); // same client: the release hands off locally
+    while ((await env.redis.zcard('ls:{s-handoff}:queue')) === 0); // the waiter has tried and queued
+    await env.redis.script('FLUSH');
+    expect(await holder.release()).toBe('released');
+    const handle = await waiter; // without the retry it would wait for the 30 s watchdog lease it saw
+    expect(handle.fencingToken).toBe(holder.fencingToken + 1);
+    await handle.release();
+  });
+
   it('derives the key count from the script text', () => {
     const script = loadLuaScript(new URL('../../src/locks/redis/mutex-release.lua', import.meta.url));
-    expect(script.keyCount).toBe(2);
+    expect(script.keyCount).toBe(4);
+    expect(script.source).toContain('local function pass_turn'); // the @include was expanded
   });
 });

@@ -12,16 +12,16 @@ import type {
   ReleaseOutcome,
   RunOptions,
 } from '../types.js';
-import type { Attempt } from '../wait-queue.js';
+import { Busy, type Attempt } from '../wait-queue.js';
 import { extendStatus, releaseOutcome } from './codes.js';
 import type { RedisLockContext } from './context.js';
 import { forceUnlockScript } from './scripts.js';
 
 /** The three scripts that define a lock type; the rest of the behaviour is shared. */
 export interface LockScripts {
-  /** KEYS: lock, fence. ARGV: owner, lease ms. Returns token, or {pttl}. */
+  /** KEYS: lock, fence, queue, turn. ARGV: owner, lease ms, client id, waiting (1/0). Returns token or {ms}. */
   readonly acquire: LuaScript;
-  /** KEYS: lock, channel. ARGV: owner. Returns a release code (see codes.ts). */
+  /** KEYS: lock, channel, queue, turn. ARGV: owner, release mode, client id, turn ms. Returns a release code. */
   readonly release: LuaScript;
   /** KEYS: lock. ARGV: owner, lease ms. Returns an extend code (see codes.ts). */
   readonly extend: LuaScript;
@@ -37,6 +37,7 @@ export abstract class RedisLock implements Lock, LeaseBackend {
   private readonly acquireKeys: readonly string[];
   private readonly releaseKeys: readonly string[];
   private readonly extendKeys: readonly string[];
+  private readonly forceUnlockKeys: readonly string[];
 
   protected constructor(
     protected readonly ctx: RedisLockContext,
@@ -45,9 +46,11 @@ export abstract class RedisLock implements Lock, LeaseBackend {
   ) {
     assertKeyName('Lock', name);
     this.keys = lockKeys(ctx.keyPrefix, name);
-    this.acquireKeys = [this.keys.lock, this.keys.fence];
-    this.releaseKeys = [this.keys.lock, this.keys.channel];
-    this.extendKeys = [this.keys.lock];
+    const { lock, fence, channel, queue, turn } = this.keys;
+    this.acquireKeys = [lock, fence, queue, turn];
+    this.releaseKeys = [lock, channel, queue, turn];
+    this.extendKeys = [lock];
+    this.forceUnlockKeys = [lock, channel];
   }
 
   /** The owner used when the caller does not name one. */
@@ -87,7 +90,7 @@ export abstract class RedisLock implements Lock, LeaseBackend {
 
   async forceUnlock(): Promise<boolean> {
     this.ctx.assertOpen(this.name);
-    return (await this.ctx.scripts.run(forceUnlockScript, this.releaseKeys, [])) === 1;
+    return (await this.ctx.scripts.run(forceUnlockScript, this.forceUnlockKeys, [])) === 1;
   }
 
   private async acquireWith(options: ResolvedAcquireOptions): Promise<LeaseHandle | undefined> {
@@ -98,37 +101,45 @@ export abstract class RedisLock implements Lock, LeaseBackend {
     const owner = options.owner ?? this.defaultOwner();
     const renewed = options.leaseMs === undefined;
     const leaseMs = options.leaseMs ?? this.ctx.watchdog.timeoutMs;
-    const attempt = () => this.attempt(owner, leaseMs, renewed);
-
     // Fast path: nobody of ours is queued (or the caller will not wait), so try right away.
     if (waitMs === 0 || !this.ctx.queues.hasWaiters(this.keys.channel)) {
-      const first = await attempt();
-      if (first.acquired) return first.value;
+      const first = await this.attempt(owner, leaseMs, renewed, 0);
+      if (!(first instanceof Busy)) return first;
       if (waitMs === 0) return undefined;
     }
     const deadline = waitMs === Infinity ? Infinity : startedAt + waitMs;
-    return this.ctx.queues.wait(this.keys.channel, this.name, attempt, deadline, signal, (handle) => {
-      handle.release().catch((error: unknown) => this.reportError(error));
+    const attempt = () => this.attempt(owner, leaseMs, renewed, 1);
+    return this.ctx.queues.wait(this.keys.channel, this.name, attempt, deadline, signal, {
+      abandon: (handle) => void handle.release().catch((error: unknown) => this.reportError(error)),
+      heldUntil: (handle) => handle.validUntil,
+      idle: () => {
+        this.ctx.client
+          .zrem(this.keys.queue, this.ctx.clientId)
+          .catch((error: unknown) => this.reportError(error));
+      },
     });
   }
 
-  private async attempt(owner: string, leaseMs: number, renewed: boolean): Promise<Attempt<LeaseHandle>> {
+  /** One acquire script call; `waiting` (1) keeps this client in the lock's queue if it fails. */
+  private async attempt(
+    owner: string,
+    leaseMs: number,
+    renewed: boolean,
+    waiting: 0 | 1,
+  ): Promise<Attempt<LeaseHandle>> {
     const requestedAt = monotonicNow();
-    const reply = await this.ctx.scripts.run(this.scripts.acquire, this.acquireKeys, [owner, leaseMs]);
+    const args = [owner, leaseMs, this.ctx.clientId, waiting];
+    const reply = await this.ctx.scripts.run(this.scripts.acquire, this.acquireKeys, args);
     if (typeof reply === 'number') {
       const handle = new LeaseHandle(this.name, owner, reply, leaseMs, renewed, requestedAt, this);
       if (renewed) {
         const timeoutMs = this.ctx.watchdog.timeoutMs;
-        this.ctx.watchdog.add(this.leaseId(owner), handle, () => this.extendLease(owner, timeoutMs));
+        this.ctx.watchdog.add(handle, () => this.extendLease(owner, timeoutMs));
       }
-      return { acquired: true, value: handle };
+      return handle;
     }
     const pttl = Array.isArray(reply) ? Number(reply[0]) : NaN;
-    return { acquired: false, retryAfterMs: pttl >= 0 ? pttl : undefined };
-  }
-
-  private leaseId(owner: string): string {
-    return `${this.keys.lock}\n${owner}`;
+    return new Busy(pttl >= 0 ? pttl : undefined);
   }
 
   private async extendLease(owner: string, leaseMs: number): Promise<ExtendStatus> {
@@ -138,7 +149,18 @@ export abstract class RedisLock implements Lock, LeaseBackend {
   // LeaseBackend: what handles call back into.
 
   async release(handle: LeaseHandle): Promise<ReleaseOutcome> {
-    return releaseOutcome(await this.ctx.scripts.run(this.scripts.release, this.releaseKeys, [handle.owner]));
+    // With a local waiter queued, its attempt follows the release on the same connection.
+    const { queues, clientId, turnWindowMs } = this.ctx;
+    const mode = queues.claimHandOff(this.keys.channel);
+    const args = [handle.owner, mode, clientId, turnWindowMs];
+    if (mode === 'notify') {
+      return releaseOutcome(await this.ctx.scripts.run(this.scripts.release, this.releaseKeys, args));
+    }
+    const follow = () => queues.followRelease(this.keys.channel);
+    // If Redis had lost the script, the release ran after the waiter's attempt: let it try again.
+    const reply = this.ctx.scripts.run(this.scripts.release, this.releaseKeys, args, follow);
+    follow();
+    return releaseOutcome(await reply);
   }
 
   extend(handle: LeaseHandle, leaseMs: number): Promise<ExtendStatus> {
@@ -146,7 +168,7 @@ export abstract class RedisLock implements Lock, LeaseBackend {
   }
 
   detach(handle: LeaseHandle): void {
-    if (handle.renewed) this.ctx.watchdog.delete(this.leaseId(handle.owner), handle);
+    if (handle.renewed) this.ctx.watchdog.delete(handle);
   }
 
   lost(handle: LeaseHandle, error: LockLostError): void {

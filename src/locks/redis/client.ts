@@ -5,6 +5,7 @@ import { ScriptRunner } from '../../redis/scripts.js';
 import { SharedSubscriber } from '../../redis/subscriber.js';
 import { InvalidLockOptionError, LockClientClosedError } from '../errors.js';
 import { validateLeaseMs } from '../options.js';
+import { newOwnerId } from '../owner.js';
 import type { Lock, LockClientEvents, ReentrantLock } from '../types.js';
 import { WaitQueues } from '../wait-queue.js';
 import { Watchdog } from '../watchdog.js';
@@ -58,11 +59,19 @@ export class RedisLockClient extends EventEmitter<LockClientEvents> {
     this.redis = client;
     this.ownsRedis = owned;
     this.subscriber = new SharedSubscriber(client, (error) => this.emit('connectionError', error));
-    const queues = new WaitQueues((channel, onRelease) => this.subscriber.subscribe(channel, onRelease));
+    const clientId = newOwnerId();
+    const turnWindowMs = 100;
+    const queues = new WaitQueues(
+      (channel, onRelease) => this.subscriber.subscribe(channel, onRelease),
+      clientId,
+      turnWindowMs,
+    );
     this.ctx = {
       client,
       scripts: new ScriptRunner(client),
       keyPrefix,
+      clientId,
+      turnWindowMs,
       watchdog: new Watchdog(watchdogTimeoutMs, {
         renewed: (handle) =>
           this.emit('renewed', { name: handle.name, owner: handle.owner, fencingToken: handle.fencingToken }),

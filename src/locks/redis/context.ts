@@ -10,6 +10,10 @@ export interface RedisLockContext {
   readonly client: RedisClient;
   readonly scripts: ScriptRunner;
   readonly keyPrefix: string;
+  /** Identifies this client in the cross-client queue of waiters. */
+  readonly clientId: string;
+  /** How long a free lock stays reserved for the client whose turn it is, in ms. */
+  readonly turnWindowMs: number;
   readonly watchdog: Watchdog;
   readonly queues: WaitQueues;
   readonly events: EventEmitter<LockClientEvents>;

@@ -1,0 +1,20 @@
+#!/usr/bin/env node
+import { readFileSync } from 'node:fs';
+import { Command } from 'commander';
+import { registerBench } from './bench.js';
+
+const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
+  version: string;
+};
+
+const program = new Command('lockstock')
+  .description('Distributed locks and flash-sale inventory that never oversell')
+  .version(pkg.version)
+  .showHelpAfterError();
+
+registerBench(program);
+
+await program.parseAsync(process.argv).catch((error: unknown) => {
+  console.error(error instanceof Error ? `error: ${error.message}` : error);
+  process.exitCode = 1;
+});

@@ -1,0 +1,67 @@
+import { describe, expect, it } from 'vitest';
+import { useRedis } from '../helpers/redis.js';
+
+const env = useRedis();
+
+/** Resolves once the lock's queue of waiting clients has `count` members (state observed on the server). */
+async function queued(name: string, count: number): Promise<string[]> {
+  for (;;) {
+    const members = await env.redis.zrange(`ls:{${name}}:queue`, 0, -1);
+    if (members.length >= count) return members;
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+}
+
+describe('turns between clients', () => {
+  it('a released lock goes to the client that has waited longest', async () => {
+    const [a, b, c] = [env.locks(), env.locks(), env.locks()];
+    const name = 't-fifo';
+    const held = await a.mutex(name).acquire();
+    const order: string[] = [];
+    const bWaits = b
+      .mutex(name)
+      .acquire()
+      .then(async (h) => (order.push('b'), h.release()));
+    await queued(name, 1);
+    const cWaits = c
+      .mutex(name)
+      .acquire()
+      .then(async (h) => (order.push('c'), h.release()));
+    await queued(name, 2);
+    const aAgain = a
+      .mutex(name)
+      .acquire()
+      .then(async (h) => (order.push('a'), h.release()));
+    await held.release();
+    await Promise.all([bWaits, cWaits, aAgain]);
+    expect(order).toEqual(['b', 'c', 'a']);
+  });
+
+  it('a turn given to a client that is gone costs one turn window, not a lease', async () => {
+    const [a, b] = [env.locks(), env.locks()];
+    const name = 't-dead';
+    const held = await a.mutex(name).acquire({ leaseMs: 60_000 });
+    const bWaits = b.mutex(name).acquire();
+    await queued(name, 1);
+    // A client that queued and then died, ahead of b.
+    await env.redis.zadd(`ls:{${name}}:queue`, 0, 'dead-client');
+    await held.release();
+    expect(await env.redis.get(`ls:{${name}}:turn`)).toBe('dead-client');
+    const handle = await bWaits; // after the dead client's turn window (100 ms) runs out
+    expect(handle.fencingToken).toBe(held.fencingToken + 1);
+    await handle.release();
+  });
+
+  it('within one client, waiters are served in FIFO order', async () => {
+    const locks = env.locks();
+    const lock = locks.mutex('t-local');
+    const held = await lock.acquire();
+    const order: number[] = [];
+    const waiters = [0, 1, 2, 3, 4].map((i) =>
+      lock.acquire().then(async (h) => (order.push(i), h.release())),
+    );
+    await held.release();
+    await Promise.all(waiters);
+    expect(order).toEqual([0, 1, 2, 3, 4]);
+  });
+});
