@@ -32,6 +32,9 @@ export class LeaseHandle implements LockHandle {
   private lease: number;
   /** `monotonicNow()` after which the lock may already have expired on the server. */
   validUntil: number;
+  /** Watchdog bookkeeping: when to renew next, and whether a renewal is in flight. */
+  renewAt = 0;
+  renewing = false;
 
   constructor(
     readonly name: string,
@@ -81,6 +84,11 @@ export class LeaseHandle implements LockHandle {
     this.backend.detach(this);
     this.controller?.abort(this.lost);
     this.backend.lost(this, this.lost);
+  }
+
+  /** One renewal round trip (the watchdog's); says whether the lock was still ours. */
+  renewLease(leaseMs: number): Promise<ExtendStatus> {
+    return this.backend.extend(this, leaseMs);
   }
 
   async extend(leaseMs: number = this.lease): Promise<void> {

@@ -24,7 +24,8 @@ export function validateWaitMs(value: unknown): number {
 }
 
 export function validateOwner(value: unknown): string {
-  if (typeof value !== 'string' || value.length === 0 || value.length > 256) {
+  if (typeof value !== 'string' || value.length === 0 || value.length > 256 || value.startsWith('\0')) {
+    // A leading NUL is reserved for the turn markers the scripts store in lock keys.
     throw new InvalidLockOptionError('owner', 'a non-empty string of at most 256 characters', value);
   }
   return value;

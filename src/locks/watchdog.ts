@@ -1,12 +1,5 @@
 import type { LockLostReason } from './errors.js';
-import { clockDriftMs, monotonicNow, type ExtendStatus, type LeaseHandle } from './handle.js';
-
-/** Watchdog bookkeeping of one renewed handle. */
-interface Lease {
-  readonly renew: () => Promise<ExtendStatus>;
-  renewAt: number;
-  renewing: boolean;
-}
+import { clockDriftMs, monotonicNow, type LeaseHandle } from './handle.js';
 
 /**
  * Keeps locks taken without an explicit lease alive: each is held for `timeoutMs` and renewed
@@ -15,9 +8,12 @@ interface Lease {
  * batch of writes. A renewal that finds the lock gone marks the handle lost; one that fails (Redis
  * unreachable) is retried until the lease's validity deadline, then the handle is marked lost.
  * Nothing here throws: outcomes go to the handles and to `report`.
+ *
+ * Per-handle state lives on the handle (`renewAt`, `renewing`), so adding and removing one — on the
+ * hot path of every acquire and release — is a Set operation without allocation.
  */
 export class Watchdog {
-  private readonly leases = new Map<LeaseHandle, Lease>();
+  private readonly handles = new Set<LeaseHandle>();
   private timer: NodeJS.Timeout | undefined;
   private timerAt = Infinity;
 
@@ -30,24 +26,26 @@ export class Watchdog {
   ) {}
 
   get size(): number {
-    return this.leases.size;
+    return this.handles.size;
   }
 
-  /** Starts renewing `handle` with `renew` (which resets its lease to `timeoutMs`). */
-  add(handle: LeaseHandle, renew: () => Promise<ExtendStatus>): void {
-    const renewAt = monotonicNow() + this.timeoutMs / 3;
-    this.leases.set(handle, { renew, renewAt, renewing: false });
-    if (renewAt < this.timerAt) this.wakeAt(renewAt);
+  /** Starts renewing `handle` (its backend's extend resets the lease to `timeoutMs`). */
+  add(handle: LeaseHandle): void {
+    handle.renewAt = monotonicNow() + this.timeoutMs / 3;
+    this.handles.add(handle);
+    if (handle.renewAt < this.timerAt) this.wakeAt(handle.renewAt);
   }
 
+  /** Stops renewing `handle`. The timer is left to run out: re-arming it per acquire would cost more. */
   delete(handle: LeaseHandle): void {
-    if (this.leases.delete(handle) && this.leases.size === 0) this.stop();
+    this.handles.delete(handle);
   }
 
   stop(): void {
     clearTimeout(this.timer);
     this.timer = undefined;
     this.timerAt = Infinity;
+    this.handles.clear();
   }
 
   private wakeAt(at: number): void {
@@ -63,49 +61,47 @@ export class Watchdog {
     this.timerAt = Infinity;
     const now = monotonicNow();
     const horizon = now + this.timeoutMs / 6;
-    for (const [handle, lease] of this.leases) {
-      if (lease.renewing) {
-        if (now >= handle.validUntil) this.expire(handle, 'unreachable');
-      } else if (lease.renewAt <= horizon) {
-        this.renew(handle, lease);
-      }
-    }
     let next = Infinity;
-    for (const [handle, lease] of this.leases) {
-      next = Math.min(next, lease.renewing ? handle.validUntil : lease.renewAt);
+    for (const handle of this.handles) {
+      if (handle.renewing) {
+        if (now >= handle.validUntil) this.expire(handle, 'unreachable');
+      } else if (handle.renewAt <= horizon) {
+        this.renew(handle);
+      }
+      if (this.handles.has(handle))
+        next = Math.min(next, handle.renewing ? handle.validUntil : handle.renewAt);
     }
     if (next !== Infinity) this.wakeAt(next);
   };
 
-  private renew(handle: LeaseHandle, lease: Lease): void {
-    lease.renewing = true;
+  private renew(handle: LeaseHandle): void {
+    handle.renewing = true;
     const requestedAt = monotonicNow();
-    lease.renew().then(
+    handle.renewLease(this.timeoutMs).then(
       (status) => {
-        lease.renewing = false;
-        if (this.leases.get(handle) !== lease) return; // released meanwhile
+        handle.renewing = false;
+        if (!this.handles.has(handle)) return; // released meanwhile
         if (status !== 'extended') return this.expire(handle, status);
         handle.validUntil = requestedAt + this.timeoutMs - clockDriftMs(this.timeoutMs);
-        lease.renewAt = requestedAt + this.timeoutMs / 3;
+        handle.renewAt = requestedAt + this.timeoutMs / 3;
         this.report.renewed(handle);
-        this.wakeAt(lease.renewAt);
+        this.wakeAt(handle.renewAt);
       },
       (error: unknown) => {
-        lease.renewing = false;
-        if (this.leases.get(handle) !== lease) return;
+        handle.renewing = false;
+        if (!this.handles.has(handle)) return;
         const failure = error instanceof Error ? error : new Error(String(error));
         this.report.renewalFailed(handle, failure);
         const now = monotonicNow();
         if (now >= handle.validUntil) return this.expire(handle, 'unreachable', failure);
-        lease.renewAt = now + Math.min(1_000, this.timeoutMs / 10);
-        this.wakeAt(Math.min(lease.renewAt, handle.validUntil));
+        handle.renewAt = now + Math.min(1_000, this.timeoutMs / 10);
+        this.wakeAt(Math.min(handle.renewAt, handle.validUntil));
       },
     );
-    this.wakeAt(handle.validUntil);
   }
 
   private expire(handle: LeaseHandle, reason: LockLostReason, cause?: unknown): void {
-    this.delete(handle);
+    this.handles.delete(handle);
     handle.markLost(reason, cause);
   }
 }

@@ -1,6 +1,7 @@
 import type { Writable } from 'node:stream';
 import type { RedisClient } from './connection.js';
 import { isCluster } from './connection.js';
+import type { Redis } from 'ioredis';
 
 /**
  * Coalesces the socket writes of commands issued close together into one `writev`.
@@ -12,7 +13,8 @@ import { isCluster } from './connection.js';
  * end of the current tick, whichever comes first: few syscalls, and Redis starts on a batch while the
  * client is still producing the next one. Commands, replies and their order are untouched.
  *
- * Cluster clients route per node internally, so they are passed through unchanged.
+ * Cluster clients route per node internally, and clients with ioredis' auto-pipelining batch on
+ * their own; both are passed through unchanged.
  */
 export class WriteCoalescer {
   private corked: Writable | undefined;
@@ -23,16 +25,20 @@ export class WriteCoalescer {
     this.flush();
   };
 
+  private readonly bypass: boolean;
+
   constructor(
     private readonly client: RedisClient,
     private readonly maxBatch = 16,
-  ) {}
+  ) {
+    this.bypass = isCluster(client) || client.options.enableAutoPipelining === true;
+  }
 
   /** Runs `issue` (which must send exactly one command synchronously) with the socket corked. */
   send<T>(issue: () => Promise<T>): Promise<T> {
     const client = this.client;
-    if (isCluster(client) || client.status !== 'ready') return issue();
-    const stream = client.stream;
+    if (this.bypass || client.status !== 'ready') return issue();
+    const stream = (client as Redis).stream;
     if (this.corked !== stream) {
       this.flush();
       stream.cork();

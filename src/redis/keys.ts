@@ -31,9 +31,8 @@ export interface LockKeys {
   readonly fence: string;
   /** Shard channel on which releases are announced to waiters. */
   readonly channel: string;
-  /** Clients with waiters, oldest first (zset), and the client a free lock is reserved for. */
+  /** Clients with waiters, oldest first (zset). */
   readonly queue: string;
-  readonly turn: string;
 }
 
 export function lockKeys(prefix: string, name: string): LockKeys {
@@ -43,6 +42,5 @@ export function lockKeys(prefix: string, name: string): LockKeys {
     fence: `${base}:fence`,
     channel: `${base}:unlock`,
     queue: `${base}:queue`,
-    turn: `${base}:turn`,
   };
 }

@@ -14,9 +14,9 @@ async function shardSubscribers(): Promise<number[]> {
 
 describe('waiting without polling', () => {
   it('a waiter is woken by the release message, not by the holder lease', async () => {
-    const locks = env.locks();
+    const [holderClient, locks] = [env.locks(), env.locks()]; // two clients: no local hand-off
     const lock = locks.mutex('ps-wake');
-    const holder = await lock.acquire({ leaseMs: 600_000 }); // only a wake-up can end the wait in time
+    const holder = await holderClient.mutex('ps-wake').acquire({ leaseMs: 600_000 }); // only a wake-up ends the wait in time
     const waiting = lock.acquire();
     // Observe the waiter's subscription on the server before releasing.
     await expectSubscribed('ls:{ps-wake}:unlock');
@@ -27,7 +27,7 @@ describe('waiting without polling', () => {
     // One release → one retry, plus the release itself (no polling loop in between).
     expect((await evalshaCalls()) - attemptsBefore).toBeLessThanOrEqual(3);
     await handle.release();
-    await locks.close(); // its lingering subscription must not count in the next test
+    await Promise.all([locks.close(), holderClient.close()]); // lingering subscriptions must not count later
   });
 
   it('all waiters of one client share one subscriber connection', async () => {

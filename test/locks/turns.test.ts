@@ -46,7 +46,8 @@ describe('turns between clients', () => {
     // A client that queued and then died, ahead of b.
     await env.redis.zadd(`ls:{${name}}:queue`, 0, 'dead-client');
     await held.release();
-    expect(await env.redis.get(`ls:{${name}}:turn`)).toBe('dead-client');
+    expect(await env.redis.get(`ls:{${name}}`)).toBe('\0turn:dead-client'); // reserved for it
+    expect(await env.redis.pttl(`ls:{${name}}`)).toBeLessThanOrEqual(100);
     const handle = await bWaits; // after the dead client's turn window (100 ms) runs out
     expect(handle.fencingToken).toBe(held.fencingToken + 1);
     await handle.release();

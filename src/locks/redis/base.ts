@@ -19,9 +19,9 @@ import { forceUnlockScript } from './scripts.js';
 
 /** The three scripts that define a lock type; the rest of the behaviour is shared. */
 export interface LockScripts {
-  /** KEYS: lock, fence, queue, turn. ARGV: owner, lease ms, client id, waiting (1/0). Returns token or {ms}. */
+  /** KEYS: lock, fence, queue. ARGV: owner, lease ms, client id, waiting (1/0). Returns token or {pttl}. */
   readonly acquire: LuaScript;
-  /** KEYS: lock, channel, queue, turn. ARGV: owner, release mode, client id, turn ms. Returns a release code. */
+  /** KEYS: lock, channel, queue. ARGV: owner, release mode, client id, turn ms. Returns a release code. */
   readonly release: LuaScript;
   /** KEYS: lock. ARGV: owner, lease ms. Returns an extend code (see codes.ts). */
   readonly extend: LuaScript;
@@ -46,9 +46,9 @@ export abstract class RedisLock implements Lock, LeaseBackend {
   ) {
     assertKeyName('Lock', name);
     this.keys = lockKeys(ctx.keyPrefix, name);
-    const { lock, fence, channel, queue, turn } = this.keys;
-    this.acquireKeys = [lock, fence, queue, turn];
-    this.releaseKeys = [lock, channel, queue, turn];
+    const { lock, fence, channel, queue } = this.keys;
+    this.acquireKeys = [lock, fence, queue];
+    this.releaseKeys = [lock, channel, queue];
     this.extendKeys = [lock];
     this.forceUnlockKeys = [lock, channel];
   }
@@ -132,18 +132,11 @@ export abstract class RedisLock implements Lock, LeaseBackend {
     const reply = await this.ctx.scripts.run(this.scripts.acquire, this.acquireKeys, args);
     if (typeof reply === 'number') {
       const handle = new LeaseHandle(this.name, owner, reply, leaseMs, renewed, requestedAt, this);
-      if (renewed) {
-        const timeoutMs = this.ctx.watchdog.timeoutMs;
-        this.ctx.watchdog.add(handle, () => this.extendLease(owner, timeoutMs));
-      }
+      if (renewed) this.ctx.watchdog.add(handle);
       return handle;
     }
     const pttl = Array.isArray(reply) ? Number(reply[0]) : NaN;
     return new Busy(pttl >= 0 ? pttl : undefined);
-  }
-
-  private async extendLease(owner: string, leaseMs: number): Promise<ExtendStatus> {
-    return extendStatus(await this.ctx.scripts.run(this.scripts.extend, this.extendKeys, [owner, leaseMs]));
   }
 
   // LeaseBackend: what handles call back into.
@@ -163,8 +156,10 @@ export abstract class RedisLock implements Lock, LeaseBackend {
     return releaseOutcome(await reply);
   }
 
-  extend(handle: LeaseHandle, leaseMs: number): Promise<ExtendStatus> {
-    return this.extendLease(handle.owner, leaseMs);
+  async extend(handle: LeaseHandle, leaseMs: number): Promise<ExtendStatus> {
+    return extendStatus(
+      await this.ctx.scripts.run(this.scripts.extend, this.extendKeys, [handle.owner, leaseMs]),
+    );
   }
 
   detach(handle: LeaseHandle): void {

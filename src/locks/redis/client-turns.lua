@@ -3,30 +3,39 @@
 
   Within a client, waiters queue in FIFO order and a release can hand the lock to the next local
   waiter (WaitQueues.claimHandOff). Between clients, order comes from Redis:
-    queue  zset {client id: time of its first failed attempt, ms} — clients that have waiters;
-    turn   string, the client id the free lock is reserved for, expiring after the turn window.
-  A release that does not hand off locally gives the turn to the client waiting longest; for the
-  turn window only that client may take the free lock (a dead client costs one window, then the lock
-  is open to all). All keys are passed in by the including script.
+    queue  zset {client id: time of its first failed attempt, ms}: clients that have waiters.
+  Every waiter's client is in the queue before the waiter sleeps, so a release notifies (publishes)
+  only when another client waits. A release that does not hand off locally reserves the lock for the
+  client waiting longest: the
+  lock key keeps existing, holding a turn marker instead of an owner, for the turn window. Only that
+  client may replace the marker with its owner; for everyone else the lock looks held for the rest of
+  the window, so a dead client costs one window, then the lock is free for all.
+  All keys are passed in by the including script.
 ]]
+local TURN = '\0turn:'
+
 local function now_ms()
   local t = redis.call('time')
   return t[1] * 1000 + math.floor(t[2] / 1000)
 end
 
--- Remembers that `client` waits (keeps its place if it already has one).
-local function enqueue(queue_key, client)
+-- Remembers that `client` waits (keeps its place if it already has one). Its waiters try again at
+-- the latest when the holder's lease ends, so the queue must outlive that lease.
+local function enqueue(queue_key, client, lock_key)
   redis.call('zadd', queue_key, 'NX', now_ms(), client)
-  redis.call('pexpire', queue_key, 600000)
+  local lease = redis.call('pttl', lock_key)
+  if lease == -1 then
+    redis.call('persist', queue_key)
+  else
+    redis.call('pexpire', queue_key, math.max(lease, 0) + 600000)
+  end
 end
 
--- Gives the turn to the longest-waiting client other than the releasing one; returns its id, or ''.
-local function pass_turn(queue_key, turn_key, releasing_client, turn_ms)
-  redis.call('zrem', queue_key, releasing_client)
-  local next_client = redis.call('zpopmin', queue_key)[1]
-  if next_client then
-    redis.call('set', turn_key, next_client, 'PX', turn_ms)
-    return next_client
+-- Removes and returns the longest-waiting client other than `releasing_client`, or nil.
+local function next_client(queue_key, releasing_client)
+  if redis.call('exists', queue_key) == 0 then
+    return nil
   end
-  return ''
+  redis.call('zrem', queue_key, releasing_client)
+  return redis.call('zpopmin', queue_key)[1]
 end

@@ -42,6 +42,8 @@ export class RedisLockClient extends EventEmitter<LockClientEvents> {
   private readonly subscriber: SharedSubscriber;
   private readonly ctx: RedisLockContext;
   private closed = false;
+  private readonly mutexes = new Map<string, RedisMutex>();
+  private readonly reentrantLocks = new Map<string, RedisReentrantLock>();
 
   constructor(options: RedisLockClientOptions) {
     super();
@@ -88,12 +90,26 @@ export class RedisLockClient extends EventEmitter<LockClientEvents> {
 
   /** A non-reentrant mutex named `name`. */
   mutex(name: string): Lock {
-    return new RedisMutex(this.ctx, name);
+    return this.cached(this.mutexes, name, () => new RedisMutex(this.ctx, name));
   }
 
   /** A reentrant lock named `name` (re-entry per `run()` task or explicit owner). */
   reentrant(name: string): ReentrantLock {
-    return new RedisReentrantLock(this.ctx, name);
+    return this.cached(this.reentrantLocks, name, () => new RedisReentrantLock(this.ctx, name));
+  }
+
+  /**
+   * Lock objects hold no state but their key names; reusing them spares the allocations of building
+   * those names on every `mutex(name).acquire()`. The cache is simply dropped when it grows large.
+   */
+  private cached<L>(cache: Map<string, L>, name: string, create: () => L): L {
+    let lock = cache.get(name);
+    if (lock === undefined) {
+      if (cache.size >= 4096) cache.clear();
+      lock = create();
+      cache.set(name, lock);
+    }
+    return lock;
   }
 
   /**

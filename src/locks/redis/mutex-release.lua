@@ -4,7 +4,6 @@
   KEYS[1]  lock key
   KEYS[2]  unlock shard channel (same hash tag as the lock)
   KEYS[3]  waiting clients: zset (see client-turns.lua)
-  KEYS[4]  turn: client id the free lock is reserved for
   ARGV[1]  owner id
   ARGV[2]  'handoff': a waiter of the releasing client takes the lock next (its attempt follows this
            script on the same connection), so nobody is notified;
@@ -13,8 +12,8 @@
   ARGV[3]  client id of the caller
   ARGV[4]  turn window in milliseconds
 
-  Publishes on KEYS[2] (unless 'handoff') the id of the client whose turn it is, or '' for anyone.
-
+  Publishes on KEYS[2], if another client waits (and not for 'handoff'), the id of the client
+  whose turn it is.
   Returns  0 released; -1 no lock (expired or deleted); -2 held by another owner.
 ]]
 -- @include client-turns.lua
@@ -25,9 +24,16 @@ if holder ~= ARGV[1] then
   end
   return -1
 end
-redis.call('del', KEYS[1])
-if ARGV[2] ~= 'handoff' then
-  -- The message names the client whose turn it is, so the others need not try.
-  redis.call('spublish', KEYS[2], pass_turn(KEYS[3], KEYS[4], ARGV[3], ARGV[4]))
+if ARGV[2] == 'handoff' then
+  redis.call('del', KEYS[1])
+  return 0
 end
+local turn = next_client(KEYS[3], ARGV[3])
+if not turn then
+  redis.call('del', KEYS[1]) -- no other client waits: nobody to notify
+  return 0
+end
+redis.call('set', KEYS[1], TURN .. turn, 'PX', ARGV[4])
+-- The message names the client whose turn it is, so the others need not try.
+redis.call('spublish', KEYS[2], turn)
 return 0

@@ -1,10 +1,10 @@
 --[[
   Takes or re-enters a reentrant lock (Redisson's RLock layout: a hash {owner: hold count}).
 
-  KEYS[1]  lock key: hash, one field per owner (only one owner at a time), value = hold count
+  KEYS[1]  lock key: hash, one field per owner (only one owner at a time), value = hold count;
+           while reserved for a client's turn, the hash holds only the turn marker field
   KEYS[2]  fencing counter: integer, the last token issued for this name (never expires)
   KEYS[3]  waiting clients: zset {client id: first failed attempt, ms} (see client-turns.lua)
-  KEYS[4]  turn: client id the free lock is reserved for (expires)
   ARGV[1]  owner id
   ARGV[2]  lease in milliseconds
   ARGV[3]  client id of the caller
@@ -12,8 +12,8 @@
 
   Returns  the fencing token when acquired: a new token for a first hold, the current holder's
            token (the counter's value) on re-entry. Where Redisson returns nil on success we return
-           the token; otherwise, like Redisson, how long to wait: {ms} (one-element array), the
-           holder's remaining lease (-1 if it has no expiry) or the remaining turn of another client.
+           the token; otherwise, like Redisson, the holder's remaining lease as {pttl}
+           (one-element array; -1 if it has no expiry).
 ]]
 -- @include client-turns.lua
 if redis.call('hexists', KEYS[1], ARGV[1]) == 1 then
@@ -25,25 +25,20 @@ if redis.call('hexists', KEYS[1], ARGV[1]) == 1 then
   end
   return tonumber(redis.call('get', KEYS[2]) or '0')
 end
-if redis.call('exists', KEYS[1]) == 0 then
-  local turn = redis.call('get', KEYS[4])
-  if not turn or turn == ARGV[3] then
-    redis.call('hset', KEYS[1], ARGV[1], 1)
-    redis.call('pexpire', KEYS[1], ARGV[2])
-    if turn then
-      redis.call('del', KEYS[4])
-    end
-    if ARGV[4] == '1' then
-      redis.call('zrem', KEYS[3], ARGV[3])
-    end
-    return redis.call('incr', KEYS[2])
-  end
+local free = redis.call('exists', KEYS[1]) == 0
+if not free and redis.call('hget', KEYS[1], TURN) == ARGV[3] then
+  redis.call('del', KEYS[1])
+  free = true
+end
+if free then
+  redis.call('hset', KEYS[1], ARGV[1], 1)
+  redis.call('pexpire', KEYS[1], ARGV[2])
   if ARGV[4] == '1' then
-    enqueue(KEYS[3], ARGV[3])
+    redis.call('zrem', KEYS[3], ARGV[3])
   end
-  return { redis.call('pttl', KEYS[4]) }
+  return redis.call('incr', KEYS[2])
 end
 if ARGV[4] == '1' then
-  enqueue(KEYS[3], ARGV[3])
+  enqueue(KEYS[3], ARGV[3], KEYS[1])
 end
 return { redis.call('pttl', KEYS[1]) }
