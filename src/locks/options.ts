@@ -15,10 +15,10 @@ export function validateLeaseMs(value: unknown, option = 'leaseMs'): number {
   return value;
 }
 
-export function validateWaitMs(value: unknown): number {
+export function validateWaitMs(value: unknown, option = 'waitMs'): number {
   if (value === Infinity) return Infinity;
   if (typeof value !== 'number' || !Number.isFinite(value) || value < 0 || value > MAX_DURATION_MS) {
-    throw new InvalidLockOptionError('waitMs', `a number of milliseconds >= 0, or Infinity`, value);
+    throw new InvalidLockOptionError(option, `a number of milliseconds >= 0, or Infinity`, value);
   }
   return value;
 }

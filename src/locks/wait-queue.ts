@@ -24,50 +24,55 @@ export interface WaitHooks<T> {
   idle(): void;
 }
 
-/**
- * How a local holder releases: `handoff` — a local waiter's attempt follows on the same connection,
- * notify nobody; `yield` — it follows, but waiters of other clients go first; `notify` — no local
- * waiter, wake the others.
- */
-export type ReleaseMode = 'handoff' | 'yield' | 'notify';
+/** A local waiter a release may hand the lock to directly; `ticket` says on whose behalf. */
+export interface HandOff<G> {
+  /** 'handoff': grant it; 'yield': grant it only if no other client waits (see claimHandOff). */
+  readonly mode: 'handoff' | 'yield';
+  readonly ticket: G;
+  readonly waiter: object;
+}
 
-interface Waiter {
+interface Waiter<T, G> {
+  readonly ticket: G;
   /** Ends the waiter's current sleep (a no-op while it is not sleeping). */
   wake: () => void;
   /** Wakes the head when the local holder's lease may have run out without a release. */
   alarm: NodeJS.Timeout | undefined;
   /** The head does not try before this time: the free lock is reserved for another client. */
   notBefore: number;
+  /** A lock handed to this waiter by a local release. */
+  granted: T | undefined;
 }
 
-interface Room {
-  readonly waiters: Waiter[];
+interface Room<T, G> {
+  readonly waiters: Waiter<T, G>[];
   /** Bumped on every release we learn of, so an attempt can tell it raced with one. */
   generation: number;
   ready: Promise<() => void>;
   lingerTimer: NodeJS.Timeout | undefined;
-  /** Releases handed to a local waiter in a row (see claimHandOff). */
-  localStreak: number;
+  /** When the current run of local hand-offs began (monotonic ms; 0: no run). */
+  streakStartedAt: number;
   idle: () => void;
 }
 
 /**
- * Local waiting for locks, without polling. Per lock, the waiters of this process queue in FIFO
+ * Local waiting for locks, without polling. Per lock, the waiters of this client queue in FIFO
  * order and only the head tries the lock: when it is released (notification) or when the holder's
- * lease runs out (the TTL the failed attempt returned). So a release costs one attempt per process,
+ * lease runs out (the TTL the failed attempt returned). So a release costs one attempt per client,
  * not one per waiter, and a caller that just released cannot barge ahead of local waiters.
  *
- * Hand-off within the client (a cohort lock): when a local holder releases while local waiters
- * queue, the release is sent without notifying anyone and the head's attempt follows it on the same
- * connection, so Redis runs the two back to back — the lock passes in one round trip and other
- * clients are not woken for nothing. After `maxLocalHandoffs` in a row the release yields: the
- * client that has waited longest gets the turn (order kept in Redis, see client-turns.lua).
+ * Hand-off within the client (a cohort lock): a local holder that releases while local waiters
+ * queue hands the lock to the head in the release script itself — one round trip, no notification,
+ * other clients are not woken for nothing. Once the lock has been passed around locally for
+ * `localHandoffWindowMs`, the next release yields: the client that has waited longest gets the turn
+ * (order kept in Redis, see client-turns.lua). The window bounds how long other clients wait per
+ * client ahead of them, whatever the length of the critical sections.
  *
  * The subscription for a lock outlives its last waiter by `lingerMs`, so a busy lock does not
  * subscribe and unsubscribe on every hand-off.
  */
-export class WaitQueues {
-  private readonly rooms = new Map<string, Room>();
+export class WaitQueues<T, G> {
+  private readonly rooms = new Map<string, Room<T, G>>();
 
   constructor(
     private readonly subscribe: Subscribe,
@@ -75,11 +80,12 @@ export class WaitQueues {
     private readonly clientId: string,
     /** How long a turn reserves a free lock for its client. */
     private readonly turnWindowMs: number,
+    /** How long the lock may keep passing between local waiters before another client's turn. */
+    private readonly localHandoffWindowMs: number,
     private readonly lingerMs = 5_000,
-    private readonly maxLocalHandoffs = 16,
   ) {}
 
-  /** True if this process has callers queued for `key` (new callers must queue behind them). */
+  /** True if this client has callers queued for `key` (new callers must queue behind them). */
   hasWaiters(key: string): boolean {
     const room = this.rooms.get(key);
     return room !== undefined && room.waiters.length > 0;
@@ -104,51 +110,73 @@ export class WaitQueues {
   }
 
   /**
-   * Asked by a local holder about to release `key`: how to release. For `handoff` and `yield`, call
-   * `followRelease` right after sending the release, so the local head's attempt is the next command
-   * on the connection.
+   * Asked by a local holder about to release `key`. Undefined: no local waiter; release and let
+   * other clients know. Otherwise the release should hand the lock to the head (`ticket`): always
+   * ('handoff'), or only if no other client waits ('yield', once the lock has been passed around
+   * locally for the hand-off window). Report the outcome with `granted` or `notGranted`.
    */
-  claimHandOff(key: string): ReleaseMode {
-    const room = this.rooms.get(key);
-    if (!room || room.waiters.length === 0) return 'notify';
-    if (room.localStreak >= this.maxLocalHandoffs) {
-      room.localStreak = 0;
-      return 'yield';
-    }
-    room.localStreak++;
-    return 'handoff';
-  }
-
-  /** Wakes the local head after a `handoff`/`yield` release was sent (see claimHandOff). */
-  followRelease(key: string): void {
+  claimHandOff(key: string): HandOff<G> | undefined {
     const room = this.rooms.get(key);
     const head = room?.waiters[0];
-    if (!room || !head) return;
-    room.generation++;
-    head.notBefore = 0;
-    head.wake();
+    if (!room || !head) return undefined;
+    const now = monotonicNow();
+    let mode: HandOff<G>['mode'] = 'handoff';
+    if (room.streakStartedAt === 0) room.streakStartedAt = now;
+    else if (now - room.streakStartedAt >= this.localHandoffWindowMs) {
+      room.streakStartedAt = 0;
+      mode = 'yield';
+    }
+    return { mode, ticket: head.ticket, waiter: head };
+  }
+
+  /** The release handed the lock to the claimed waiter; false if it had gone (caller must release). */
+  granted(key: string, handOff: HandOff<G>, value: T): boolean {
+    const room = this.rooms.get(key);
+    const waiter = handOff.waiter as Waiter<T, G>;
+    if (!room || !room.waiters.includes(waiter) || waiter.granted !== undefined) return false;
+    waiter.granted = value;
+    room.generation++; // an attempt in flight must not put the waiter back to sleep
+    waiter.wake();
+    return true;
+  }
+
+  /** The release did not hand the lock over (it was not ours anymore): let the head try itself. */
+  notGranted(key: string): void {
+    this.notify(key);
   }
 
   /**
    * Queues, then attempts whenever this caller is at the head and the lock may be free, until it
-   * succeeds, `deadline` (monotonic ms) passes (→ undefined) or `signal` aborts (→ LockAbortedError).
+   * succeeds or is handed the lock, `deadline` (monotonic ms) passes (→ undefined) or `signal`
+   * aborts (→ LockAbortedError). `ticket` lets a local release hand the lock over directly.
    */
-  async wait<T>(
+  async wait(
     key: string,
     lockName: string,
+    ticket: G,
     attempt: () => Promise<Attempt<T>>,
     deadline: number,
     signal: AbortSignal | undefined,
     hooks: WaitHooks<T>,
   ): Promise<T | undefined> {
     const room = this.enter(key, hooks.idle);
-    const waiter: Waiter = { wake: () => undefined, alarm: undefined, notBefore: 0 };
+    const waiter: Waiter<T, G> = {
+      ticket,
+      wake: () => undefined,
+      alarm: undefined,
+      notBefore: 0,
+      granted: undefined,
+    };
     room.waiters.push(waiter);
     let won: T | undefined;
     try {
       const unsubscribe = await raceDeadline(room.ready, deadline, signal, lockName);
       if (unsubscribe === undefined) return undefined;
       for (;;) {
+        if (waiter.granted !== undefined) {
+          if (signal?.aborted) throw new LockAbortedError(lockName, signal.reason);
+          return (won = waiter.granted);
+        }
         if (room.waiters[0] !== waiter) {
           if ((await sleepUntilWoken(waiter, deadline, signal, lockName)) === 'deadline') return undefined;
           continue;
@@ -163,14 +191,11 @@ export class WaitQueues {
         const generation = room.generation;
         const result = await attempt();
         if (!(result instanceof Busy)) {
-          if (signal?.aborted) {
-            hooks.abandon(result);
-            throw new LockAbortedError(lockName, signal.reason);
-          }
-          won = result;
-          return result;
+          if (waiter.granted === undefined) waiter.granted = result;
+          else hooks.abandon(result); // raced with a hand-off (a re-entry of the same owner): keep that one
+          continue;
         }
-        if (room.generation !== generation) continue; // released while our attempt was in flight
+        if (room.generation !== generation) continue; // released or handed over while we tried
         const until =
           result.retryAfterMs === undefined
             ? deadline
@@ -180,23 +205,26 @@ export class WaitQueues {
         }
       }
     } finally {
+      // A lock handed over while we timed out or aborted is ours to give back.
+      const unclaimed = waiter.granted !== undefined && won === undefined ? waiter.granted : undefined;
       this.leave(key, room, waiter, won === undefined ? undefined : hooks.heldUntil(won));
+      if (unclaimed !== undefined) hooks.abandon(unclaimed);
     }
   }
 
-  private enter(key: string, idle: () => void): Room {
+  private enter(key: string, idle: () => void): Room<T, G> {
     const room = this.rooms.get(key);
     if (room) {
       clearTimeout(room.lingerTimer);
       room.lingerTimer = undefined;
       return room;
     }
-    const created: Room = {
+    const created: Room<T, G> = {
       waiters: [],
       generation: 0,
       ready: undefined as never,
       lingerTimer: undefined,
-      localStreak: 0,
+      streakStartedAt: 0,
       idle,
     };
     created.ready = this.subscribe(key, (turn) => this.notify(key, turn));
@@ -206,7 +234,7 @@ export class WaitQueues {
   }
 
   /** `heldUntil` is set when the leaving waiter won the lock (so a local handle holds it now). */
-  private leave(key: string, room: Room, waiter: Waiter, heldUntil: number | undefined): void {
+  private leave(key: string, room: Room<T, G>, waiter: Waiter<T, G>, heldUntil: number | undefined): void {
     clearTimeout(waiter.alarm);
     const index = room.waiters.indexOf(waiter);
     if (index < 0) return;
@@ -215,13 +243,13 @@ export class WaitQueues {
     if (next && heldUntil === undefined) {
       next.wake(); // the new head must try: it may have missed releases while it was not head
     } else if (next && heldUntil !== undefined) {
-      // Our handle holds the lock: its release will hand off or notify. Only if its lease runs out
-      // without a release must the new head look for itself.
+      // Our handle holds the lock: its release will hand it over or notify. Only if its lease runs
+      // out without a release must the new head look for itself.
       clearTimeout(next.alarm);
       next.alarm = setTimeout(() => next.wake(), Math.max(0, heldUntil - monotonicNow()));
     }
     if (room.waiters.length > 0 || this.rooms.get(key) !== room) return;
-    room.localStreak = 0;
+    room.streakStartedAt = 0;
     room.idle();
     room.lingerTimer = setTimeout(() => {
       if (room.waiters.length > 0 || this.rooms.get(key) !== room) return;
@@ -258,7 +286,7 @@ function raceDeadline<T>(
 }
 
 function sleepUntilWoken(
-  waiter: Waiter,
+  waiter: { wake: () => void },
   until: number,
   signal: AbortSignal | undefined,
   lockName: string,

@@ -45,28 +45,16 @@ export class ScriptRunner {
     this.coalescer = new WriteCoalescer(client);
   }
 
-  /**
-   * Runs `script`. When it had to be re-sent with EVAL, its effect happened later than commands the
-   * caller issued right after this call; `onReloaded` then runs once the EVAL has completed, for
-   * callers that rely on that order (a release followed by a local waiter's attempt).
-   */
-  run(
-    script: LuaScript,
-    keys: readonly string[],
-    args: readonly ScriptArg[],
-    onReloaded?: () => void,
-  ): Promise<unknown> {
+  run(script: LuaScript, keys: readonly string[], args: readonly ScriptArg[]): Promise<unknown> {
     if (keys.length !== script.keyCount) {
       throw new RangeError(`${script.name} takes ${script.keyCount} keys, got ${keys.length}`);
     }
     const client = this.client;
     return this.coalescer
       .send(() => client.evalsha(script.sha1, script.keyCount, ...keys, ...args))
-      .catch(async (error: unknown) => {
+      .catch((error: unknown) => {
         if (!isNoScript(error)) throw error;
-        const reply = await client.eval(script.source, script.keyCount, ...keys, ...args);
-        onReloaded?.();
-        return reply;
+        return client.eval(script.source, script.keyCount, ...keys, ...args);
       });
   }
 }

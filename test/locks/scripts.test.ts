@@ -33,7 +33,7 @@ describe('script loading', () => {
 
   it('derives the key count from the script text', () => {
     const script = loadLuaScript(new URL('../../src/locks/redis/mutex-release.lua', import.meta.url));
-    expect(script.keyCount).toBe(3);
+    expect(script.keyCount).toBe(4);
     expect(script.source).toContain('local function next_client'); // the @include was expanded
   });
 });

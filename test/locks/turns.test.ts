@@ -65,4 +65,25 @@ describe('turns between clients', () => {
     await Promise.all(waiters);
     expect(order).toEqual([0, 1, 2, 3, 4]);
   });
+
+  it('many callers of one client keep handing the lock on without stalling', async () => {
+    // A hand-off that reaches a waiter while its own attempt is in flight must not be slept through
+    // (it was, once: the waiter slept for the holder's whole lease). The race is likeliest while a new
+    // client's subscription is still being set up, so every round uses a fresh client.
+    // waitMs turns a stall into a failure instead of a hang.
+    let sections = 0;
+    for (let round = 0; round < 20; round++) {
+      const lock = env.locks({ watchdogTimeoutMs: 60_000 }).mutex(`t-stall-${round}`);
+      const loop = async () => {
+        for (let i = 0; i < 5; i++) {
+          const handle = await lock.acquire({ waitMs: 10_000 });
+          sections++;
+          await new Promise((resolve) => setTimeout(resolve, 1));
+          await handle.release();
+        }
+      };
+      await Promise.all([loop(), loop(), loop()]);
+    }
+    expect(sections).toBe(20 * 3 * 5);
+  });
 });

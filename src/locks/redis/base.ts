@@ -17,11 +17,21 @@ import { extendStatus, releaseOutcome } from './codes.js';
 import type { RedisLockContext } from './context.js';
 import { forceUnlockScript } from './scripts.js';
 
+/** What a release needs to hand the lock directly to a waiting caller of this client. */
+export interface GrantTicket {
+  readonly owner: string;
+  readonly leaseMs: number;
+  readonly renewed: boolean;
+}
+
 /** The three scripts that define a lock type; the rest of the behaviour is shared. */
 export interface LockScripts {
   /** KEYS: lock, fence, queue. ARGV: owner, lease ms, client id, waiting (1/0). Returns token or {pttl}. */
   readonly acquire: LuaScript;
-  /** KEYS: lock, channel, queue. ARGV: owner, release mode, client id, turn ms. Returns a release code. */
+  /**
+   * KEYS: lock, fence, channel, queue. ARGV: owner, release mode, client id, turn ms, next owner,
+   * next lease ms. Returns {token} when handed to the next owner, else a release code (codes.ts).
+   */
   readonly release: LuaScript;
   /** KEYS: lock. ARGV: owner, lease ms. Returns an extend code (see codes.ts). */
   readonly extend: LuaScript;
@@ -48,7 +58,7 @@ export abstract class RedisLock implements Lock, LeaseBackend {
     this.keys = lockKeys(ctx.keyPrefix, name);
     const { lock, fence, channel, queue } = this.keys;
     this.acquireKeys = [lock, fence, queue];
-    this.releaseKeys = [lock, channel, queue];
+    this.releaseKeys = [lock, fence, channel, queue];
     this.extendKeys = [lock];
     this.forceUnlockKeys = [lock, channel];
   }
@@ -109,7 +119,8 @@ export abstract class RedisLock implements Lock, LeaseBackend {
     }
     const deadline = waitMs === Infinity ? Infinity : startedAt + waitMs;
     const attempt = () => this.attempt(owner, leaseMs, renewed, 1);
-    return this.ctx.queues.wait(this.keys.channel, this.name, attempt, deadline, signal, {
+    const ticket: GrantTicket = { owner, leaseMs, renewed };
+    return this.ctx.queues.wait(this.keys.channel, this.name, ticket, attempt, deadline, signal, {
       abandon: (handle) => void handle.release().catch((error: unknown) => this.reportError(error)),
       heldUntil: (handle) => handle.validUntil,
       idle: () => {
@@ -130,30 +141,42 @@ export abstract class RedisLock implements Lock, LeaseBackend {
     const requestedAt = monotonicNow();
     const args = [owner, leaseMs, this.ctx.clientId, waiting];
     const reply = await this.ctx.scripts.run(this.scripts.acquire, this.acquireKeys, args);
-    if (typeof reply === 'number') {
-      const handle = new LeaseHandle(this.name, owner, reply, leaseMs, renewed, requestedAt, this);
-      if (renewed) this.ctx.watchdog.add(handle);
-      return handle;
-    }
+    if (typeof reply === 'number') return this.newHandle(owner, reply, leaseMs, renewed, requestedAt);
     const pttl = Array.isArray(reply) ? Number(reply[0]) : NaN;
     return new Busy(pttl >= 0 ? pttl : undefined);
+  }
+
+  private newHandle(owner: string, token: number, leaseMs: number, renewed: boolean, requestedAt: number) {
+    const handle = new LeaseHandle(this.name, owner, token, leaseMs, renewed, requestedAt, this);
+    if (renewed) this.ctx.watchdog.add(handle);
+    return handle;
   }
 
   // LeaseBackend: what handles call back into.
 
   async release(handle: LeaseHandle): Promise<ReleaseOutcome> {
-    // With a local waiter queued, its attempt follows the release on the same connection.
-    const { queues, clientId, turnWindowMs } = this.ctx;
-    const mode = queues.claimHandOff(this.keys.channel);
-    const args = [handle.owner, mode, clientId, turnWindowMs];
-    if (mode === 'notify') {
-      return releaseOutcome(await this.ctx.scripts.run(this.scripts.release, this.releaseKeys, args));
+    const { queues, clientId, turnWindowMs, scripts } = this.ctx;
+    const channel = this.keys.channel;
+    const handOff = queues.claimHandOff(channel);
+    if (!handOff) {
+      const args = [handle.owner, 'notify', clientId, turnWindowMs, '', 0];
+      return releaseOutcome(await scripts.run(this.scripts.release, this.releaseKeys, args));
     }
-    const follow = () => queues.followRelease(this.keys.channel);
-    // If Redis had lost the script, the release ran after the waiter's attempt: let it try again.
-    const reply = this.ctx.scripts.run(this.scripts.release, this.releaseKeys, args, follow);
-    follow();
-    return releaseOutcome(await reply);
+    // A local waiter queues: the release script hands it the lock (one round trip, no message).
+    const next = handOff.ticket;
+    const args = [handle.owner, handOff.mode, clientId, turnWindowMs, next.owner, next.leaseMs];
+    const requestedAt = monotonicNow();
+    const reply = await scripts.run(this.scripts.release, this.releaseKeys, args);
+    if (Array.isArray(reply)) {
+      const granted = this.newHandle(next.owner, Number(reply[0]), next.leaseMs, next.renewed, requestedAt);
+      if (!queues.granted(channel, handOff, granted)) {
+        granted.release().catch((error: unknown) => this.reportError(error)); // the waiter gave up meanwhile
+      }
+      return 'released';
+    }
+    const outcome = releaseOutcome(reply);
+    if (outcome === 'expired' || outcome === 'not_owner') queues.notGranted(channel); // not ours to give
+    return outcome;
   }
 
   async extend(handle: LeaseHandle, leaseMs: number): Promise<ExtendStatus> {

@@ -4,11 +4,13 @@ import { assertKeyPrefix, DEFAULT_KEY_PREFIX } from '../../redis/keys.js';
 import { ScriptRunner } from '../../redis/scripts.js';
 import { SharedSubscriber } from '../../redis/subscriber.js';
 import { InvalidLockOptionError, LockClientClosedError } from '../errors.js';
-import { validateLeaseMs } from '../options.js';
+import { validateLeaseMs, validateWaitMs } from '../options.js';
 import { newOwnerId } from '../owner.js';
 import type { Lock, LockClientEvents, ReentrantLock } from '../types.js';
 import { WaitQueues } from '../wait-queue.js';
 import { Watchdog } from '../watchdog.js';
+import type { LeaseHandle } from '../handle.js';
+import type { GrantTicket } from './base.js';
 import type { RedisLockContext } from './context.js';
 import { RedisMutex } from './mutex.js';
 import { RedisReentrantLock } from './reentrant.js';
@@ -29,6 +31,13 @@ export interface RedisLockClientOptions {
    * @default 30000
    */
   watchdogTimeoutMs?: number;
+  /**
+   * Fairness bound, in ms: how long a contended lock may keep passing between waiters of this client
+   * (one round trip per hand-off) before the client that has waited longest gets its turn. Larger
+   * means more throughput under contention, smaller means shorter waits for other clients.
+   * @default 50
+   */
+  localHandoffWindowMs?: number;
 }
 
 /**
@@ -57,16 +66,18 @@ export class RedisLockClient extends EventEmitter<LockClientEvents> {
     const keyPrefix = options.keyPrefix ?? DEFAULT_KEY_PREFIX;
     assertKeyPrefix(keyPrefix);
     const watchdogTimeoutMs = validateLeaseMs(options.watchdogTimeoutMs ?? 30_000, 'watchdogTimeoutMs');
+    const localHandoffWindowMs = validateWaitMs(options.localHandoffWindowMs ?? 50, 'localHandoffWindowMs');
     const { client, owned } = resolveRedis(options.redis);
     this.redis = client;
     this.ownsRedis = owned;
     this.subscriber = new SharedSubscriber(client, (error) => this.emit('connectionError', error));
     const clientId = newOwnerId();
     const turnWindowMs = 100;
-    const queues = new WaitQueues(
+    const queues = new WaitQueues<LeaseHandle, GrantTicket>(
       (channel, onRelease) => this.subscriber.subscribe(channel, onRelease),
       clientId,
       turnWindowMs,
+      localHandoffWindowMs,
     );
     this.ctx = {
       client,

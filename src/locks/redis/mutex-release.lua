@@ -1,20 +1,23 @@
 --[[
-  Releases a mutex only if the caller still owns it, and decides who goes next.
+  Releases a mutex only if the caller still owns it, and decides who holds it next.
 
   KEYS[1]  lock key
-  KEYS[2]  unlock shard channel (same hash tag as the lock)
-  KEYS[3]  waiting clients: zset (see client-turns.lua)
+  KEYS[2]  fencing counter
+  KEYS[3]  unlock shard channel (same hash tag as the lock)
+  KEYS[4]  waiting clients: zset (see client-turns.lua)
   ARGV[1]  owner id
-  ARGV[2]  'handoff': a waiter of the releasing client takes the lock next (its attempt follows this
-           script on the same connection), so nobody is notified;
-           'yield': that waiter follows too, but the longest-waiting other client gets the turn;
-           'notify': no local waiter; the longest-waiting client gets the turn
+  ARGV[2]  'handoff': hand the lock to ARGV[5], a waiter of the releasing client;
+           'yield': hand it to ARGV[5] only if no other client waits, else give that client the turn
+           and queue the releasing client behind it;
+           'notify': no local waiter; give the turn to the longest-waiting client, if any
   ARGV[3]  client id of the caller
   ARGV[4]  turn window in milliseconds
+  ARGV[5]  owner id of the local waiter ('handoff' / 'yield')
+  ARGV[6]  lease of the local waiter in milliseconds ('handoff' / 'yield')
 
-  Publishes on KEYS[2], if another client waits (and not for 'handoff'), the id of the client
-  whose turn it is.
-  Returns  0 released; -1 no lock (expired or deleted); -2 held by another owner.
+  Publishes on KEYS[3], when it gives another client the turn, that client's id.
+  Returns  {token} (one-element array): handed to ARGV[5] with this fencing token;
+           0 released; -1 no lock (expired or deleted); -2 held by another owner.
 ]]
 -- @include client-turns.lua
 local holder = redis.call('get', KEYS[1])
@@ -24,16 +27,21 @@ if holder ~= ARGV[1] then
   end
   return -1
 end
-if ARGV[2] == 'handoff' then
-  redis.call('del', KEYS[1])
+local turn = nil
+if ARGV[2] ~= 'handoff' then
+  turn = next_client(KEYS[4], ARGV[3])
+end
+if turn then
+  redis.call('set', KEYS[1], TURN .. turn, 'PX', ARGV[4])
+  if ARGV[2] == 'yield' then
+    enqueue(KEYS[4], ARGV[3], KEYS[1])
+  end
+  redis.call('spublish', KEYS[3], turn)
   return 0
 end
-local turn = next_client(KEYS[3], ARGV[3])
-if not turn then
+if ARGV[2] == 'notify' then
   redis.call('del', KEYS[1]) -- no other client waits: nobody to notify
   return 0
 end
-redis.call('set', KEYS[1], TURN .. turn, 'PX', ARGV[4])
--- The message names the client whose turn it is, so the others need not try.
-redis.call('spublish', KEYS[2], turn)
-return 0
+redis.call('set', KEYS[1], ARGV[5], 'PX', ARGV[6])
+return { redis.call('incr', KEYS[2]) }

@@ -1,17 +1,20 @@
 --[[
-  Releases one hold of a reentrant lock; the last hold frees it and decides who goes next.
+  Releases one hold of a reentrant lock; the last hold decides who holds it next.
 
   KEYS[1]  lock key (hash {owner: hold count})
-  KEYS[2]  unlock shard channel (same hash tag as the lock)
-  KEYS[3]  waiting clients: zset (see client-turns.lua)
+  KEYS[2]  fencing counter
+  KEYS[3]  unlock shard channel (same hash tag as the lock)
+  KEYS[4]  waiting clients: zset (see client-turns.lua)
   ARGV[1]  owner id
   ARGV[2]  'handoff' | 'yield' | 'notify', as in mutex-release.lua
   ARGV[3]  client id of the caller
   ARGV[4]  turn window in milliseconds
+  ARGV[5]  owner id of the local waiter ('handoff' / 'yield')
+  ARGV[6]  lease of the local waiter in milliseconds ('handoff' / 'yield')
 
-  Publishes on KEYS[2], if another client waits (and not for 'handoff'), the id of the client
-  whose turn it is.
-  Returns  n > 0 holds this owner still has; 0 released;
+  Publishes on KEYS[3], when it gives another client the turn, that client's id.
+  Returns  {token} (one-element array): the last hold was released and the lock handed to ARGV[5];
+           n > 0 holds this owner still has; 0 released;
            -1 no lock (expired or deleted); -2 held by another owner.
 ]]
 -- @include client-turns.lua
@@ -26,15 +29,22 @@ if tonumber(count) > 1 then
   return redis.call('hincrby', KEYS[1], ARGV[1], -1)
 end
 redis.call('del', KEYS[1])
-if ARGV[2] == 'handoff' then
+local turn = nil
+if ARGV[2] ~= 'handoff' then
+  turn = next_client(KEYS[4], ARGV[3])
+end
+if turn then
+  redis.call('hset', KEYS[1], TURN, turn)
+  redis.call('pexpire', KEYS[1], ARGV[4])
+  if ARGV[2] == 'yield' then
+    enqueue(KEYS[4], ARGV[3], KEYS[1])
+  end
+  redis.call('spublish', KEYS[3], turn)
   return 0
 end
-local turn = next_client(KEYS[3], ARGV[3])
-if not turn then
+if ARGV[2] == 'notify' then
   return 0 -- no other client waits: nobody to notify
 end
-redis.call('hset', KEYS[1], TURN, turn)
-redis.call('pexpire', KEYS[1], ARGV[4])
--- The message names the client whose turn it is, so the others need not try.
-redis.call('spublish', KEYS[2], turn)
-return 0
+redis.call('hset', KEYS[1], ARGV[5], 1)
+redis.call('pexpire', KEYS[1], ARGV[6])
+return { redis.call('incr', KEYS[2]) }
