@@ -1,0 +1,51 @@
+import { Counter, Histogram, Registry } from 'prom-client';
+
+/** Prometheus metrics of the sale service and the order pipeline, in one registry. */
+export function createSaleMetrics(registry = new Registry()) {
+  return {
+    registry,
+    reservations: new Counter({
+      name: 'lockstock_reservations_total',
+      help: 'Reservation attempts by outcome (reserved, duplicate, or the refusal code)',
+      labelNames: ['outcome'] as const,
+      registers: [registry],
+    }),
+    ordersRecorded: new Counter({
+      name: 'lockstock_orders_recorded_total',
+      help: 'Orders written to the database by the pipeline, by status (confirmed, rejected)',
+      labelNames: ['status'] as const,
+      registers: [registry],
+    }),
+    ordersRejected: new Counter({
+      name: 'lockstock_orders_rejected_total',
+      help: 'Reservations the database refused (Redis admitted more than the record allows), by reason',
+      labelNames: ['reason'] as const,
+      registers: [registry],
+    }),
+    duplicates: new Counter({
+      name: 'lockstock_pipeline_duplicates_total',
+      help: 'Stream entries delivered again after they had been recorded (acknowledged, not re-applied)',
+      registers: [registry],
+    }),
+    deadLetters: new Counter({
+      name: 'lockstock_pipeline_dead_letters_total',
+      help: 'Stream entries moved to the dead-letter stream, by reason',
+      labelNames: ['reason'] as const,
+      registers: [registry],
+    }),
+    pipelineErrors: new Counter({
+      name: 'lockstock_pipeline_errors_total',
+      help: 'Failed pipeline batches, by kind (transient: retried; permanent: split and retried)',
+      labelNames: ['kind'] as const,
+      registers: [registry],
+    }),
+    batchSeconds: new Histogram({
+      name: 'lockstock_pipeline_batch_seconds',
+      help: 'Time to record one batch of orders in the database',
+      buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+      registers: [registry],
+    }),
+  };
+}
+
+export type SaleMetrics = ReturnType<typeof createSaleMetrics>;

@@ -1,0 +1,72 @@
+import type { RedisClient } from '../redis/connection.js';
+import { DEFAULT_KEY_PREFIX } from '../redis/keys.js';
+import { loadLuaScript, ScriptRunner } from '../redis/scripts.js';
+import { ID_PATTERN, saleKeys } from './keys.js';
+import type { RefusalCode, Reservation } from './types.js';
+
+const reserveScript = loadLuaScript(new URL('./reserve.lua', import.meta.url));
+
+/** reserve.lua's refusal codes, in one place. */
+const REFUSALS: Record<number, RefusalCode> = {
+  [-1]: 'not_found',
+  [-2]: 'not_started',
+  [-3]: 'ended',
+  [-4]: 'sold_out',
+  [-5]: 'limit_reached',
+  [-6]: 'idempotency_key_reused',
+};
+
+/** A reservation request. Ids must match ID_PATTERN (the caller validates user input first). */
+export interface ReserveRequest {
+  saleId: string;
+  userId: string;
+  quantity: number;
+  idempotencyKey?: string;
+}
+
+/** How long an Idempotency-Key is remembered. */
+export const IDEMPOTENCY_TTL_SECONDS = 24 * 60 * 60;
+
+/**
+ * The reservation hot path: one script call, no lock. `nextOrderId` must not cost a round trip
+ * (SnowflakeIdGenerator); it is called only for requests that may reserve.
+ */
+export class Reserver {
+  private readonly scripts: ScriptRunner;
+
+  constructor(
+    redis: RedisClient,
+    private readonly nextOrderId: () => string,
+    private readonly keyPrefix = DEFAULT_KEY_PREFIX,
+  ) {
+    this.scripts = new ScriptRunner(redis);
+  }
+
+  async reserve(request: ReserveRequest): Promise<Reservation> {
+    const { saleId, userId, quantity, idempotencyKey } = request;
+    if (!ID_PATTERN.test(saleId) || !ID_PATTERN.test(userId)) throw new TypeError('invalid sale or user id');
+    if (idempotencyKey !== undefined && !ID_PATTERN.test(idempotencyKey)) {
+      throw new TypeError('invalid idempotency key');
+    }
+    if (!Number.isSafeInteger(quantity) || quantity < 1)
+      throw new TypeError('quantity must be a positive integer');
+    const keys = saleKeys(saleId, this.keyPrefix);
+    const reply = (await this.scripts.run(
+      reserveScript,
+      [
+        keys.meta,
+        keys.stock,
+        keys.buyers,
+        keys.stream,
+        keys.pending,
+        keys.idempotency(userId, idempotencyKey ?? '-'),
+      ],
+      [userId, quantity, this.nextOrderId(), idempotencyKey === undefined ? 0 : 1, IDEMPOTENCY_TTL_SECONDS],
+    )) as [number, string?];
+    const [code, orderId] = reply;
+    if (code === 1 || code === 2) return { ok: true, orderId: String(orderId), duplicate: code === 2 };
+    const refusal = REFUSALS[code];
+    if (!refusal) throw new Error(`unexpected reserve.lua reply ${JSON.stringify(reply)}`);
+    return { ok: false, code: refusal };
+  }
+}

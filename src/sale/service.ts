@@ -1,0 +1,150 @@
+import type { RedisClient } from '../redis/connection.js';
+import { DEFAULT_KEY_PREFIX } from '../redis/keys.js';
+import { loadLuaScript, ScriptRunner } from '../redis/scripts.js';
+import { SaleInputError } from './errors.js';
+import { activeSalesKey, ORDER_GROUP, saleKeys } from './keys.js';
+import type { SaleMetrics } from './metrics.js';
+import { Reserver, type ReserveRequest } from './reserve.js';
+import type { Database } from './store/db.js';
+import { records } from './store/records.js';
+import type { NewSale, Order, Reservation, Sale, SaleStatus, SaleView } from './types.js';
+
+const warmScript = loadLuaScript(new URL('./warm-sale.lua', import.meta.url));
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+export const MAX_STOCK = 10_000_000;
+export const MAX_PER_USER_LIMIT = 1_000;
+
+export interface SaleServiceDeps {
+  redis: RedisClient;
+  db: Database;
+  /** Order ids without a round trip (SnowflakeIdGenerator.next). */
+  nextOrderId: () => string;
+  keyPrefix?: string;
+  metrics?: SaleMetrics;
+}
+
+/**
+ * The flash sale: PostgreSQL holds sales and orders (the record), Redis holds the hot stock and the
+ * reservation rule (reserve.lua), the order pipeline moves reservations from one to the other.
+ */
+export class SaleService {
+  private readonly reserver: Reserver;
+  private readonly scripts: ScriptRunner;
+  private readonly prefix: string;
+
+  constructor(private readonly deps: SaleServiceDeps) {
+    this.prefix = deps.keyPrefix ?? DEFAULT_KEY_PREFIX;
+    this.reserver = new Reserver(deps.redis, deps.nextOrderId, this.prefix);
+    this.scripts = new ScriptRunner(deps.redis);
+  }
+
+  /** Records the sale, then pre-warms its stock in Redis and opens its order stream. */
+  async createSale(input: NewSale): Promise<SaleView> {
+    const sale = validateNewSale(input);
+    const created = await records.insertSale(this.deps.db, sale);
+    await this.warm(created);
+    return view(created, created.stock);
+  }
+
+  /** Loads a recorded sale into Redis if it is not there (e.g. after Redis lost its data). */
+  async warm(sale: Sale): Promise<boolean> {
+    const keys = saleKeys(sale.id, this.prefix);
+    const warmed = await this.scripts.run(
+      warmScript,
+      [keys.meta, keys.stock],
+      [sale.stock, sale.startsAt.getTime(), sale.endsAt.getTime(), sale.perUserLimit],
+    );
+    await this.deps.redis
+      .xgroup('CREATE', keys.stream, ORDER_GROUP, '0', 'MKSTREAM')
+      .catch((error: Error) => {
+        if (!error.message.startsWith('BUSYGROUP')) throw error; // the group exists already: fine
+      });
+    await this.deps.redis.sadd(activeSalesKey(this.prefix), sale.id);
+    return warmed === 1;
+  }
+
+  async getSale(id: string): Promise<SaleView | undefined> {
+    const sale = await records.getSale(this.deps.db, id);
+    if (!sale) return undefined;
+    const remaining = await this.deps.redis.get(saleKeys(id, this.prefix).stock);
+    return view(sale, remaining === null ? sale.stock - sale.persistedSold : Number(remaining));
+  }
+
+  async listOpenSales(): Promise<Sale[]> {
+    return records.listOpenSales(this.deps.db);
+  }
+
+  /** One purchase attempt (see reserve.lua for the rule). */
+  async buy(request: ReserveRequest): Promise<Reservation> {
+    const result = await this.reserver.reserve(request);
+    this.deps.metrics?.reservations.inc({
+      outcome: result.ok ? (result.duplicate ? 'duplicate' : 'reserved') : result.code,
+    });
+    return result;
+  }
+
+  /** An order: as recorded, or `reserved` while the pipeline has not written it yet. */
+  async getOrder(orderId: string): Promise<Order | undefined> {
+    if (!/^\d{1,20}$/.test(orderId)) return undefined;
+    const recorded = await records.getOrder(this.deps.db, orderId);
+    if (recorded) return recorded;
+    const saleIds = await this.deps.redis.smembers(activeSalesKey(this.prefix));
+    for (const saleId of saleIds) {
+      const pending = await this.deps.redis.hget(saleKeys(saleId, this.prefix).pending, orderId);
+      if (pending === null) continue;
+      const separator = pending.lastIndexOf(':');
+      const userId = pending.slice(0, separator);
+      return { orderId, saleId, userId, quantity: Number(pending.slice(separator + 1)), status: 'reserved' };
+    }
+    return undefined;
+  }
+}
+
+export function toFieldMap(fields: string[]): Record<string, string> {
+  const map: Record<string, string> = {};
+  for (let i = 0; i + 1 < fields.length; i += 2) map[fields[i] as string] = fields[i + 1] as string;
+  return map;
+}
+
+export function statusOf(sale: Sale, remaining: number, now = Date.now()): SaleStatus {
+  if (now < sale.startsAt.getTime()) return 'scheduled';
+  if (now >= sale.endsAt.getTime()) return 'ended';
+  return remaining <= 0 ? 'sold_out' : 'active';
+}
+
+function view(sale: Sale, remaining: number): SaleView {
+  return {
+    id: sale.id,
+    name: sale.name,
+    stock: sale.stock,
+    perUserLimit: sale.perUserLimit,
+    startsAt: sale.startsAt,
+    endsAt: sale.endsAt,
+    remaining,
+    sold: sale.stock - remaining,
+    status: statusOf(sale, remaining),
+  };
+}
+
+/** Checks a new sale (the HTTP schema checks the same bounds; library callers get them here). */
+export function validateNewSale(input: NewSale): Omit<Sale, 'id'> {
+  const { name, stock } = input;
+  if (typeof name !== 'string' || name.trim().length === 0 || name.length > 200) {
+    throw new SaleInputError('name must be a non-empty string of at most 200 characters');
+  }
+  if (!Number.isSafeInteger(stock) || stock < 0 || stock > MAX_STOCK) {
+    throw new SaleInputError(`stock must be an integer from 0 to ${MAX_STOCK}`);
+  }
+  const perUserLimit = input.perUserLimit ?? 1;
+  if (!Number.isSafeInteger(perUserLimit) || perUserLimit < 1 || perUserLimit > MAX_PER_USER_LIMIT) {
+    throw new SaleInputError(`perUserLimit must be an integer from 1 to ${MAX_PER_USER_LIMIT}`);
+  }
+  const startsAt = input.startsAt ?? new Date();
+  const endsAt = input.endsAt ?? new Date(startsAt.getTime() + DAY_MS);
+  if (Number.isNaN(startsAt.getTime()) || Number.isNaN(endsAt.getTime())) {
+    throw new SaleInputError('startsAt and endsAt must be valid dates');
+  }
+  if (endsAt <= startsAt) throw new SaleInputError('endsAt must be after startsAt');
+  return { name: name.trim(), stock, perUserLimit, startsAt, endsAt };
+}

@@ -1,0 +1,19 @@
+import { readAsset } from '../../support/assets.js';
+
+const sql = (name: string) => readAsset(new URL(`./sql/${name}.sql`, import.meta.url));
+
+/** Every SQL statement of the order store, loaded once from sql/*.sql. */
+export const queries = {
+  insertSale: sql('insert-sale'),
+  getSale: sql('get-sale'),
+  listOpenSales: sql('list-open-sales'),
+  lockSales: sql('lock-sales'),
+  appliedEntries: sql('applied-entries'),
+  lockPurchases: sql('lock-purchases'),
+  insertOrders: sql('insert-orders'),
+  addPurchases: sql('add-purchases'),
+  addSold: sql('add-sold'),
+  getOrder: sql('get-order'),
+  saleCounts: sql('sale-counts'),
+  userPurchases: sql('user-purchases'),
+} as const;

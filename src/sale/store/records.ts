@@ -1,0 +1,89 @@
+import type { Order, Sale } from '../types.js';
+import type { Queryable } from './db.js';
+import { queries } from './queries.js';
+
+interface SaleRow {
+  id: string;
+  name: string;
+  stock: number;
+  sold?: number;
+  per_user_limit: number;
+  starts_at: Date | string;
+  ends_at: Date | string;
+}
+
+const toSale = (row: SaleRow): Sale & { persistedSold: number } => ({
+  id: row.id,
+  name: row.name,
+  stock: row.stock,
+  perUserLimit: row.per_user_limit,
+  startsAt: new Date(row.starts_at),
+  endsAt: new Date(row.ends_at),
+  persistedSold: row.sold ?? 0,
+});
+
+/** Sales and orders as recorded in the database. */
+export const records = {
+  async insertSale(db: Queryable, sale: Omit<Sale, 'id'>): Promise<Sale> {
+    const { rows } = await db.query<SaleRow>(queries.insertSale, [
+      sale.name,
+      sale.stock,
+      sale.startsAt.toISOString(),
+      sale.endsAt.toISOString(),
+      sale.perUserLimit,
+    ]);
+    return toSale(rows[0] as SaleRow);
+  },
+
+  async getSale(db: Queryable, id: string): Promise<(Sale & { persistedSold: number }) | undefined> {
+    const { rows } = await db.query<SaleRow>(queries.getSale, [id]);
+    return rows[0] && toSale(rows[0]);
+  },
+
+  async listOpenSales(db: Queryable): Promise<Array<Sale & { persistedSold: number }>> {
+    const { rows } = await db.query<SaleRow>(queries.listOpenSales);
+    return rows.map(toSale);
+  },
+
+  async getOrder(db: Queryable, id: string): Promise<Order | undefined> {
+    const { rows } = await db.query<{
+      id: string;
+      sale_id: string;
+      user_id: string;
+      quantity: number;
+      status: 'confirmed' | 'rejected';
+      reject_reason: string | null;
+    }>(queries.getOrder, [id]);
+    const row = rows[0];
+    if (!row) return undefined;
+    return {
+      orderId: row.id,
+      saleId: row.sale_id,
+      userId: row.user_id,
+      quantity: row.quantity,
+      status: row.status,
+      ...(row.reject_reason ? { reason: row.reject_reason } : {}),
+    };
+  },
+
+  async saleCounts(db: Queryable, saleId: string) {
+    const { rows } = await db.query<{
+      confirmed_units: number;
+      confirmed_orders: number;
+      rejected_orders: number;
+      buyers: number;
+    }>(queries.saleCounts, [saleId]);
+    const row = rows[0] as NonNullable<(typeof rows)[0]>;
+    return {
+      confirmedUnits: row.confirmed_units,
+      confirmedOrders: row.confirmed_orders,
+      rejectedOrders: row.rejected_orders,
+      buyers: row.buyers,
+    };
+  },
+
+  async userPurchases(db: Queryable, saleId: string): Promise<Map<string, number>> {
+    const { rows } = await db.query<{ user_id: string; quantity: number }>(queries.userPurchases, [saleId]);
+    return new Map(rows.map((r) => [r.user_id, r.quantity]));
+  },
+};

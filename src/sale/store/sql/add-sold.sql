@@ -1,0 +1,7 @@
+-- Adds confirmed units to each sale's total; the table's CHECK refuses anything over the stock.
+-- $1 sale ids (bigint[]), $2 units (int[])
+-- Returns nothing.
+UPDATE sales s
+   SET sold = s.sold + d.units
+  FROM unnest($1::bigint[], $2::int[]) AS d (sale_id, units)
+ WHERE s.id = d.sale_id;

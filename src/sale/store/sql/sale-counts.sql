@@ -1,0 +1,9 @@
+-- Per-sale totals of recorded orders, for reconciliation.
+-- $1 sale id (bigint)
+-- Returns confirmed_units, confirmed_orders, rejected_orders, buyers.
+SELECT coalesce(sum(quantity) FILTER (WHERE status = 'confirmed'), 0)::int AS confirmed_units,
+       count(*) FILTER (WHERE status = 'confirmed')::int AS confirmed_orders,
+       count(*) FILTER (WHERE status = 'rejected')::int AS rejected_orders,
+       count(DISTINCT user_id) FILTER (WHERE status = 'confirmed')::int AS buyers
+  FROM orders
+ WHERE sale_id = $1;

@@ -1,0 +1,19 @@
+--[[
+  Puts a sale into Redis for reservations, unless it is already there (re-warming must never reset
+  the stock of a running sale; use reconciliation to repair it).
+
+  KEYS[1]  meta hash
+  KEYS[2]  stock
+  ARGV[1]  total stock
+  ARGV[2]  startsAt, ms since epoch
+  ARGV[3]  endsAt, ms since epoch
+  ARGV[4]  per-user limit
+
+  Returns  1 warmed; 0 it was already there (nothing changed).
+]]
+if redis.call('exists', KEYS[1]) == 1 then
+  return 0
+end
+redis.call('hset', KEYS[1], 'stock', ARGV[1], 'startsAt', ARGV[2], 'endsAt', ARGV[3], 'limit', ARGV[4])
+redis.call('set', KEYS[2], ARGV[1])
+return 1

@@ -1,0 +1,149 @@
+import { describe, expect, it } from 'vitest';
+import { saleKeys } from '../../src/sale/keys.js';
+import { useSaleStack } from '../helpers/sale.js';
+
+const env = useSaleStack();
+
+async function counts(saleId: string) {
+  const { rows } = await env.db.query<{ status: string; n: number }>(
+    'SELECT status, count(*)::int AS n FROM orders WHERE sale_id = $1 GROUP BY status',
+    [saleId],
+  );
+  return Object.fromEntries(rows.map((r) => [r.status, r.n]));
+}
+
+describe('reservation and order pipeline', () => {
+  it('reserves up to the stock, one per user, and records exactly those orders', async () => {
+    const sale = await env.service.createSale({ name: 'five', stock: 5 });
+    const results = await Promise.all(
+      Array.from({ length: 8 }, (_, i) => env.service.buy({ saleId: sale.id, userId: `u${i}`, quantity: 1 })),
+    );
+    const reserved = results.filter((r) => r.ok);
+    expect(reserved).toHaveLength(5);
+    expect(results.filter((r) => !r.ok && r.code === 'sold_out')).toHaveLength(3);
+    expect(await env.service.buy({ saleId: sale.id, userId: 'u0', quantity: 1 })).toEqual({
+      ok: false,
+      code: 'limit_reached',
+    });
+    await env.pipeline().drain();
+    expect(await counts(sale.id)).toEqual({ confirmed: 5 });
+    const keys = saleKeys(sale.id);
+    expect(await env.redis.get(keys.stock)).toBe('0');
+    expect(await env.redis.hlen(keys.pending)).toBe(0);
+    const view = await env.service.getSale(sale.id);
+    expect(view).toMatchObject({ stock: 5, remaining: 0, sold: 5, status: 'sold_out' });
+    for (const r of reserved) {
+      if (!r.ok) continue;
+      expect(await env.service.getOrder(r.orderId)).toMatchObject({ status: 'confirmed', quantity: 1 });
+    }
+  });
+
+  it('answers the original order for a repeated Idempotency-Key, per user', async () => {
+    const sale = await env.service.createSale({ name: 'idem', stock: 10, perUserLimit: 3 });
+    const first = await env.service.buy({
+      saleId: sale.id,
+      userId: 'alice',
+      quantity: 1,
+      idempotencyKey: 'k1',
+    });
+    const again = await env.service.buy({
+      saleId: sale.id,
+      userId: 'alice',
+      quantity: 1,
+      idempotencyKey: 'k1',
+    });
+    const other = await env.service.buy({
+      saleId: sale.id,
+      userId: 'bob',
+      quantity: 1,
+      idempotencyKey: 'k1',
+    });
+    const changed = await env.service.buy({
+      saleId: sale.id,
+      userId: 'alice',
+      quantity: 2,
+      idempotencyKey: 'k1',
+    });
+    expect(first.ok && again.ok && other.ok).toBe(true);
+    if (!first.ok || !again.ok || !other.ok) return;
+    expect(again).toEqual({ ok: true, orderId: first.orderId, duplicate: true });
+    expect(other.orderId).not.toBe(first.orderId);
+    expect(changed).toEqual({ ok: false, code: 'idempotency_key_reused' });
+    expect(await env.redis.get(saleKeys(sale.id).stock)).toBe('8');
+    expect(await env.service.getOrder(first.orderId)).toMatchObject({ status: 'reserved', userId: 'alice' });
+  });
+
+  it('refuses outside the time window (Redis server clock) and for unknown sales', async () => {
+    const soon = new Date(Date.now() + 60_000);
+    const later = await env.service.createSale({ name: 'later', stock: 1, startsAt: soon });
+    expect(await env.service.buy({ saleId: later.id, userId: 'u', quantity: 1 })).toEqual({
+      ok: false,
+      code: 'not_started',
+    });
+    const past = await env.service.createSale({
+      name: 'past',
+      stock: 1,
+      startsAt: new Date(Date.now() - 120_000),
+      endsAt: new Date(Date.now() - 60_000),
+    });
+    expect(await env.service.buy({ saleId: past.id, userId: 'u', quantity: 1 })).toEqual({
+      ok: false,
+      code: 'ended',
+    });
+    expect(await env.service.buy({ saleId: '999999', userId: 'u', quantity: 1 })).toEqual({
+      ok: false,
+      code: 'not_found',
+    });
+  });
+
+  it('keeps the record within stock when Redis loses its writes, rejecting the excess visibly', async () => {
+    const sale = await env.service.createSale({ name: 'fence', stock: 3 });
+    for (let i = 0; i < 3; i++) await env.service.buy({ saleId: sale.id, userId: `a${i}`, quantity: 1 });
+    // Redis "forgets" (a restart without persistence): stock and buyers come back as at creation.
+    const keys = saleKeys(sale.id);
+    await env.redis.set(keys.stock, '3');
+    await env.redis.del(keys.buyers);
+    for (let i = 0; i < 3; i++) await env.service.buy({ saleId: sale.id, userId: `b${i}`, quantity: 1 });
+    await env.service.buy({ saleId: sale.id, userId: 'a0', quantity: 1 }); // over the limit in the record
+    const rejectedBefore = (await env.metrics.ordersRejected.get()).values.reduce((s, v) => s + v.value, 0);
+    await env.pipeline().drain();
+    expect(await counts(sale.id)).toEqual({ confirmed: 3, rejected: 3 });
+    const { rows } = await env.db.query<{ sold: number }>('SELECT sold FROM sales WHERE id = $1', [sale.id]);
+    expect(rows[0]?.sold).toBe(3);
+    const rejectedAfter = (await env.metrics.ordersRejected.get()).values.reduce((s, v) => s + v.value, 0);
+    expect(rejectedAfter - rejectedBefore).toBe(3);
+  });
+
+  it('dead-letters a malformed entry and keeps going', async () => {
+    const sale = await env.service.createSale({ name: 'poison', stock: 5 });
+    const keys = saleKeys(sale.id);
+    await env.redis.xadd(keys.stream, '*', 'garbage', 'yes');
+    await env.service.buy({ saleId: sale.id, userId: 'fine', quantity: 1 });
+    await env.pipeline().drain();
+    expect(await counts(sale.id)).toEqual({ confirmed: 1 });
+    const dead = await env.redis.xrange(keys.dead, '-', '+');
+    expect(dead).toHaveLength(1);
+    expect(dead[0]?.[1]).toContain('malformed');
+    expect(((await env.redis.xpending(keys.stream, 'order-writers')) as unknown[])[0]).toBe(0);
+  });
+
+  it('a redelivered entry is acknowledged without a second effect', async () => {
+    const sale = await env.service.createSale({ name: 'redeliver', stock: 5 });
+    for (let i = 0; i < 3; i++) await env.service.buy({ saleId: sale.id, userId: `r${i}`, quantity: 1 });
+    let crash = true;
+    const pipeline = env.pipeline({
+      consumer: 'crashy',
+      faults: {
+        afterCommit: async () => {
+          if (crash) throw Object.assign(new Error('crash between commit and XACK'), { code: 'ECONNRESET' });
+        },
+      },
+    });
+    await expect(pipeline.step(0)).rejects.toThrow('crash between commit and XACK');
+    expect(await counts(sale.id)).toEqual({ confirmed: 3 }); // committed, not acknowledged
+    crash = false;
+    await pipeline.drain(); // re-reads its own pending entries
+    expect(await counts(sale.id)).toEqual({ confirmed: 3 });
+    expect(((await env.redis.xpending(saleKeys(sale.id).stream, 'order-writers')) as unknown[])[0]).toBe(0);
+  });
+});
