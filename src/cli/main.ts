@@ -2,6 +2,9 @@
 import { readFileSync } from 'node:fs';
 import { Command } from 'commander';
 import { registerBench } from './bench.js';
+import { registerServe } from './serve.js';
+import { registerToken } from './token.js';
+import { registerWorker } from './worker.js';
 
 const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
   version: string;
@@ -12,6 +15,9 @@ const program = new Command('lockstock')
   .version(pkg.version)
   .showHelpAfterError();
 
+registerServe(program);
+registerWorker(program);
+registerToken(program);
 registerBench(program);
 
 await program.parseAsync(process.argv).catch((error: unknown) => {

@@ -43,17 +43,20 @@ export class SaleService {
   async createSale(input: NewSale): Promise<SaleView> {
     const sale = validateNewSale(input);
     const created = await records.insertSale(this.deps.db, sale);
-    await this.warm(created);
+    await this.warm(created, created.stock);
     return view(created, created.stock);
   }
 
-  /** Loads a recorded sale into Redis if it is not there (e.g. after Redis lost its data). */
-  async warm(sale: Sale): Promise<boolean> {
+  /**
+   * Loads a recorded sale into Redis if it is not there (a new sale, or Redis lost its data; then
+   * `remaining` should be the stock minus what the database recorded). Never resets a sale Redis has.
+   */
+  async warm(sale: Sale, remaining: number): Promise<boolean> {
     const keys = saleKeys(sale.id, this.prefix);
     const warmed = await this.scripts.run(
       warmScript,
       [keys.meta, keys.stock],
-      [sale.stock, sale.startsAt.getTime(), sale.endsAt.getTime(), sale.perUserLimit],
+      [sale.stock, sale.startsAt.getTime(), sale.endsAt.getTime(), sale.perUserLimit, remaining],
     );
     await this.deps.redis
       .xgroup('CREATE', keys.stream, ORDER_GROUP, '0', 'MKSTREAM')
@@ -71,8 +74,17 @@ export class SaleService {
     return view(sale, remaining === null ? sale.stock - sale.persistedSold : Number(remaining));
   }
 
-  async listOpenSales(): Promise<Sale[]> {
+  async listOpenSales(): Promise<Array<Sale & { persistedSold: number }>> {
     return records.listOpenSales(this.deps.db);
+  }
+
+  /** Warms every open sale Redis does not have (at startup); returns the ids warmed now. */
+  async warmOpenSales(): Promise<string[]> {
+    const warmed: string[] = [];
+    for (const sale of await this.listOpenSales()) {
+      if (await this.warm(sale, sale.stock - sale.persistedSold)) warmed.push(sale.id);
+    }
+    return warmed;
   }
 
   /** One purchase attempt (see reserve.lua for the rule). */

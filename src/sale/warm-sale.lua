@@ -8,6 +8,7 @@
   ARGV[2]  startsAt, ms since epoch
   ARGV[3]  endsAt, ms since epoch
   ARGV[4]  per-user limit
+  ARGV[5]  units left to reserve (the total for a new sale)
 
   Returns  1 warmed; 0 it was already there (nothing changed).
 ]]
@@ -15,5 +16,5 @@ if redis.call('exists', KEYS[1]) == 1 then
   return 0
 end
 redis.call('hset', KEYS[1], 'stock', ARGV[1], 'startsAt', ARGV[2], 'endsAt', ARGV[3], 'limit', ARGV[4])
-redis.call('set', KEYS[2], ARGV[1])
+redis.call('set', KEYS[2], ARGV[5])
 return 1

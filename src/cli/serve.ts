@@ -1,0 +1,117 @@
+import type { Command } from 'commander';
+import { buildApp } from '../http/app.js';
+import { signToken } from '../http/auth.js';
+import { httpConfigFromEnv } from '../http/config.js';
+import { intOption } from './options.js';
+import { jwtSecret, startRuntime, type Runtime } from './runtime.js';
+
+interface ServeOptions {
+  port: number;
+  host: string;
+  redis?: string;
+  database?: string;
+  workers: number;
+  dataDir: string;
+}
+
+export function registerServe(program: Command): void {
+  program
+    .command('serve')
+    .description('the flash-sale HTTP service (with the order pipeline); embedded Redis + PGlite by default')
+    .option(
+      '--port <port>',
+      'port to listen on (PORT)',
+      intOption(0, 65_535),
+      Number(process.env.PORT ?? 3000),
+    )
+    .option('--host <host>', 'address to listen on', '127.0.0.1')
+    .option(
+      '--redis <url>',
+      'Redis to use (REDIS_URL); default: a private redis-server',
+      process.env.REDIS_URL,
+    )
+    .option(
+      '--database <url>',
+      'PostgreSQL to use (DATABASE_URL); default: embedded PGlite',
+      process.env.DATABASE_URL,
+    )
+    .option('--workers <n>', 'order pipeline workers in this process', intOption(0, 64), 1)
+    .option('--data-dir <dir>', 'where embedded data lives', '.lockstock')
+    .action(async (options: ServeOptions) => {
+      const runtime = await startRuntime({
+        ...(options.redis ? { redisUrl: options.redis } : {}),
+        ...(options.database ? { databaseUrl: options.database } : {}),
+        dataDir: options.dataDir,
+        pipelines: options.workers,
+      });
+      const secret = jwtSecret(options.dataDir);
+      const app = await buildApp({
+        service: runtime.service,
+        redis: runtime.redis,
+        db: runtime.db,
+        metrics: runtime.metrics,
+        config: httpConfigFromEnv(process.env, secret),
+        logger: runtime.logger,
+      });
+      onShutdown(async () => {
+        await app.close();
+        await runtime.close();
+      });
+      const address = await app.listen({ port: options.port, host: options.host });
+      await announce(runtime, address, secret);
+    });
+}
+
+/** Embedded mode: make sure there is something to buy, and say how to buy it. */
+async function announce(runtime: Runtime, address: string, secret: string): Promise<void> {
+  const { logger } = runtime;
+  if (!runtime.embedded.database && !runtime.embedded.redis) {
+    logger.info({ address }, 'lockstock is serving');
+    return;
+  }
+  let sale = (await runtime.service.listOpenSales()).find((s) => s.endsAt.getTime() > Date.now());
+  if (!sale) {
+    sale = {
+      ...(await runtime.service.createSale({
+        name: 'Demo flash sale',
+        stock: 100,
+        endsAt: new Date(Date.now() + 7 * 86_400_000),
+      })),
+      persistedSold: 0,
+    };
+  }
+  const token = signToken(secret, 'demo-buyer');
+  const admin = signToken(secret, 'demo-admin', { admin: true });
+  process.stdout.write(
+    [
+      '',
+      `lockstock is serving on ${address}  (API docs: ${address}/docs)`,
+      `Sale ${sale.id} "${sale.name}": ${sale.stock} units. Buy one:`,
+      '',
+      `  curl -s -X POST ${address}/api/sales/${sale.id}/orders -H 'Authorization: Bearer ${token}' -H 'Content-Type: application/json' -d '{"quantity":1}'`,
+      '',
+      `Check it:  curl -s ${address}/api/sales/${sale.id}`,
+      `Admin token (create sales): ${admin}`,
+      `More tokens: npx lockstock token --user <id> [--admin]`,
+      '',
+    ].join('\n'),
+  );
+}
+
+export function onShutdown(close: () => Promise<void>): void {
+  let closing = false;
+  const shutdown = (signal: string) => {
+    if (closing) return;
+    closing = true;
+    process.stderr.write(`\n${signal}: shutting down\n`);
+    close().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        process.stderr.write(`shutdown failed: ${String(error)}\n`);
+        process.exit(1);
+      },
+    );
+  };
+  process.once('SIGINT', () => shutdown('SIGINT'));
+  process.once('SIGTERM', () => shutdown('SIGTERM'));
+}

@@ -1,0 +1,88 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyRequest } from 'fastify';
+import type { SaleService } from '../../sale/service.js';
+import type { RefusalCode } from '../../sale/types.js';
+import { authenticate } from '../auth.js';
+import { ApiError } from '../errors.js';
+import {
+  errorResponses,
+  OrderBody,
+  OrderHeaders,
+  OrderIdParams,
+  OrderView,
+  ReservedBody,
+  SaleIdParams,
+} from '../schemas.js';
+
+const REFUSAL_MESSAGES: Record<RefusalCode, string> = {
+  not_found: 'There is no such sale.',
+  not_started: 'The sale has not started yet.',
+  ended: 'The sale has ended.',
+  sold_out: 'The sale is sold out.',
+  limit_reached: 'You already hold as many units of this sale as one buyer may.',
+  idempotency_key_reused: 'This Idempotency-Key was used for a different request.',
+};
+
+export interface OrdersRouteOptions {
+  service: SaleService;
+  /** Per-user rate check (after authentication); undefined when per-user limiting is off. */
+  limitUser?: (request: FastifyRequest) => Promise<void>;
+}
+
+export const ordersRoutes: FastifyPluginAsyncTypebox<OrdersRouteOptions> = async (
+  app,
+  { service, limitUser },
+) => {
+  app.post(
+    '/api/sales/:id/orders',
+    {
+      preValidation: async (request) => {
+        request.body ??= {}; // the body is optional: no body means one unit
+      },
+      preHandler: limitUser ? [authenticate, limitUser] : authenticate,
+      bodyLimit: 1024,
+      schema: {
+        summary: 'Buy: reserve units of a sale for the caller (the user id comes from the token)',
+        security: [{ bearer: [] }],
+        params: SaleIdParams,
+        headers: OrderHeaders,
+        body: OrderBody,
+        response: { 202: ReservedBody, ...errorResponses(400, 401, 404, 409, 413, 415, 422, 429, 503) },
+      },
+    },
+    async (request, reply) => {
+      const caller = request.caller as NonNullable<FastifyRequest['caller']>;
+      const idempotencyKey = request.headers['idempotency-key'];
+      const result = await service.buy({
+        saleId: request.params.id,
+        userId: caller.userId,
+        quantity: request.body.quantity ?? 1,
+        ...(idempotencyKey ? { idempotencyKey } : {}),
+      });
+      if (!result.ok) throw new ApiError(result.code, REFUSAL_MESSAGES[result.code]);
+      return reply.code(202).send({ orderId: result.orderId, status: 'reserved' as const });
+    },
+  );
+
+  app.get(
+    '/api/orders/:id',
+    {
+      preHandler: authenticate,
+      schema: {
+        summary: 'An order (its buyer or an admin)',
+        security: [{ bearer: [] }],
+        params: OrderIdParams,
+        response: { 200: OrderView, ...errorResponses(400, 401, 404, 429) },
+      },
+    },
+    async (request) => {
+      const caller = request.caller as NonNullable<FastifyRequest['caller']>;
+      const order = await service.getOrder(request.params.id);
+      // Someone else's order answers exactly like a missing one: ids reveal nothing.
+      if (!order || (order.userId !== caller.userId && !caller.admin)) {
+        throw new ApiError('not_found', `There is no order ${request.params.id} of yours.`);
+      }
+      return order;
+    },
+  );
+};

@@ -1,0 +1,59 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { SaleInputError } from '../../sale/errors.js';
+import type { SaleService } from '../../sale/service.js';
+import type { SaleView as SaleViewType } from '../../sale/types.js';
+import { requireAdmin } from '../auth.js';
+import { ApiError } from '../errors.js';
+import { errorResponses, NewSaleBody, SaleIdParams, SaleView } from '../schemas.js';
+
+const toJson = (sale: SaleViewType) => ({
+  ...sale,
+  startsAt: sale.startsAt.toISOString(),
+  endsAt: sale.endsAt.toISOString(),
+});
+
+export const salesRoutes: FastifyPluginAsyncTypebox<{ service: SaleService }> = async (app, { service }) => {
+  app.post(
+    '/api/sales',
+    {
+      preHandler: requireAdmin,
+      bodyLimit: 4096,
+      schema: {
+        summary: 'Create a sale (admin); its stock is pre-warmed in Redis',
+        security: [{ bearer: [] }],
+        body: NewSaleBody,
+        response: { 201: SaleView, ...errorResponses(400, 401, 403, 413, 415, 429) },
+      },
+    },
+    async (request, reply) => {
+      const { startsAt, endsAt, ...rest } = request.body;
+      try {
+        const sale = await service.createSale({
+          ...rest,
+          ...(startsAt ? { startsAt: new Date(startsAt) } : {}),
+          ...(endsAt ? { endsAt: new Date(endsAt) } : {}),
+        });
+        return reply.code(201).send(toJson(sale));
+      } catch (error) {
+        if (error instanceof SaleInputError) throw new ApiError('bad_request', error.message);
+        throw error;
+      }
+    },
+  );
+
+  app.get(
+    '/api/sales/:id',
+    {
+      schema: {
+        summary: 'A sale with its remaining stock and status',
+        params: SaleIdParams,
+        response: { 200: SaleView, ...errorResponses(400, 404, 429) },
+      },
+    },
+    async (request) => {
+      const sale = await service.getSale(request.params.id);
+      if (!sale) throw new ApiError('not_found', `There is no sale ${request.params.id}.`);
+      return toJson(sale);
+    },
+  );
+};

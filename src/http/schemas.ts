@@ -1,0 +1,83 @@
+import { Type, type Static } from '@fastify/type-provider-typebox';
+import { MAX_PER_USER_LIMIT, MAX_STOCK } from '../sale/service.js';
+
+/** Request and response schemas (TypeBox): validation, serialization and OpenAPI from one source. */
+
+export const ErrorBody = Type.Object(
+  {
+    error: Type.String({ description: 'stable error code, e.g. sold_out' }),
+    message: Type.String({ description: 'a sentence for humans' }),
+  },
+  { $id: 'Error' },
+);
+
+export const SaleIdParams = Type.Object({
+  id: Type.String({ pattern: '^[0-9]{1,18}$', description: 'sale id (digits)' }),
+});
+
+export const OrderIdParams = Type.Object({
+  id: Type.String({ pattern: '^[0-9]{1,20}$', description: 'order id (64-bit, digits)' }),
+});
+
+export const NewSaleBody = Type.Object(
+  {
+    name: Type.String({ minLength: 1, maxLength: 200 }),
+    stock: Type.Integer({ minimum: 0, maximum: MAX_STOCK }),
+    startsAt: Type.Optional(Type.String({ format: 'date-time', description: 'default: now' })),
+    endsAt: Type.Optional(Type.String({ format: 'date-time', description: 'default: startsAt + 1 day' })),
+    perUserLimit: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_PER_USER_LIMIT, default: 1 })),
+  },
+  { additionalProperties: false },
+);
+export type NewSaleBody = Static<typeof NewSaleBody>;
+
+export const SaleView = Type.Object({
+  id: Type.String(),
+  name: Type.String(),
+  stock: Type.Integer(),
+  remaining: Type.Integer(),
+  sold: Type.Integer(),
+  perUserLimit: Type.Integer(),
+  startsAt: Type.String({ format: 'date-time' }),
+  endsAt: Type.String({ format: 'date-time' }),
+  status: Type.Union([
+    Type.Literal('scheduled'),
+    Type.Literal('active'),
+    Type.Literal('sold_out'),
+    Type.Literal('ended'),
+  ]),
+});
+
+export const OrderBody = Type.Object(
+  {
+    quantity: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_PER_USER_LIMIT, default: 1 })),
+  },
+  { additionalProperties: false },
+);
+export type OrderBody = Static<typeof OrderBody>;
+
+export const OrderHeaders = Type.Object({
+  'idempotency-key': Type.Optional(
+    Type.String({
+      pattern: '^[A-Za-z0-9_-]{1,64}$',
+      description: 'the same key from the same user returns the same order',
+    }),
+  ),
+});
+
+export const ReservedBody = Type.Object({
+  orderId: Type.String(),
+  status: Type.Literal('reserved'),
+});
+
+export const OrderView = Type.Object({
+  orderId: Type.String(),
+  saleId: Type.String(),
+  userId: Type.String(),
+  quantity: Type.Integer(),
+  status: Type.Union([Type.Literal('reserved'), Type.Literal('confirmed'), Type.Literal('rejected')]),
+  reason: Type.Optional(Type.String()),
+});
+
+export const errorResponses = (...statuses: number[]) =>
+  Object.fromEntries(statuses.map((status) => [status, Type.Ref('Error')]));
