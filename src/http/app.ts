@@ -51,6 +51,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
+  app.removeContentTypeParser('text/plain'); // bodies are JSON; anything else is a 415
   app.setErrorHandler(errorHandler);
   app.setNotFoundHandler((request, reply) =>
     sendError(reply, 'not_found', `No route ${request.method} ${request.url}.`),

@@ -1,0 +1,324 @@
+import type { FastifyInstance } from 'fastify';
+import { createSigner } from 'fast-jwt';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildApp } from '../../src/http/app.js';
+import { signToken } from '../../src/http/auth.js';
+import type { HttpConfig } from '../../src/http/config.js';
+import { saleKeys } from '../../src/sale/keys.js';
+import { useSaleStack } from '../helpers/sale.js';
+
+const env = useSaleStack();
+const SECRET = 'test-secret-0123456789abcdef';
+const config: HttpConfig = { jwtSecret: SECRET, rateLimitPerUser: 0, rateLimitPerIp: 0 };
+let app: FastifyInstance;
+let saleId: string;
+
+const bearer = (user: string, admin = false) => ({
+  authorization: `Bearer ${signToken(SECRET, user, { admin })}`,
+});
+
+beforeAll(async () => {
+  app = await buildApp({ service: env.service, redis: env.redis, db: env.db, metrics: env.metrics, config });
+  const created = await app.inject({
+    method: 'POST',
+    url: '/api/sales',
+    headers: bearer('admin', true),
+    payload: { name: 'api sale', stock: 50, perUserLimit: 2 },
+  });
+  expect(created.statusCode).toBe(201);
+  saleId = created.json().id;
+});
+afterAll(async () => {
+  await app.close();
+});
+
+/** What a request could have changed: stock, stream, recorded orders, the script cache. */
+async function snapshot() {
+  const keys = saleKeys(saleId);
+  const info = await env.redis.info('memory');
+  const { rows } = await env.db.query<{ n: number }>('SELECT count(*)::int AS n FROM orders');
+  return {
+    stock: await env.redis.get(keys.stock),
+    stream: await env.redis.xlen(keys.stream),
+    buyers: await env.redis.hlen(keys.buyers),
+    orders: rows[0]?.n,
+    scripts: /number_of_cached_scripts:(\d+)/.exec(info)?.[1],
+    dbsize: await env.redis.dbsize(),
+  };
+}
+
+describe('HTTP API', () => {
+  it('buys, answers the same order for a repeated Idempotency-Key, and shows the order to its buyer', async () => {
+    const url = `/api/sales/${saleId}/orders`;
+    const headers = { ...bearer('carol'), 'idempotency-key': 'checkout-1' };
+    const first = await app.inject({ method: 'POST', url, headers, payload: { quantity: 1 } });
+    expect(first.statusCode).toBe(202);
+    expect(first.json()).toEqual({ orderId: expect.stringMatching(/^\d+$/), status: 'reserved' });
+    const again = await app.inject({ method: 'POST', url, headers, payload: { quantity: 1 } });
+    expect(again.statusCode).toBe(202);
+    expect(again.json().orderId).toBe(first.json().orderId);
+    const dave = await app.inject({
+      method: 'POST',
+      url,
+      headers: { ...bearer('dave'), 'idempotency-key': 'checkout-1' },
+    });
+    expect(dave.statusCode).toBe(202);
+    expect(dave.json().orderId).not.toBe(first.json().orderId);
+    const reused = await app.inject({ method: 'POST', url, headers, payload: { quantity: 2 } });
+    expect(reused.statusCode).toBe(422);
+    expect(reused.json().error).toBe('idempotency_key_reused');
+
+    const mine = await app.inject({
+      method: 'GET',
+      url: `/api/orders/${first.json().orderId}`,
+      headers: bearer('carol'),
+    });
+    expect(mine.statusCode).toBe(200);
+    expect(mine.json()).toMatchObject({
+      orderId: first.json().orderId,
+      saleId,
+      userId: 'carol',
+      quantity: 1,
+    });
+    const theirs = await app.inject({
+      method: 'GET',
+      url: `/api/orders/${first.json().orderId}`,
+      headers: bearer('dave'),
+    });
+    expect(theirs.statusCode).toBe(404);
+    const asAdmin = await app.inject({
+      method: 'GET',
+      url: `/api/orders/${first.json().orderId}`,
+      headers: bearer('root', true),
+    });
+    expect(asAdmin.statusCode).toBe(200);
+
+    const sale = await app.inject({ method: 'GET', url: `/api/sales/${saleId}` });
+    expect(sale.json()).toMatchObject({ id: saleId, stock: 50, remaining: 48, sold: 2, status: 'active' });
+  });
+
+  it('bad input gets a 4xx with { error, message } and changes nothing', async () => {
+    const url = `/api/sales/${saleId}/orders`;
+    const expired = createSigner({
+      key: SECRET,
+      algorithm: 'HS256',
+      clockTimestamp: Date.now() - 7_200_000,
+      expiresIn: 3_600_000,
+    })({
+      sub: 'eve',
+    });
+    const forged = createSigner({ key: 'another-secret-0123456789', algorithm: 'HS256' })({ sub: 'eve' });
+    const unsigned = `${Buffer.from('{"alg":"none","typ":"JWT"}').toString('base64url')}.${Buffer.from('{"sub":"eve"}').toString('base64url')}.`;
+    const json = { 'content-type': 'application/json' };
+    const cases: Array<[string, Parameters<FastifyInstance['inject']>[0], number, string]> = [
+      ['no token', { method: 'POST', url, payload: {} }, 401, 'unauthorized'],
+      [
+        'forged token',
+        { method: 'POST', url, headers: { authorization: `Bearer ${forged}` }, payload: {} },
+        401,
+        'unauthorized',
+      ],
+      [
+        'expired token',
+        { method: 'POST', url, headers: { authorization: `Bearer ${expired}` }, payload: {} },
+        401,
+        'unauthorized',
+      ],
+      [
+        'alg none',
+        { method: 'POST', url, headers: { authorization: `Bearer ${unsigned}` }, payload: {} },
+        401,
+        'unauthorized',
+      ],
+      [
+        'user id in the body',
+        { method: 'POST', url, headers: bearer('eve'), payload: { userId: 'carol' } },
+        400,
+        'bad_request',
+      ],
+      [
+        'unknown field',
+        { method: 'POST', url, headers: bearer('eve'), payload: { quantity: 1, price: 0 } },
+        400,
+        'bad_request',
+      ],
+      [
+        'non-numeric sale id',
+        { method: 'POST', url: '/api/sales/abc/orders', headers: bearer('eve'), payload: {} },
+        400,
+        'bad_request',
+      ],
+      [
+        'negative quantity',
+        { method: 'POST', url, headers: bearer('eve'), payload: { quantity: -1 } },
+        400,
+        'bad_request',
+      ],
+      [
+        'zero quantity',
+        { method: 'POST', url, headers: bearer('eve'), payload: { quantity: 0 } },
+        400,
+        'bad_request',
+      ],
+      [
+        'huge quantity',
+        { method: 'POST', url, headers: bearer('eve'), payload: { quantity: 1e12 } },
+        400,
+        'bad_request',
+      ],
+      [
+        'fractional quantity',
+        { method: 'POST', url, headers: bearer('eve'), payload: { quantity: 1.5 } },
+        400,
+        'bad_request',
+      ],
+      [
+        'string quantity',
+        { method: 'POST', url, headers: bearer('eve'), payload: { quantity: '1' } },
+        400,
+        'bad_request',
+      ],
+      [
+        'invalid JSON',
+        { method: 'POST', url, headers: { ...bearer('eve'), ...json }, payload: '{"quantity":' },
+        400,
+        'bad_request',
+      ],
+      [
+        'oversized body',
+        {
+          method: 'POST',
+          url,
+          headers: { ...bearer('eve'), ...json },
+          payload: JSON.stringify({ quantity: 1, pad: 'x'.repeat(4000) }),
+        },
+        413,
+        'payload_too_large',
+      ],
+      [
+        'wrong content type',
+        {
+          method: 'POST',
+          url,
+          headers: { ...bearer('eve'), 'content-type': 'text/plain' },
+          payload: 'quantity=1',
+        },
+        415,
+        'unsupported_media_type',
+      ],
+      [
+        'prototype poisoning',
+        {
+          method: 'POST',
+          url,
+          headers: { ...bearer('eve'), ...json },
+          payload: '{"__proto__":{"admin":true}}',
+        },
+        400,
+        'bad_request',
+      ],
+      [
+        'bad idempotency key',
+        { method: 'POST', url, headers: { ...bearer('eve'), 'idempotency-key': 'a b*c' }, payload: {} },
+        400,
+        'bad_request',
+      ],
+      [
+        'buyer creating a sale',
+        { method: 'POST', url: '/api/sales', headers: bearer('eve'), payload: { name: 'x', stock: 1 } },
+        403,
+        'forbidden',
+      ],
+      [
+        'sale with an end before its start',
+        {
+          method: 'POST',
+          url: '/api/sales',
+          headers: bearer('root', true),
+          payload: { name: 'x', stock: 1, startsAt: '2030-01-02T00:00:00Z', endsAt: '2030-01-01T00:00:00Z' },
+        },
+        400,
+        'bad_request',
+      ],
+      [
+        'unknown sale',
+        { method: 'POST', url: '/api/sales/987654321/orders', headers: bearer('eve'), payload: {} },
+        404,
+        'not_found',
+      ],
+      ['unknown route', { method: 'GET', url: '/api/nothing' }, 404, 'not_found'],
+    ];
+    const before = await snapshot();
+    for (const [name, request, status, code] of cases) {
+      const response = await app.inject(request);
+      expect([name, response.statusCode]).toEqual([name, status]);
+      const body = response.json();
+      expect([name, body.error]).toEqual([name, code]);
+      expect(typeof body.message).toBe('string');
+    }
+    expect(await snapshot()).toEqual(before);
+  });
+
+  it('serves health, metrics and the OpenAPI document', async () => {
+    const health = await app.inject({ method: 'GET', url: '/healthz' });
+    expect(health.json()).toEqual({ status: 'ok', redis: 'ok', database: 'ok' });
+    const metrics = await app.inject({ method: 'GET', url: '/metrics' });
+    expect(metrics.headers['content-type']).toContain('text/plain');
+    expect(metrics.body).toContain('lockstock_reservations_total{outcome="reserved"}');
+    const docs = await app.inject({ method: 'GET', url: '/docs/json' });
+    expect(Object.keys(docs.json().paths)).toEqual(
+      expect.arrayContaining(['/api/sales', '/api/sales/{id}', '/api/sales/{id}/orders', '/api/orders/{id}']),
+    );
+  });
+});
+
+describe('rate limits (shared through Redis)', () => {
+  it('limits per user on the order route and per address everywhere', async () => {
+    const limited = await buildApp({
+      service: env.service,
+      redis: env.redis,
+      db: env.db,
+      metrics: env.metrics,
+      config: { ...config, rateLimitPerUser: 2, rateLimitPerIp: 0 },
+    });
+    const url = `/api/sales/${saleId}/orders`;
+    const statuses = [];
+    for (let i = 0; i < 3; i++) {
+      statuses.push(
+        (await limited.inject({ method: 'POST', url, headers: bearer('frank'), payload: {} })).statusCode,
+      );
+    }
+    // Two purchase attempts per second per user: the third within the second is refused (429), even
+    // before the sale's own limit (2 units) would answer 409.
+    expect(statuses.slice(0, 2)).toEqual([202, 202]);
+    expect(statuses[2]).toBe(429);
+    const other = await limited.inject({ method: 'POST', url, headers: bearer('grace'), payload: {} });
+    expect(other.statusCode).toBe(202);
+    await limited.close();
+
+    const perIp = await buildApp({
+      service: env.service,
+      redis: env.redis,
+      db: env.db,
+      metrics: env.metrics,
+      config: { ...config, rateLimitPerUser: 0, rateLimitPerIp: 3 },
+    });
+    const codes = [];
+    for (let i = 0; i < 5; i++) {
+      codes.push(
+        (await perIp.inject({ method: 'GET', url: `/api/sales/${saleId}`, remoteAddress: '10.1.2.3' }))
+          .statusCode,
+      );
+    }
+    expect(codes.filter((c) => c === 429).length).toBeGreaterThan(0);
+    const spoof = await perIp.inject({
+      method: 'GET',
+      url: `/api/sales/${saleId}`,
+      remoteAddress: '10.1.2.3',
+      headers: { 'x-forwarded-for': '1.2.3.4' },
+    });
+    expect(spoof.statusCode).toBe(429);
+    expect(spoof.json().error).toBe('rate_limited');
+    await perIp.close();
+  });
+});
