@@ -5,7 +5,7 @@ import { Redis } from 'ioredis';
 import pino, { type Logger } from 'pino';
 import { SnowflakeIdGenerator } from '../sale/ids/snowflake.js';
 import { createSaleMetrics, type SaleMetrics } from '../sale/metrics.js';
-import { OrderPipeline } from '../sale/pipeline/order-pipeline.js';
+import { OrderPipeline, type OrderPipelineOptions } from '../sale/pipeline/order-pipeline.js';
 import { SaleService } from '../sale/service.js';
 import { pgliteDatabase, postgresDatabase, type Database } from '../sale/store/db.js';
 import { migrate } from '../sale/store/migrate.js';
@@ -20,6 +20,8 @@ export interface RuntimeOptions {
   dataDir?: string;
   /** Order pipeline workers in this process. @default 1 */
   pipelines?: number;
+  /** Settings of those workers. */
+  pipeline?: Omit<OrderPipelineOptions, 'logger' | 'metrics'>;
   logger?: Logger;
 }
 
@@ -86,7 +88,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
 
   const pipelines = Array.from(
     { length: options.pipelines ?? 1 },
-    () => new OrderPipeline(redis, db, { logger, metrics }),
+    () => new OrderPipeline(redis, db, { ...options.pipeline, logger, metrics }),
   );
   for (const pipeline of pipelines) pipeline.start();
 

@@ -2,6 +2,21 @@ import type { Command } from 'commander';
 import { intOption } from './options.js';
 import { startRuntime } from './runtime.js';
 import { onShutdown } from './serve.js';
+import type { OrderPipelineOptions } from '../sale/pipeline/order-pipeline.js';
+
+/**
+ * Fault injection for the crash tests (inert unless LOCKSTOCK_FAULT is set): at the named point of the
+ * first batch the worker prints `fault:<point>` and stops there, so the test can SIGKILL it mid-batch.
+ */
+function faultsFromEnv(): OrderPipelineOptions['faults'] {
+  const point = process.env.LOCKSTOCK_FAULT;
+  if (point !== 'before-commit' && point !== 'after-commit') return undefined;
+  const stall = async () => {
+    process.stdout.write(`fault:${point}\n`);
+    await new Promise(() => undefined);
+  };
+  return point === 'before-commit' ? { beforeCommit: stall } : { afterCommit: stall };
+}
 
 export function registerWorker(program: Command): void {
   program
@@ -10,19 +25,42 @@ export function registerWorker(program: Command): void {
     .option('--redis <url>', 'Redis (REDIS_URL)', process.env.REDIS_URL)
     .option('--database <url>', 'PostgreSQL (DATABASE_URL)', process.env.DATABASE_URL)
     .option('--workers <n>', 'pipeline workers in this process', intOption(1, 64), 1)
-    .action(async (options: { redis?: string; database?: string; workers: number }) => {
-      if (!options.redis || !options.database) {
-        throw new Error(
-          'worker needs a shared Redis and PostgreSQL: set REDIS_URL and DATABASE_URL (or --redis/--database); ' +
-            'the embedded stores of `serve` belong to that one process',
+    .option('--batch-size <n>', 'entries per database transaction', intOption(1, 10_000), 500)
+    .option(
+      '--claim-idle-ms <ms>',
+      'take over entries another consumer left pending this long',
+      intOption(100),
+      10_000,
+    )
+    .action(
+      async (options: {
+        redis?: string;
+        database?: string;
+        workers: number;
+        batchSize: number;
+        claimIdleMs: number;
+      }) => {
+        if (!options.redis || !options.database) {
+          throw new Error(
+            'worker needs a shared Redis and PostgreSQL: set REDIS_URL and DATABASE_URL (or --redis/--database); ' +
+              'the embedded stores of `serve` belong to that one process',
+          );
+        }
+        const runtime = await startRuntime({
+          redisUrl: options.redis,
+          databaseUrl: options.database,
+          pipelines: options.workers,
+          pipeline: {
+            batchSize: options.batchSize,
+            claimIdleMs: options.claimIdleMs,
+            faults: faultsFromEnv(),
+          },
+        });
+        runtime.logger.info(
+          { consumers: runtime.pipelines.map((p) => p.consumer) },
+          'order pipeline running',
         );
-      }
-      const runtime = await startRuntime({
-        redisUrl: options.redis,
-        databaseUrl: options.database,
-        pipelines: options.workers,
-      });
-      runtime.logger.info({ consumers: runtime.pipelines.map((p) => p.consumer) }, 'order pipeline running');
-      onShutdown(() => runtime.close());
-    });
+        onShutdown(() => runtime.close());
+      },
+    );
 }

@@ -11,6 +11,7 @@ let pool: pg.Pool;
 beforeAll(async () => {
   postgres = await PostgresServer.start();
   pool = new pg.Pool({ connectionString: postgres.url, max: 4 });
+  pool.on('error', () => undefined); // idle connections see the server shut down at the end
   await new PostgresFencedStore(pool).migrate();
 });
 afterAll(async () => {

@@ -1,0 +1,69 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { fileURLToPath } from 'node:url';
+
+const cli = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
+
+/** A `lockstock` CLI process (the built one) whose output lines can be awaited. */
+export class CliProcess {
+  private readonly lines: string[] = [];
+  private readonly waiters: Array<{ pattern: RegExp; resolve: (line: string) => void }> = [];
+  readonly exited: Promise<unknown>;
+
+  constructor(readonly child: ChildProcess) {
+    const onData = (chunk: Buffer) => {
+      for (const line of chunk.toString().split('\n')) {
+        if (!line) continue;
+        this.lines.push(line);
+        for (const waiter of [...this.waiters]) {
+          if (!waiter.pattern.test(line)) continue;
+          this.waiters.splice(this.waiters.indexOf(waiter), 1);
+          waiter.resolve(line);
+        }
+      }
+    };
+    child.stdout?.on('data', onData);
+    child.stderr?.on('data', onData);
+    this.exited = once(child, 'exit');
+  }
+
+  /** Resolves with the first output line matching `pattern` (already printed or still to come). */
+  waitForLine(pattern: RegExp): Promise<string> {
+    const seen = this.lines.find((line) => pattern.test(line));
+    if (seen) return Promise.resolve(seen);
+    return new Promise((resolve, reject) => {
+      this.waiters.push({ pattern, resolve });
+      this.exited.then(() =>
+        reject(new Error(`process exited before printing ${pattern}:\n${this.output()}`)),
+      );
+    });
+  }
+
+  output(): string {
+    return this.lines.slice(-30).join('\n');
+  }
+
+  kill(signal: NodeJS.Signals = 'SIGTERM'): void {
+    this.child.kill(signal);
+  }
+}
+
+export function spawnCli(args: string[], env: Record<string, string> = {}): CliProcess {
+  const child = spawn(process.execPath, [cli, ...args], {
+    env: { ...process.env, LOG_LEVEL: 'warn', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  return new CliProcess(child);
+}
+
+/** Polls a URL until it answers 200 (observing readiness, bounded by the test timeout). */
+export async function waitUntilHealthy(url: string): Promise<void> {
+  for (;;) {
+    const ok = await fetch(url).then(
+      (response) => response.ok,
+      () => false,
+    );
+    if (ok) return;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
