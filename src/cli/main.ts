@@ -2,6 +2,7 @@
 import { readFileSync } from 'node:fs';
 import { Command } from 'commander';
 import { registerBench } from './bench.js';
+import { registerReconcile } from './reconcile.js';
 import { registerServe } from './serve.js';
 import { registerToken } from './token.js';
 import { registerWorker } from './worker.js';
@@ -18,6 +19,7 @@ const program = new Command('lockstock')
 registerServe(program);
 registerWorker(program);
 registerToken(program);
+registerReconcile(program);
 registerBench(program);
 
 await program.parseAsync(process.argv).catch((error: unknown) => {

@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, InjectOptions } from 'fastify';
 import { createSigner } from 'fast-jwt';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/http/app.js';
@@ -110,7 +110,7 @@ describe('HTTP API', () => {
     const forged = createSigner({ key: 'another-secret-0123456789', algorithm: 'HS256' })({ sub: 'eve' });
     const unsigned = `${Buffer.from('{"alg":"none","typ":"JWT"}').toString('base64url')}.${Buffer.from('{"sub":"eve"}').toString('base64url')}.`;
     const json = { 'content-type': 'application/json' };
-    const cases: Array<[string, Parameters<FastifyInstance['inject']>[0], number, string]> = [
+    const cases: Array<[string, InjectOptions, number, string]> = [
       ['no token', { method: 'POST', url, payload: {} }, 401, 'unauthorized'],
       [
         'forged token',
