@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { benchLocks, LIBRARIES } from '../bench/locks/run.js';
+import { benchSale } from '../bench/sale/run.js';
 import { intOption, listOption } from './options.js';
 
 export function registerBench(program: Command): void {
@@ -29,5 +30,16 @@ export function registerBench(program: Command): void {
         libraries: opts.libraries,
         json: opts.json,
       });
+    });
+  bench
+    .command('sale')
+    .description(
+      'reservations/s vs a bare script, HTTP purchases/s vs hello-world Fastify, pipeline orders/s',
+    )
+    .option('--json <file>', 'write the results as JSON')
+    .option('--runs <n>', 'runs (the report shows medians)', intOption(1, 100), 3)
+    .option('--duration-ms <ms>', 'duration of one measurement', intOption(100), 3_000)
+    .action(async (opts) => {
+      await benchSale({ runs: opts.runs, durationMs: opts.durationMs, json: opts.json });
     });
 }

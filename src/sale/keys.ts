@@ -5,16 +5,16 @@ import { DEFAULT_KEY_PREFIX } from '../redis/keys.js';
  * Redis Cluster slot. User ids and idempotency keys are validated (ID_PATTERN) before they get here.
  */
 export interface SaleKeys {
-  /** hash: stock (total), startsAt and endsAt (ms since epoch), limit (per user) */
+  /** hash: total (stock), limit (per user), remaining (units left to reserve) */
   readonly meta: string;
-  /** integer: units left to reserve */
-  readonly stock: string;
+  /** exists until the sale starts (expires at startsAt, on the Redis clock) */
+  readonly notBefore: string;
+  /** exists until the sale ends (expires at endsAt, on the Redis clock) */
+  readonly open: string;
   /** hash: user id → units reserved */
   readonly buyers: string;
   /** stream: one entry per reservation, consumed by the order pipeline */
   readonly stream: string;
-  /** hash: order id → "<user id>:<quantity>", reservations not yet recorded in the database */
-  readonly pending: string;
   /** stream: entries the pipeline gave up on (poison messages) */
   readonly dead: string;
   /** string per (user, Idempotency-Key): "<orderId>:<quantity>" */
@@ -31,10 +31,10 @@ export function saleKeys(saleId: string, prefix = DEFAULT_KEY_PREFIX): SaleKeys 
   const base = `${prefix}:{sale:${saleId}}`;
   return {
     meta: `${base}:meta`,
-    stock: `${base}:stock`,
+    notBefore: `${base}:not-before`,
+    open: `${base}:open`,
     buyers: `${base}:buyers`,
     stream: `${base}:orders`,
-    pending: `${base}:pending`,
     dead: `${base}:dead`,
     idempotency: (userId, key) => `${base}:idem:${userId}:${key}`,
   };

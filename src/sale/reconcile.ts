@@ -1,7 +1,7 @@
 import type { RedisClient } from '../redis/connection.js';
 import { DEFAULT_KEY_PREFIX } from '../redis/keys.js';
 import { loadLuaScript, ScriptRunner } from '../redis/scripts.js';
-import { saleKeys } from './keys.js';
+import { ORDER_GROUP, saleKeys } from './keys.js';
 import type { SaleService } from './service.js';
 import type { Database } from './store/db.js';
 import { records } from './store/records.js';
@@ -45,10 +45,11 @@ export async function reconcile(
   for (const sale of sales) {
     const keys = saleKeys(sale.id, prefix);
     // Redis first, then the record: anything that moves in between is counted twice, never missed.
-    const [seenStock, inFlight] = (await scripts.run(snapshotScript, [keys.stock, keys.pending], [])) as [
-      number,
-      number,
-    ];
+    const [seenStock, inFlight] = (await scripts.run(
+      snapshotScript,
+      [keys.meta, keys.stream],
+      [ORDER_GROUP],
+    )) as [number, number];
     const recorded = (await records.getSale(db, sale.id))?.persistedSold ?? 0;
     const holdings = await records.userPurchases(db, sale.id);
     const buyers = await redis.hgetall(keys.buyers);
@@ -67,7 +68,7 @@ export async function reconcile(
       const target = Math.max(0, sale.stock - recorded - inFlight);
       await service.warm(sale, target); // puts the sale back if Redis lost it entirely; else a no-op
       entry.repairedRemaining = Number(
-        await scripts.run(applyScript, [keys.stock, keys.buyers], [seenStock, target, ...below.flat()]),
+        await scripts.run(applyScript, [keys.meta, keys.buyers], [seenStock, target, ...below.flat()]),
       );
     }
     report.push(entry);

@@ -1,12 +1,13 @@
 import type { RedisClient } from '../redis/connection.js';
 import { DEFAULT_KEY_PREFIX } from '../redis/keys.js';
 import { loadLuaScript, ScriptRunner } from '../redis/scripts.js';
-import { ID_PATTERN, saleKeys } from './keys.js';
+import { ID_PATTERN, saleKeys, type SaleKeys } from './keys.js';
 import type { RefusalCode, Reservation } from './types.js';
 
 const reserveScript = loadLuaScript(new URL('./reserve.lua', import.meta.url));
+const reserveIdempotentScript = loadLuaScript(new URL('./reserve-idempotent.lua', import.meta.url));
 
-/** reserve.lua's refusal codes, in one place. */
+/** The reservation scripts' refusal codes, in one place. */
 const REFUSALS: Record<number, RefusalCode> = {
   [-1]: 'not_found',
   [-2]: 'not_started',
@@ -29,10 +30,11 @@ export const IDEMPOTENCY_TTL_SECONDS = 24 * 60 * 60;
 
 /**
  * The reservation hot path: one script call, no lock. `nextOrderId` must not cost a round trip
- * (SnowflakeIdGenerator); it is called only for requests that may reserve.
+ * (SnowflakeIdGenerator). Key lists are built once per sale.
  */
 export class Reserver {
   private readonly scripts: ScriptRunner;
+  private readonly keysBySale = new Map<string, { keys: SaleKeys; list: string[] }>();
 
   constructor(
     redis: RedisClient,
@@ -42,31 +44,42 @@ export class Reserver {
     this.scripts = new ScriptRunner(redis);
   }
 
+  private keysOf(saleId: string) {
+    let entry = this.keysBySale.get(saleId);
+    if (!entry) {
+      if (this.keysBySale.size >= 1024) this.keysBySale.clear();
+      const keys = saleKeys(saleId, this.keyPrefix);
+      entry = { keys, list: [keys.meta, keys.notBefore, keys.open, keys.buyers, keys.stream] };
+      this.keysBySale.set(saleId, entry);
+    }
+    return entry;
+  }
+
   async reserve(request: ReserveRequest): Promise<Reservation> {
     const { saleId, userId, quantity, idempotencyKey } = request;
     if (!ID_PATTERN.test(saleId) || !ID_PATTERN.test(userId)) throw new TypeError('invalid sale or user id');
-    if (idempotencyKey !== undefined && !ID_PATTERN.test(idempotencyKey)) {
-      throw new TypeError('invalid idempotency key');
-    }
     if (!Number.isSafeInteger(quantity) || quantity < 1)
       throw new TypeError('quantity must be a positive integer');
-    const keys = saleKeys(saleId, this.keyPrefix);
-    const reply = (await this.scripts.run(
-      reserveScript,
-      [
-        keys.meta,
-        keys.stock,
-        keys.buyers,
-        keys.stream,
-        keys.pending,
-        keys.idempotency(userId, idempotencyKey ?? '-'),
-      ],
-      [userId, quantity, this.nextOrderId(), idempotencyKey === undefined ? 0 : 1, IDEMPOTENCY_TTL_SECONDS],
-    )) as [number, string?];
+    const { keys, list } = this.keysOf(saleId);
+    let reply: [number, string?];
+    if (idempotencyKey === undefined) {
+      reply = (await this.scripts.run(reserveScript, list, [
+        userId,
+        quantity,
+        this.nextOrderId(),
+      ])) as typeof reply;
+    } else {
+      if (!ID_PATTERN.test(idempotencyKey)) throw new TypeError('invalid idempotency key');
+      reply = (await this.scripts.run(
+        reserveIdempotentScript,
+        [...list, keys.idempotency(userId, idempotencyKey)],
+        [userId, quantity, this.nextOrderId(), IDEMPOTENCY_TTL_SECONDS],
+      )) as typeof reply;
+    }
     const [code, orderId] = reply;
     if (code === 1 || code === 2) return { ok: true, orderId: String(orderId), duplicate: code === 2 };
     const refusal = REFUSALS[code];
-    if (!refusal) throw new Error(`unexpected reserve.lua reply ${JSON.stringify(reply)}`);
+    if (!refusal) throw new Error(`unexpected reservation script reply ${JSON.stringify(reply)}`);
     return { ok: false, code: refusal };
   }
 }

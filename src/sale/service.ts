@@ -55,7 +55,7 @@ export class SaleService {
     const keys = saleKeys(sale.id, this.prefix);
     const warmed = await this.scripts.run(
       warmScript,
-      [keys.meta, keys.stock],
+      [keys.meta, keys.notBefore, keys.open],
       [sale.stock, sale.startsAt.getTime(), sale.endsAt.getTime(), sale.perUserLimit, remaining],
     );
     await this.deps.redis
@@ -70,7 +70,7 @@ export class SaleService {
   async getSale(id: string): Promise<SaleView | undefined> {
     const sale = await records.getSale(this.deps.db, id);
     if (!sale) return undefined;
-    const remaining = await this.deps.redis.get(saleKeys(id, this.prefix).stock);
+    const remaining = await this.deps.redis.hget(saleKeys(id, this.prefix).meta, 'remaining');
     return view(sale, remaining === null ? sale.stock - sale.persistedSold : Number(remaining));
   }
 
@@ -96,22 +96,42 @@ export class SaleService {
     return result;
   }
 
-  /** An order: as recorded, or `reserved` while the pipeline has not written it yet. */
+  /**
+   * An order: as recorded, or `reserved` while it still waits in a sale's stream (looked up among
+   * the newest `RESERVED_LOOKUP_DEPTH` reservations of each open sale: the pipeline records orders
+   * within moments, and a reservation pays for no index of its own).
+   */
   async getOrder(orderId: string): Promise<Order | undefined> {
     if (!/^\d{1,20}$/.test(orderId)) return undefined;
     const recorded = await records.getOrder(this.deps.db, orderId);
     if (recorded) return recorded;
-    const saleIds = await this.deps.redis.smembers(activeSalesKey(this.prefix));
-    for (const saleId of saleIds) {
-      const pending = await this.deps.redis.hget(saleKeys(saleId, this.prefix).pending, orderId);
-      if (pending === null) continue;
-      const separator = pending.lastIndexOf(':');
-      const userId = pending.slice(0, separator);
-      return { orderId, saleId, userId, quantity: Number(pending.slice(separator + 1)), status: 'reserved' };
+    for (const saleId of await this.deps.redis.smembers(activeSalesKey(this.prefix))) {
+      const entries = (await this.deps.redis.xrevrange(
+        saleKeys(saleId, this.prefix).stream,
+        '+',
+        '-',
+        'COUNT',
+        RESERVED_LOOKUP_DEPTH,
+      )) as Array<[string, string[]]>;
+      for (const [, fields] of entries) {
+        const entry = toFieldMap(fields);
+        if (entry.order !== orderId) continue;
+        return {
+          orderId,
+          saleId,
+          userId: String(entry.user),
+          quantity: Number(entry.qty),
+          status: 'reserved',
+        };
+      }
     }
-    return undefined;
+    // A reservation recorded between the two lookups is in the database now.
+    return records.getOrder(this.deps.db, orderId);
   }
 }
+
+/** How far back getOrder looks for reservations not yet recorded. */
+export const RESERVED_LOOKUP_DEPTH = 10_000;
 
 export function toFieldMap(fields: string[]): Record<string, string> {
   const map: Record<string, string> = {};

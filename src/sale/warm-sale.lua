@@ -1,9 +1,11 @@
 --[[
   Puts a sale into Redis for reservations, unless it is already there (re-warming must never reset
-  the stock of a running sale; use reconciliation to repair it).
+  the stock of a running sale; use reconciliation to repair it). The window becomes two keys that
+  expire on Redis's clock: not-before at the start, open at the end.
 
   KEYS[1]  meta hash
-  KEYS[2]  stock
+  KEYS[2]  not-before
+  KEYS[3]  open
   ARGV[1]  total stock
   ARGV[2]  startsAt, ms since epoch
   ARGV[3]  endsAt, ms since epoch
@@ -15,6 +17,7 @@
 if redis.call('exists', KEYS[1]) == 1 then
   return 0
 end
-redis.call('hset', KEYS[1], 'stock', ARGV[1], 'startsAt', ARGV[2], 'endsAt', ARGV[3], 'limit', ARGV[4])
-redis.call('set', KEYS[2], ARGV[5])
+redis.call('hset', KEYS[1], 'total', ARGV[1], 'limit', ARGV[4], 'remaining', ARGV[5])
+redis.call('set', KEYS[2], '1', 'PXAT', ARGV[2])
+redis.call('set', KEYS[3], '1', 'PXAT', ARGV[3])
 return 1

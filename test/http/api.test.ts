@@ -38,7 +38,7 @@ async function snapshot() {
   const info = await env.redis.info('memory');
   const { rows } = await env.db.query<{ n: number }>('SELECT count(*)::int AS n FROM orders');
   return {
-    stock: await env.redis.get(keys.stock),
+    remaining: await env.redis.hget(keys.meta, 'remaining'),
     stream: await env.redis.xlen(keys.stream),
     buyers: await env.redis.hlen(keys.buyers),
     orders: rows[0]?.n,
@@ -93,8 +93,11 @@ describe('HTTP API', () => {
     });
     expect(asAdmin.statusCode).toBe(200);
 
+    const plain = await app.inject({ method: 'POST', url, headers: bearer('erin') }); // no body: one unit
+    expect(plain.statusCode).toBe(202);
+
     const sale = await app.inject({ method: 'GET', url: `/api/sales/${saleId}` });
-    expect(sale.json()).toMatchObject({ id: saleId, stock: 50, remaining: 48, sold: 2, status: 'active' });
+    expect(sale.json()).toMatchObject({ id: saleId, stock: 50, remaining: 47, sold: 3, status: 'active' });
   });
 
   it('bad input gets a 4xx with { error, message } and changes nothing', async () => {

@@ -21,21 +21,32 @@ describe('reservation and order pipeline', () => {
     const reserved = results.filter((r) => r.ok);
     expect(reserved).toHaveLength(5);
     expect(results.filter((r) => !r.ok && r.code === 'sold_out')).toHaveLength(3);
+    // Once sold out, every attempt (a repeat buyer's too) is answered sold_out before anything else.
     expect(await env.service.buy({ saleId: sale.id, userId: 'u0', quantity: 1 })).toEqual({
       ok: false,
-      code: 'limit_reached',
+      code: 'sold_out',
     });
     await env.pipeline().drain();
     expect(await counts(sale.id)).toEqual({ confirmed: 5 });
     const keys = saleKeys(sale.id);
-    expect(await env.redis.get(keys.stock)).toBe('0');
-    expect(await env.redis.hlen(keys.pending)).toBe(0);
+    expect(await env.redis.hget(keys.meta, 'remaining')).toBe('0');
     const view = await env.service.getSale(sale.id);
     expect(view).toMatchObject({ stock: 5, remaining: 0, sold: 5, status: 'sold_out' });
     for (const r of reserved) {
       if (!r.ok) continue;
       expect(await env.service.getOrder(r.orderId)).toMatchObject({ status: 'confirmed', quantity: 1 });
     }
+  });
+
+  it('refuses a second purchase over the per-user limit', async () => {
+    const sale = await env.service.createSale({ name: 'limit', stock: 10, perUserLimit: 2 });
+    expect((await env.service.buy({ saleId: sale.id, userId: 'x', quantity: 2 })).ok).toBe(true);
+    expect(await env.service.buy({ saleId: sale.id, userId: 'x', quantity: 1 })).toEqual({
+      ok: false,
+      code: 'limit_reached',
+    });
+    expect(await env.redis.hget(saleKeys(sale.id).meta, 'remaining')).toBe('8'); // the refusal changed nothing
+    expect(await env.redis.hget(saleKeys(sale.id).buyers, 'x')).toBe('2');
   });
 
   it('answers the original order for a repeated Idempotency-Key, per user', async () => {
@@ -69,7 +80,7 @@ describe('reservation and order pipeline', () => {
     expect(again).toEqual({ ok: true, orderId: first.orderId, duplicate: true });
     expect(other.orderId).not.toBe(first.orderId);
     expect(changed).toEqual({ ok: false, code: 'idempotency_key_reused' });
-    expect(await env.redis.get(saleKeys(sale.id).stock)).toBe('8');
+    expect(await env.redis.hget(saleKeys(sale.id).meta, 'remaining')).toBe('8');
     expect(await env.service.getOrder(first.orderId)).toMatchObject({ status: 'reserved', userId: 'alice' });
   });
 
@@ -101,7 +112,7 @@ describe('reservation and order pipeline', () => {
     for (let i = 0; i < 3; i++) await env.service.buy({ saleId: sale.id, userId: `a${i}`, quantity: 1 });
     // Redis "forgets" (a restart without persistence): stock and buyers come back as at creation.
     const keys = saleKeys(sale.id);
-    await env.redis.set(keys.stock, '3');
+    await env.redis.hset(keys.meta, 'remaining', 3);
     await env.redis.del(keys.buyers);
     for (let i = 0; i < 3; i++) await env.service.buy({ saleId: sale.id, userId: `b${i}`, quantity: 1 });
     await env.service.buy({ saleId: sale.id, userId: 'a0', quantity: 1 }); // over the limit in the record

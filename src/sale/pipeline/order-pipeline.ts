@@ -286,27 +286,19 @@ export class OrderPipeline {
   }
 
   private async acknowledge(decisions: Decision[], byOrder: Map<OrderEntry, ReadEntry>): Promise<void> {
-    const byStream = new Map<string, { ids: string[]; orderIds: string[] }>();
+    const byStream = new Map<string, string[]>();
     for (const decision of decisions) {
       const entry = byOrder.get(decision.entry) as ReadEntry;
       if (decision.outcome === 'unknown_sale') {
         await this.deadLetter(entry, 'unknown_sale', `sale ${decision.entry.saleId} is not in the database`);
         continue;
       }
-      const group = byStream.get(entry.stream) ?? { ids: [], orderIds: [] };
-      group.ids.push(entry.id);
-      group.orderIds.push(decision.entry.orderId);
-      byStream.set(entry.stream, group);
+      const ids = byStream.get(entry.stream) ?? [];
+      ids.push(entry.id);
+      byStream.set(entry.stream, ids);
       this.report(decision);
     }
-    for (const [stream, { ids, orderIds }] of byStream) {
-      const pending = saleKeys(this.saleIdOf(stream), this.options.keyPrefix).pending;
-      await this.redis
-        .multi()
-        .xack(stream, ORDER_GROUP, ...ids)
-        .hdel(pending, ...orderIds)
-        .exec();
-    }
+    for (const [stream, ids] of byStream) await this.redis.xack(stream, ORDER_GROUP, ...ids);
   }
 
   private report(decision: Decision): void {

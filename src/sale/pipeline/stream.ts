@@ -27,7 +27,7 @@ export function parseOrderEntry(saleId: string, entry: ReadEntry): OrderEntry | 
   for (let i = 0; i + 1 < entry.fields.length; i += 2)
     map[entry.fields[i] as string] = entry.fields[i + 1] as string;
   const quantity = Number(map.qty);
-  const reservedAtMs = Number(map.at);
+  const reservedAtMs = Number(entry.id.split('-')[0]); // the entry id is the reservation's Redis time
   if (
     !map.order ||
     !/^\d{1,20}$/.test(map.order) ||
