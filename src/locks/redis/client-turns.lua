@@ -39,3 +39,43 @@ local function next_client(queue_key, releasing_client)
   redis.call('zrem', queue_key, releasing_client)
   return redis.call('zpopmin', queue_key)[1]
 end
+
+-- The end of every acquire: a taken lock issues the next fencing token and takes the client out of
+-- the queue; a refused caller that will wait keeps its client queued. Returns the script's reply.
+local function acquired_or_queued(taken, lock_key, fence_key, queue_key, client, waiting)
+  if taken then
+    if waiting == '1' then
+      redis.call('zrem', queue_key, client)
+    end
+    return redis.call('incr', fence_key)
+  end
+  if waiting == '1' then
+    enqueue(queue_key, client, lock_key)
+  end
+  return { redis.call('pttl', lock_key) }
+end
+
+-- Who gets a just-released lock (mode 'handoff' | 'yield' | 'notify', see mutex-release.lua).
+-- Returns 'turn', id: another client's turn (the caller marks the lock for it, then calls
+-- announce_turn); 'grant': hand it to the releasing client's waiter; 'free': nobody waits.
+local function next_holder(queue_key, mode, releasing_client)
+  if mode ~= 'handoff' then
+    local turn = next_client(queue_key, releasing_client)
+    if turn then
+      return 'turn', turn
+    end
+  end
+  if mode == 'notify' then
+    return 'free'
+  end
+  return 'grant'
+end
+
+-- After marking the lock for `turn`: a yielding client queues behind the others; wake them.
+local function announce_turn(queue_key, lock_key, channel, mode, releasing_client, turn)
+  if mode == 'yield' then
+    enqueue(queue_key, releasing_client, lock_key)
+  end
+  -- The message names the client whose turn it is, so the others need not try.
+  redis.call('spublish', channel, turn)
+end

@@ -19,13 +19,4 @@ local taken = redis.call('set', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2])
 if not taken and redis.call('get', KEYS[1]) == TURN .. ARGV[3] then
   taken = redis.call('set', KEYS[1], ARGV[1], 'PX', ARGV[2])
 end
-if taken then
-  if ARGV[4] == '1' then
-    redis.call('zrem', KEYS[3], ARGV[3])
-  end
-  return redis.call('incr', KEYS[2])
-end
-if ARGV[4] == '1' then
-  enqueue(KEYS[3], ARGV[3], KEYS[1])
-end
-return { redis.call('pttl', KEYS[1]) }
+return acquired_or_queued(taken, KEYS[1], KEYS[2], KEYS[3], ARGV[3], ARGV[4])

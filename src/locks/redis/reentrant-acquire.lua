@@ -33,12 +33,5 @@ end
 if free then
   redis.call('hset', KEYS[1], ARGV[1], 1)
   redis.call('pexpire', KEYS[1], ARGV[2])
-  if ARGV[4] == '1' then
-    redis.call('zrem', KEYS[3], ARGV[3])
-  end
-  return redis.call('incr', KEYS[2])
 end
-if ARGV[4] == '1' then
-  enqueue(KEYS[3], ARGV[3], KEYS[1])
-end
-return { redis.call('pttl', KEYS[1]) }
+return acquired_or_queued(free, KEYS[1], KEYS[2], KEYS[3], ARGV[3], ARGV[4])

@@ -29,20 +29,14 @@ if tonumber(count) > 1 then
   return redis.call('hincrby', KEYS[1], ARGV[1], -1)
 end
 redis.call('del', KEYS[1])
-local turn = nil
-if ARGV[2] ~= 'handoff' then
-  turn = next_client(KEYS[4], ARGV[3])
-end
-if turn then
+local next_is, turn = next_holder(KEYS[4], ARGV[2], ARGV[3])
+if next_is == 'turn' then
   redis.call('hset', KEYS[1], TURN, turn)
   redis.call('pexpire', KEYS[1], ARGV[4])
-  if ARGV[2] == 'yield' then
-    enqueue(KEYS[4], ARGV[3], KEYS[1])
-  end
-  redis.call('spublish', KEYS[3], turn)
+  announce_turn(KEYS[4], KEYS[1], KEYS[3], ARGV[2], ARGV[3], turn)
   return 0
 end
-if ARGV[2] == 'notify' then
+if next_is == 'free' then
   return 0 -- no other client waits: nobody to notify
 end
 redis.call('hset', KEYS[1], ARGV[5], 1)
