@@ -56,7 +56,15 @@ export class SaleService {
     const warmed = await this.scripts.run(
       warmScript,
       [keys.meta, keys.notBefore, keys.open],
-      [sale.stock, sale.startsAt.getTime(), sale.endsAt.getTime(), sale.perUserLimit, remaining],
+      // A sale that has started needs no not-before key (and must not get one that outlives "now"
+      // by the few ms Redis's cached clock may lag ours).
+      [
+        sale.stock,
+        started(sale) ? 0 : sale.startsAt.getTime(),
+        sale.endsAt.getTime(),
+        sale.perUserLimit,
+        remaining,
+      ],
     );
     await this.deps.redis
       .xgroup('CREATE', keys.stream, ORDER_GROUP, '0', 'MKSTREAM')
@@ -138,6 +146,8 @@ export function toFieldMap(fields: string[]): Record<string, string> {
   for (let i = 0; i + 1 < fields.length; i += 2) map[fields[i] as string] = fields[i + 1] as string;
   return map;
 }
+
+const started = (sale: Sale) => sale.startsAt.getTime() <= Date.now();
 
 export function statusOf(sale: Sale, remaining: number, now = Date.now()): SaleStatus {
   if (now < sale.startsAt.getTime()) return 'scheduled';

@@ -129,7 +129,7 @@ describe('reservation and order pipeline', () => {
     const sale = await env.service.createSale({ name: 'poison', stock: 5 });
     const keys = saleKeys(sale.id);
     await env.redis.xadd(keys.stream, '*', 'garbage', 'yes');
-    await env.service.buy({ saleId: sale.id, userId: 'fine', quantity: 1 });
+    expect((await env.service.buy({ saleId: sale.id, userId: 'fine', quantity: 1 })).ok).toBe(true);
     await env.pipeline().drain();
     expect(await counts(sale.id)).toEqual({ confirmed: 1 });
     const dead = await env.redis.xrange(keys.dead, '-', '+');
