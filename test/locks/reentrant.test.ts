@@ -66,6 +66,28 @@ describe('reentrant lock', () => {
     expect(order).toEqual(['first in', 'first out', 'second in']);
   });
 
+  it('a holder re-enters even while other tasks of the same client queue for the lock', async () => {
+    const lock = env.locks().reentrant('r-queued');
+    const inside: string[] = [];
+    // All tasks start before any is awaited: while one holds, the others queue locally. The nested
+    // acquire must not queue behind them (they wait for its own release); a bounded wait turns that
+    // deadlock into a LockTimeoutError instead of a hung test.
+    const tasks = ['a', 'b', 'c'].map((name) =>
+      lock.run(async () => {
+        await lock.run(
+          async () => {
+            inside.push(name);
+            expect(await lock.holdCount()).toBe(2);
+          },
+          { waitMs: 2_000 },
+        );
+      }),
+    );
+    await Promise.all(tasks);
+    expect(inside.sort()).toEqual(['a', 'b', 'c']);
+    expect(await lock.isLocked()).toBe(false);
+  });
+
   it('a release by an owner that does not hold it changes nothing', async () => {
     const lock = env.locks().reentrant('r-foreign');
     const a = await lock.acquire({ owner: 'a', leaseMs: 10_000 });

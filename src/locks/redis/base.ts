@@ -48,6 +48,8 @@ export abstract class RedisLock implements Lock, LeaseBackend {
   private readonly releaseKeys: readonly string[];
   private readonly extendKeys: readonly string[];
   private readonly forceUnlockKeys: readonly string[];
+  /** Live handles per owner, this process: an owner re-entering must not queue behind waiters for it. */
+  private readonly liveHolds = new Map<string, number>();
 
   protected constructor(
     protected readonly ctx: RedisLockContext,
@@ -111,8 +113,11 @@ export abstract class RedisLock implements Lock, LeaseBackend {
     const owner = options.owner ?? this.defaultOwner();
     const renewed = options.leaseMs === undefined;
     const leaseMs = options.leaseMs ?? this.ctx.watchdog.timeoutMs;
-    // Fast path: nobody of ours is queued (or the caller will not wait), so try right away.
-    if (waitMs === 0 || !this.ctx.queues.hasWaiters(this.keys.channel)) {
+    // Fast path: nobody of ours is queued (or the caller will not wait), so try right away. An owner
+    // that already holds the lock (a reentrant hold) tries first too: queueing behind waiters that
+    // wait for its own release would deadlock.
+    const reentering = this.liveHolds.has(owner);
+    if (waitMs === 0 || reentering || !this.ctx.queues.hasWaiters(this.keys.channel)) {
       const first = await this.attempt(owner, leaseMs, renewed, 0);
       if (!(first instanceof Busy)) return first;
       if (waitMs === 0) return undefined;
@@ -148,6 +153,7 @@ export abstract class RedisLock implements Lock, LeaseBackend {
 
   private newHandle(owner: string, token: number, leaseMs: number, renewed: boolean, requestedAt: number) {
     const handle = new LeaseHandle(this.name, owner, token, leaseMs, renewed, requestedAt, this);
+    this.liveHolds.set(owner, (this.liveHolds.get(owner) ?? 0) + 1);
     if (renewed) this.ctx.watchdog.add(handle);
     return handle;
   }
@@ -186,6 +192,9 @@ export abstract class RedisLock implements Lock, LeaseBackend {
   }
 
   detach(handle: LeaseHandle): void {
+    const holds = (this.liveHolds.get(handle.owner) ?? 0) - 1;
+    if (holds > 0) this.liveHolds.set(handle.owner, holds);
+    else this.liveHolds.delete(handle.owner);
     if (handle.renewed) this.ctx.watchdog.delete(handle);
   }
 
