@@ -2,6 +2,7 @@
 import { readFileSync } from 'node:fs';
 import { Command } from 'commander';
 import { registerBench } from './bench.js';
+import { registerLab } from './lab.js';
 import { registerReconcile } from './reconcile.js';
 import { registerServe } from './serve.js';
 import { registerToken } from './token.js';
@@ -20,6 +21,7 @@ registerServe(program);
 registerWorker(program);
 registerToken(program);
 registerReconcile(program);
+registerLab(program);
 registerBench(program);
 
 await program.parseAsync(process.argv).catch((error: unknown) => {

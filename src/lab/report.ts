@@ -1,0 +1,113 @@
+import type { RunResult } from './checker.js';
+import { strategyByName } from './strategies/index.js';
+
+/** Per strategy: runs summed (sold, oversold, errors...) and medians of the timings. */
+export interface StrategySummary {
+  strategy: string;
+  title: string;
+  claim: string;
+  expectation: string;
+  runs: number;
+  runsOversold: number;
+  oversold: number;
+  duplicateBuyers: number;
+  negativeStockRuns: number;
+  minFinalStock: number;
+  unsold: number;
+  errors: number;
+  throughputPerSec: number;
+  p50: number;
+  p99: number;
+  /** Whether the runs showed what the seed material expects of the design (`expectation`). */
+  asExpected: boolean;
+}
+
+const median = (values: number[]) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted.length === 0 ? 0 : (sorted[Math.floor((sorted.length - 1) / 2)] as number);
+};
+
+export function summarize(results: RunResult[]): StrategySummary[] {
+  const names = [...new Set(results.map((r) => r.strategy))];
+  return names
+    .map((name) => {
+      const runs = results.filter((r) => r.strategy === name);
+      const strategy = strategyByName(name);
+      return {
+        strategy: name,
+        title: strategy.title,
+        claim: strategy.claim,
+        expectation: strategy.expectation,
+        runs: runs.length,
+        runsOversold: runs.filter((r) => r.oversold > 0).length,
+        oversold: runs.reduce((s, r) => s + r.oversold, 0),
+        duplicateBuyers: runs.reduce((s, r) => s + r.duplicateBuyers, 0),
+        negativeStockRuns: runs.filter((r) => r.finalStock < 0).length,
+        minFinalStock: Math.min(...runs.map((r) => r.finalStock)),
+        unsold: runs.reduce((s, r) => s + r.unsold, 0),
+        errors: runs.reduce((s, r) => s + r.errors, 0),
+        throughputPerSec: median(runs.map((r) => r.throughputPerSec)),
+        p50: median(runs.map((r) => r.latencyMs.p50)),
+        p99: median(runs.map((r) => r.latencyMs.p99)),
+        asExpected: false,
+      };
+    })
+    .map((s) => ({ ...s, asExpected: matchesExpectation(s, results) }));
+}
+
+/**
+ * Did the runs show what the seeds say of the design? "correct" means nothing oversold, duplicated,
+ * left unsold or failed in any run (a counter below zero alone is not an oversell: the record
+ * decides). A broken design matches when its failure showed in at least one run.
+ */
+export function matchesExpectation(s: StrategySummary, results: RunResult[]): boolean {
+  const clean = s.oversold === 0 && s.duplicateBuyers === 0 && s.unsold === 0 && s.errors === 0;
+  switch (s.expectation) {
+    case 'correct':
+      return clean;
+    case 'oversells':
+      return s.oversold > 0 || s.duplicateBuyers > 0;
+    case 'negative_stock':
+      return s.negativeStockRuns > 0;
+    case 'oversells_across_processes': {
+      // One process: the local mutex is all the exclusion needed. Several: it guards nothing.
+      const multi = results.some((r) => r.strategy === s.strategy && r.processes > 1);
+      return multi ? s.oversold > 0 : clean;
+    }
+    case 'stalls':
+    case 'unsold':
+      return s.unsold > 0 && s.oversold === 0;
+    default:
+      return false;
+  }
+}
+
+/** What a run showed, in one phrase (used by the table and the report). */
+export function verdict(s: StrategySummary): string {
+  const parts: string[] = [];
+  if (s.oversold > 0) parts.push(`oversold ${s.oversold} units in ${s.runsOversold}/${s.runs} runs`);
+  if (s.negativeStockRuns > 0) {
+    parts.push(
+      s.oversold > 0
+        ? `stock went negative (min ${s.minFinalStock})`
+        : `the counter went below zero (min ${s.minFinalStock}) but nothing was oversold`,
+    );
+  }
+  if (s.duplicateBuyers > 0) parts.push(`${s.duplicateBuyers} duplicate buyers`);
+  if (s.errors > 0) parts.push(`${s.errors} failed attempts`);
+  if (s.unsold > 0) parts.push(`${s.unsold} units left unsold`);
+  return parts.length === 0 ? 'correct: no oversell, nothing left unsold' : parts.join('; ');
+}
+
+export function formatTable(summaries: StrategySummary[]): string[] {
+  const lines = [
+    '| strategy | seeds say | as expected | oversold (runs) | min final stock | duplicates | unsold | errors | attempts/s | p50 / p99 ms | verdict |',
+    '|---|---|---|---:|---:|---:|---:|---:|---:|---:|---|',
+  ];
+  for (const s of summaries) {
+    lines.push(
+      `| ${s.strategy} | ${s.expectation.replaceAll('_', ' ')} | ${s.asExpected ? 'yes' : 'NO'} | ${s.oversold} (${s.runsOversold}/${s.runs}) | ${s.minFinalStock} | ${s.duplicateBuyers} | ${s.unsold} | ${s.errors} | ${s.throughputPerSec} | ${s.p50} / ${s.p99} | ${verdict(s)} |`,
+    );
+  }
+  return lines;
+}

@@ -1,0 +1,47 @@
+import type { Strategy } from '../types.js';
+import { localMutex } from './local-mutex.js';
+import { localMutexCommitRace } from './local-mutex-commit-race.js';
+import { naiveRedis } from './naive-redis.js';
+import { naiveSql } from './naive-sql.js';
+import { redisLock, redisReentrantLock } from './redis-lock.js';
+import { redisLuaDecr, redisLuaGetSet, redisLuaHash } from './redis-lua.js';
+import { redisLuaSegmented } from './redis-lua-segmented.js';
+import { redisWatch } from './redis-watch.js';
+import { service } from './service.js';
+import { sqlAtomic } from './sql-atomic.js';
+import { sqlForUpdate } from './sql-for-update.js';
+import { sqlLockTable } from './sql-lock-table.js';
+import { sqlOptimistic } from './sql-optimistic.js';
+import { sqlUncheckedDecrement } from './sql-unchecked-decrement.js';
+import { redisLockNoExpiry, redisLockSetnxExpire, redisLockUnownedRelease } from './unsafe-redis-locks.js';
+
+/** Every strategy, in the order of the tour (broken first, then the remedies). */
+export const STRATEGIES: readonly Strategy[] = [
+  naiveRedis,
+  naiveSql,
+  sqlUncheckedDecrement,
+  localMutex,
+  localMutexCommitRace,
+  sqlAtomic,
+  sqlOptimistic,
+  sqlForUpdate,
+  sqlLockTable,
+  redisLock,
+  redisLockNoExpiry,
+  redisLockSetnxExpire,
+  redisLockUnownedRelease,
+  redisReentrantLock,
+  redisWatch,
+  redisLuaGetSet,
+  redisLuaHash,
+  redisLuaDecr,
+  redisLuaSegmented,
+  service,
+];
+
+export function strategyByName(name: string): Strategy {
+  const strategy = STRATEGIES.find((s) => s.name === name);
+  if (!strategy)
+    throw new Error(`unknown strategy "${name}"; known: ${STRATEGIES.map((s) => s.name).join(', ')}`);
+  return strategy;
+}

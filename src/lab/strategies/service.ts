@@ -1,0 +1,60 @@
+import { SnowflakeIdGenerator } from '../../sale/ids/snowflake.js';
+import { saleKeys } from '../../sale/keys.js';
+import { OrderPipeline } from '../../sale/pipeline/order-pipeline.js';
+import { Reserver } from '../../sale/reserve.js';
+import { SaleService } from '../../sale/service.js';
+import type { LabEnv, LabRun, Strategy } from '../types.js';
+
+const ids = new WeakMap<LabEnv, SnowflakeIdGenerator>();
+
+/** One snowflake generator per process (it leases a worker id). */
+async function idsFor(env: LabEnv): Promise<SnowflakeIdGenerator> {
+  let generator = ids.get(env);
+  if (!generator) {
+    generator = new SnowflakeIdGenerator(env.redis);
+    await generator.start();
+    ids.set(env, generator);
+  }
+  return generator;
+}
+
+const saleIdOf = (run: LabRun) => String(run.options.saleId);
+
+/** lockstock's own sale path: one atomic reservation script, the order pipeline, PostgreSQL fences. */
+export const service: Strategy = {
+  name: 'service',
+  title: 'lockstock service (reservation script + pipeline)',
+  claim:
+    'Seeds 001, 004 done right: one Lua script checks window, stock and the per-user limit and appends the order to a stream; a consumer group writes orders to PostgreSQL, which fences stock and limits again.',
+  expectation: 'correct',
+  async prepare(env, run) {
+    const generator = await idsFor(env);
+    const sale = await new SaleService({
+      redis: env.redis,
+      db: env.db,
+      nextOrderId: () => generator.next(),
+    }).createSale({
+      name: `lab ${run.runId}`,
+      stock: run.stock,
+    });
+    return { saleId: sale.id };
+  },
+  async buyer(env, run) {
+    const generator = await idsFor(env);
+    const reserver = new Reserver(env.redis, () => generator.next());
+    return async (buyer) =>
+      (await reserver.reserve({ saleId: saleIdOf(run), userId: buyer, quantity: 1 })).ok;
+  },
+  async inspect(env, run) {
+    // The record is PostgreSQL: drain the pipeline first, then read the confirmed orders.
+    const pipeline = new OrderPipeline(env.redis, env.db);
+    await pipeline.drain();
+    await pipeline.stop();
+    const orders = await env.pg.query<{ user_id: string }>(
+      "SELECT user_id FROM orders WHERE sale_id = $1 AND status = 'confirmed'",
+      [saleIdOf(run)],
+    );
+    const remaining = await env.redis.hget(saleKeys(saleIdOf(run)).meta, 'remaining');
+    return { orders: orders.rows.map((r) => r.user_id), finalStock: Number(remaining) };
+  },
+};

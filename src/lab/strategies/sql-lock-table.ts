@@ -1,0 +1,45 @@
+import { randomBytes } from 'node:crypto';
+import type { Strategy } from '../types.js';
+import { inspectSql, interleave, prepareSqlStock } from './support.js';
+
+/** Seed 003: the "insert lock" — a row with a unique key is the lock; poll until the INSERT works. */
+export const sqlLockTable: Strategy = {
+  name: 'sql-lock-table',
+  title: 'SQL lock table (INSERT unique / DELETE)',
+  claim:
+    'Seed 003: INSERT a row with a unique name to take the lock, DELETE it to release, poll to wait; simple and correct, but waiting is polling and a crashed holder leaves the row behind.',
+  expectation: 'correct',
+  prepare: prepareSqlStock,
+  async buyer(env, run) {
+    const name = `stock-${run.runId}`;
+    const holder = randomBytes(6).toString('hex');
+    return async (buyer) => {
+      for (;;) {
+        const taken = await env.pg.query(
+          'INSERT INTO lab_locks (name, holder) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING',
+          [name, `${holder}-${buyer}`],
+        );
+        if (taken.rowCount === 1) break;
+        await new Promise((resolve) => setTimeout(resolve, 2 + Math.random() * 3)); // the seed polls
+      }
+      try {
+        const { rows } = await env.pg.query<{ stock: number }>(
+          'SELECT stock FROM lab_stock WHERE run_id = $1',
+          [run.runId],
+        );
+        const stock = rows[0]?.stock ?? 0;
+        if (stock < 1) return false;
+        await interleave();
+        await env.pg.query('UPDATE lab_stock SET stock = $2 WHERE run_id = $1', [run.runId, stock - 1]);
+        await env.pg.query('INSERT INTO lab_orders (run_id, buyer) VALUES ($1, $2)', [run.runId, buyer]);
+        return true;
+      } finally {
+        await env.pg.query('DELETE FROM lab_locks WHERE name = $1 AND holder = $2', [
+          name,
+          `${holder}-${buyer}`,
+        ]);
+      }
+    };
+  },
+  inspect: inspectSql,
+};

@@ -1,0 +1,66 @@
+import type { LabEnv, LabRun } from '../types.js';
+
+/** Redis keys of a lab run; one hash tag per run keeps a strategy's keys on one Cluster slot. */
+export const labKeys = (runId: string) => ({
+  stock: `lab:{${runId}}:stock`,
+  orders: `lab:{${runId}}:orders`,
+  lock: `lab-${runId}`, // a lock *name* (lockstock builds its keys)
+  raw: `lab:{${runId}}:lock`, // a hand-rolled lock key
+  hash: `lab:{${runId}}:inventory`,
+  segment: (i: number) => `lab:{${runId}}:stock:${i}`,
+});
+
+export async function prepareRedisStock(env: LabEnv, run: LabRun): Promise<void> {
+  await env.redis.set(labKeys(run.runId).stock, run.stock);
+}
+
+export async function inspectRedis(
+  env: LabEnv,
+  run: LabRun,
+): Promise<{ orders: string[]; finalStock: number }> {
+  const keys = labKeys(run.runId);
+  return {
+    orders: await env.redis.lrange(keys.orders, 0, -1),
+    finalStock: Number((await env.redis.get(keys.stock)) ?? 0),
+  };
+}
+
+/** The order record of Redis strategies: one list entry per sale, as the seed code's "create order". */
+export const recordRedisOrder = (env: LabEnv, run: LabRun, buyer: string) =>
+  env.redis.rpush(labKeys(run.runId).orders, buyer);
+
+export async function prepareSqlStock(env: LabEnv, run: LabRun): Promise<void> {
+  await env.pg.query('INSERT INTO lab_stock (run_id, stock) VALUES ($1, $2)', [run.runId, run.stock]);
+}
+
+export async function inspectSql(
+  env: LabEnv,
+  run: LabRun,
+): Promise<{ orders: string[]; finalStock: number }> {
+  const orders = await env.pg.query<{ buyer: string }>('SELECT buyer FROM lab_orders WHERE run_id = $1', [
+    run.runId,
+  ]);
+  const stock = await env.pg.query<{ stock: number }>('SELECT stock FROM lab_stock WHERE run_id = $1', [
+    run.runId,
+  ]);
+  return { orders: orders.rows.map((r) => r.buyer), finalStock: stock.rows[0]?.stock ?? 0 };
+}
+
+/**
+ * Gives other buyers a chance to run between a read and the write that depends on it, as the
+ * network round trips of real code do. Without it a single process could serialise by accident.
+ */
+export const interleave = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+/** An in-process mutex (what `synchronized` / a ReentrantLock is in the seeds' Java). */
+export class LocalMutex {
+  private tail: Promise<void> = Promise.resolve();
+
+  async lock(): Promise<() => void> {
+    let release!: () => void;
+    const previous = this.tail;
+    this.tail = new Promise<void>((resolve) => (release = resolve));
+    await previous;
+    return release;
+  }
+}
