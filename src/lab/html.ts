@@ -53,11 +53,15 @@ export function renderHtmlReport(
   settings: { stock: number; buyers: number; processes: number; concurrency: number },
 ): string {
   const labels = summaries.map((s) => s.strategy);
-  const broken = summaries.filter((s) => s.oversold > 0 || s.negativeStockRuns > 0 || s.duplicateBuyers > 0);
+  const names = (list: StrategySummary[]) => escape(list.map((s) => s.strategy).join(', ') || 'none');
+  const broken = summaries.filter((s) => s.oversold > 0 || s.duplicateBuyers > 0);
+  const belowZeroOnly = summaries.filter((s) => s.negativeStockRuns > 0 && s.oversold === 0);
+  const unsold = summaries.filter((s) => s.unsold > 0 && s.oversold === 0);
+  const surprises = summaries.filter((s) => !s.asExpected);
   const charts = [
     barChart(
       'chart-oversold',
-      'Units oversold (all runs) and lowest final stock below zero',
+      'Units oversold and left unsold (all runs), lowest stock counter below zero',
       labels,
       [
         { label: 'oversold', color: '#d1495b', values: summaries.map((s) => s.oversold) },
@@ -66,6 +70,7 @@ export function renderHtmlReport(
           color: '#edae49',
           values: summaries.map((s) => Math.max(0, -s.minFinalStock)),
         },
+        { label: 'unsold', color: '#8d99ae', values: summaries.map((s) => s.unsold) },
       ],
       'units',
     ),
@@ -94,6 +99,7 @@ export function renderHtmlReport(
       ) => `<section class="strategy ${s.oversold > 0 || s.negativeStockRuns > 0 ? 'bad' : s.errors > 0 || s.unsold > 0 ? 'warn' : 'good'}">
   <h3>${escape(s.strategy)} <small>${escape(s.title)}</small></h3>
   <p><b>The seed:</b> ${escape(s.claim)}</p>
+  ${s.note ? `<p><b>Our take:</b> ${escape(s.note)}</p>` : ''}
   <p><b>The run:</b> ${escape(verdict(s))} — ${s.throughputPerSec} attempts/s, p50 ${s.p50} ms, p99 ${s.p99} ms over ${s.runs} run(s). ${s.asExpected ? 'As the seed said.' : '<b>Not what the seed said</b> (it expects: ' + escape(s.expectation.replaceAll('_', ' ')) + ').'}</p>
 </section>`,
     )
@@ -109,7 +115,10 @@ h3 small { font-weight: normal; color: #666; } .summary { background: #f6f6f6; p
 </style></head><body>
 <h1>Who oversells?</h1>
 <p class="summary">${settings.stock} units, ${settings.buyers} buyers, ${settings.processes} processes × ${settings.concurrency} concurrent buyers, ${results.length} runs in all.
-${broken.length} of ${summaries.length} strategies broke the stock: ${escape(broken.map((s) => s.strategy).join(', ') || 'none')}.
+${broken.length} of ${summaries.length} strategies oversold: ${names(broken)}.
+${unsold.length > 0 ? `Left stock unsold although buyers wanted it: ${names(unsold)}.` : ''}
+${belowZeroOnly.length > 0 ? `A counter below zero without overselling: ${names(belowZeroOnly)}.` : ''}
+${surprises.length === 0 ? 'Every strategy behaved as the seeds say.' : `<b>Not as the seeds say:</b> ${names(surprises)}.`}
 Everything below is counted from what was recorded (orders, final stock), not from what the strategies believed.</p>
 ${charts}
 <h2>Strategy by strategy</h2>

@@ -7,6 +7,7 @@ export interface StrategySummary {
   title: string;
   claim: string;
   expectation: string;
+  note?: string;
   runs: number;
   runsOversold: number;
   oversold: number;
@@ -38,6 +39,7 @@ export function summarize(results: RunResult[]): StrategySummary[] {
         title: strategy.title,
         claim: strategy.claim,
         expectation: strategy.expectation,
+        ...(strategy.note ? { note: strategy.note } : {}),
         runs: runs.length,
         runsOversold: runs.filter((r) => r.oversold > 0).length,
         oversold: runs.reduce((s, r) => s + r.oversold, 0),

@@ -32,6 +32,8 @@ export interface Strategy {
   /** What the seed claimed about it, in one or two sentences. */
   readonly claim: string;
   readonly expectation: Expectation;
+  /** Our reading where the seed's claim needs a caveat (shown in the HTML report). */
+  readonly note?: string;
   /**
    * Sets up fresh state for `run` (coordinator). May return options for the workers (e.g. the id of
    * what it created); they are merged into `run.options`.

@@ -57,6 +57,7 @@ export const redisLuaDecr: Strategy = {
   claim:
     'Seed 003: DECR and treat a negative result as sold out — atomic, so no oversell, but the counter itself goes below zero by the number of late buyers.',
   expectation: 'correct',
+  note: 'Correct as a sale; but anything that displays or reconciles the counter must clamp it at zero, and a refund that INCRs it back does not restore a sellable unit until the counter climbs above zero again.',
   prepare: prepareRedisStock,
   async buyer(env, run) {
     const key = labKeys(run.runId).stock;
