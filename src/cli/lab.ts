@@ -5,7 +5,7 @@ import { renderHtmlReport } from '../lab/html.js';
 import { formatTable, summarize } from '../lab/report.js';
 import { runLab } from '../lab/runner.js';
 import { STRATEGIES } from '../lab/strategies/index.js';
-import { intOption, listOption } from './options.js';
+import { intOption, knobOption, listOption } from './options.js';
 
 export function registerLab(program: Command): void {
   program
@@ -21,6 +21,11 @@ export function registerLab(program: Command): void {
     .option('--processes <n>', 'worker processes', intOption(1, 64), 4)
     .option('--concurrency <n>', 'concurrent buyers per process', intOption(1, 1_000), 8)
     .option('--runs <n>', 'runs per strategy', intOption(1, 1_000), 2)
+    .option(
+      '--set <name.knob=value>',
+      'a strategy knob, repeatable: sql-optimistic.retries=3 (-1: unbounded), redis-lua-segmented.segments=10, redis-lua-segmented.routing=round-robin, redis-lock-unowned-release.pauseEvery=5',
+      knobOption(STRATEGIES.map((s) => s.name)),
+    )
     .option('--json <file>', 'write the runs as JSON')
     .option('--html <file>', 'write a self-contained HTML report')
     .option(
@@ -51,6 +56,7 @@ export function registerLab(program: Command): void {
         processes: opts.processes,
         concurrency: opts.concurrency,
         runs: opts.runs,
+        ...(opts.set ? { strategyOptions: opts.set } : {}),
         ...(opts.redis ? { redisUrl: opts.redis } : {}),
         ...(opts.database ? { databaseUrl: opts.database } : {}),
         onRunStart: (strategy, run) => {
@@ -70,6 +76,7 @@ export function registerLab(program: Command): void {
         buyers: opts.buyers,
         processes: opts.processes,
         concurrency: opts.concurrency,
+        strategyOptions: opts.set ?? {},
       };
       if (opts.json) {
         writeFileSync(

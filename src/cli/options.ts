@@ -27,3 +27,33 @@ export function listOption<T extends string>(allowed: readonly T[]) {
     return items as T[];
   };
 }
+
+export type KnobMap = Record<string, Record<string, number | string | boolean>>;
+
+/**
+ * Commander parser for repeatable `<name>.<knob>=<value>` settings (numbers and true/false are
+ * typed), accumulated per name; `allowed` lists the valid names.
+ */
+export function knobOption(allowed: readonly string[]) {
+  return (value: string, previous: KnobMap = {}): KnobMap => {
+    const match = /^([\w-]+)\.(\w+)=(.*)$/.exec(value.trim());
+    if (!match) {
+      throw new InvalidArgumentError(
+        `expected <strategy>.<knob>=<value>, e.g. sql-optimistic.retries=3, got "${value}"`,
+      );
+    }
+    const [, name, knob, raw] = match as unknown as [string, string, string, string];
+    if (!allowed.includes(name)) {
+      throw new InvalidArgumentError(`unknown strategy "${name}"; expected one of ${allowed.join(', ')}`);
+    }
+    const typed =
+      raw === 'true'
+        ? true
+        : raw === 'false'
+          ? false
+          : raw !== '' && Number.isFinite(Number(raw))
+            ? Number(raw)
+            : raw;
+    return { ...previous, [name]: { ...previous[name], [knob]: typed } };
+  };
+}

@@ -24,7 +24,7 @@ export interface LabRun {
 
 /** What the seed material expects of the design. */
 export type Expectation =
-  'correct' | 'oversells' | 'negative_stock' | 'oversells_across_processes' | 'stalls' | 'unsold';
+  'correct' | 'oversells' | 'negative_stock' | 'oversells_across_processes' | 'stalls' | 'may_leave_unsold';
 
 export interface Strategy {
   readonly name: string;

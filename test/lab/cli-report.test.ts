@@ -103,4 +103,18 @@ describe('lockstock lab (CLI)', () => {
       await browser.close();
     }
   });
+
+  it('refuses bad options with a clear message before starting anything', async () => {
+    for (const [args, message] of [
+      [['--strategies', 'naive-redis,nope'], /unknown: nope/],
+      [['--set', 'nope.retries=1'], /unknown strategy "nope"/],
+      [['--set', 'sql-optimistic'], /expected <strategy>\.<knob>=<value>/],
+      [['--buyers', '0'], /expected an integer from 1/],
+    ] as const) {
+      const cli = spawnCli(['lab', ...args]);
+      const [code] = (await cli.exited) as [number | null];
+      expect(code).not.toBe(0);
+      expect(cli.output()).toMatch(message);
+    }
+  });
 });
