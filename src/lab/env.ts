@@ -4,10 +4,8 @@ import { RedisLockClient } from '../locks/redis/client.js';
 import { ScriptRunner } from '../redis/scripts.js';
 import { postgresDatabase } from '../sale/store/db.js';
 import { migrate } from '../sale/store/migrate.js';
-import { readAsset } from '../support/assets.js';
+import { labQueries } from './sql/queries.js';
 import type { LabEnv } from './types.js';
-
-const labSchema = readAsset(new URL('./sql/schema.sql', import.meta.url));
 
 /** Connects a process of the lab to the shared Redis and PostgreSQL. */
 export async function connectLab(
@@ -38,5 +36,5 @@ export async function connectLab(
 /** The lab's tables and the sale tables (for the service strategy); idempotent. */
 export async function prepareLabDatabase(env: LabEnv): Promise<void> {
   await migrate(env.db);
-  await env.pg.query(labSchema);
+  await env.pg.query(labQueries.schema);
 }

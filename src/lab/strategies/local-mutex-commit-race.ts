@@ -1,5 +1,6 @@
 import type { Strategy } from '../types.js';
 import { inspectSql, interleave, LocalMutex, prepareSqlStock } from './support.js';
+import { labQueries } from '../sql/queries.js';
 
 /** Seed 003 "wrong case 3" / seed 001: the lock is released before the transaction commits. */
 export const localMutexCommitRace: Strategy = {
@@ -18,14 +19,11 @@ export const localMutexCommitRace: Strategy = {
         let sold = false;
         const unlock = await mutex.lock();
         try {
-          const { rows } = await client.query<{ stock: number }>(
-            'SELECT stock FROM lab_stock WHERE run_id = $1',
-            [run.runId],
-          );
+          const { rows } = await client.query<{ stock: number }>(labQueries.readStock, [run.runId]);
           const stock = rows[0]?.stock ?? 0;
           if (stock >= 1) {
-            await client.query('UPDATE lab_stock SET stock = $2 WHERE run_id = $1', [run.runId, stock - 1]);
-            await client.query('INSERT INTO lab_orders (run_id, buyer) VALUES ($1, $2)', [run.runId, buyer]);
+            await client.query(labQueries.writeStock, [run.runId, stock - 1]);
+            await client.query(labQueries.insertOrder, [run.runId, buyer]);
             sold = true;
           }
         } finally {

@@ -1,5 +1,6 @@
 import type { Strategy } from '../types.js';
 import { inspectSql, interleave, LocalMutex, prepareSqlStock } from './support.js';
+import { labQueries } from '../sql/queries.js';
 
 /** Seeds 000/001/003: an in-process lock around read-check-write, committed before unlocking. */
 export const localMutex: Strategy = {
@@ -14,15 +15,12 @@ export const localMutex: Strategy = {
     return async (buyer) => {
       const unlock = await mutex.lock();
       try {
-        const { rows } = await env.pg.query<{ stock: number }>(
-          'SELECT stock FROM lab_stock WHERE run_id = $1',
-          [run.runId],
-        );
+        const { rows } = await env.pg.query<{ stock: number }>(labQueries.readStock, [run.runId]);
         const stock = rows[0]?.stock ?? 0;
         if (stock < 1) return false;
         await interleave();
-        await env.pg.query('UPDATE lab_stock SET stock = $2 WHERE run_id = $1', [run.runId, stock - 1]);
-        await env.pg.query('INSERT INTO lab_orders (run_id, buyer) VALUES ($1, $2)', [run.runId, buyer]);
+        await env.pg.query(labQueries.writeStock, [run.runId, stock - 1]);
+        await env.pg.query(labQueries.insertOrder, [run.runId, buyer]);
         return true;
       } finally {
         unlock();

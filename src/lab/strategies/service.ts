@@ -4,6 +4,7 @@ import { OrderPipeline } from '../../sale/pipeline/order-pipeline.js';
 import { Reserver } from '../../sale/reserve.js';
 import { SaleService } from '../../sale/service.js';
 import type { LabEnv, LabRun, Strategy } from '../types.js';
+import { labQueries } from '../sql/queries.js';
 
 const ids = new WeakMap<LabEnv, SnowflakeIdGenerator>();
 
@@ -50,10 +51,9 @@ export const service: Strategy = {
     const pipeline = new OrderPipeline(env.redis, env.db);
     await pipeline.drain();
     await pipeline.stop();
-    const orders = await env.pg.query<{ user_id: string }>(
-      "SELECT user_id FROM orders WHERE sale_id = $1 AND status = 'confirmed'",
-      [saleIdOf(run)],
-    );
+    const orders = await env.pg.query<{ user_id: string }>(labQueries.serviceConfirmedBuyers, [
+      saleIdOf(run),
+    ]);
     const remaining = await env.redis.hget(saleKeys(saleIdOf(run)).meta, 'remaining');
     return { orders: orders.rows.map((r) => r.user_id), finalStock: Number(remaining) };
   },

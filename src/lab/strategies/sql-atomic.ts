@@ -1,5 +1,6 @@
 import type { Strategy } from '../types.js';
 import { inspectSql, prepareSqlStock } from './support.js';
+import { labQueries } from '../sql/queries.js';
 
 /** Seeds 001/003: the check is part of the UPDATE; one statement, no lock. */
 export const sqlAtomic: Strategy = {
@@ -14,12 +15,9 @@ export const sqlAtomic: Strategy = {
       const client = await env.pg.connect();
       try {
         await client.query('BEGIN');
-        const updated = await client.query(
-          'UPDATE lab_stock SET stock = stock - 1 WHERE run_id = $1 AND stock >= 1',
-          [run.runId],
-        );
+        const updated = await client.query(labQueries.decrementStockIfAvailable, [run.runId]);
         if (updated.rowCount === 1) {
-          await client.query('INSERT INTO lab_orders (run_id, buyer) VALUES ($1, $2)', [run.runId, buyer]);
+          await client.query(labQueries.insertOrder, [run.runId, buyer]);
         }
         await client.query('COMMIT');
         return updated.rowCount === 1;

@@ -1,5 +1,6 @@
 import type { Strategy } from '../types.js';
 import { inspectSql, interleave, prepareSqlStock } from './support.js';
+import { labQueries } from '../sql/queries.js';
 
 /** Seed 001: pessimistic lock — SELECT ... FOR UPDATE inside the transaction. */
 export const sqlForUpdate: Strategy = {
@@ -14,16 +15,13 @@ export const sqlForUpdate: Strategy = {
       const client = await env.pg.connect();
       try {
         await client.query('BEGIN');
-        const { rows } = await client.query<{ stock: number }>(
-          'SELECT stock FROM lab_stock WHERE run_id = $1 FOR UPDATE',
-          [run.runId],
-        );
+        const { rows } = await client.query<{ stock: number }>(labQueries.readStockForUpdate, [run.runId]);
         const stock = rows[0]?.stock ?? 0;
         let sold = false;
         if (stock >= 1) {
           await interleave();
-          await client.query('UPDATE lab_stock SET stock = $2 WHERE run_id = $1', [run.runId, stock - 1]);
-          await client.query('INSERT INTO lab_orders (run_id, buyer) VALUES ($1, $2)', [run.runId, buyer]);
+          await client.query(labQueries.writeStock, [run.runId, stock - 1]);
+          await client.query(labQueries.insertOrder, [run.runId, buyer]);
           sold = true;
         }
         await client.query('COMMIT');

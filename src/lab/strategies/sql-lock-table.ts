@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Strategy } from '../types.js';
 import { inspectSql, interleave, prepareSqlStock } from './support.js';
+import { labQueries } from '../sql/queries.js';
 
 /** Seed 003: the "insert lock" — a row with a unique key is the lock; poll until the INSERT works. */
 export const sqlLockTable: Strategy = {
@@ -15,29 +16,20 @@ export const sqlLockTable: Strategy = {
     const holder = randomBytes(6).toString('hex');
     return async (buyer) => {
       for (;;) {
-        const taken = await env.pg.query(
-          'INSERT INTO lab_locks (name, holder) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING',
-          [name, `${holder}-${buyer}`],
-        );
+        const taken = await env.pg.query(labQueries.takeLockRow, [name, `${holder}-${buyer}`]);
         if (taken.rowCount === 1) break;
         await new Promise((resolve) => setTimeout(resolve, 2 + Math.random() * 3)); // the seed polls
       }
       try {
-        const { rows } = await env.pg.query<{ stock: number }>(
-          'SELECT stock FROM lab_stock WHERE run_id = $1',
-          [run.runId],
-        );
+        const { rows } = await env.pg.query<{ stock: number }>(labQueries.readStock, [run.runId]);
         const stock = rows[0]?.stock ?? 0;
         if (stock < 1) return false;
         await interleave();
-        await env.pg.query('UPDATE lab_stock SET stock = $2 WHERE run_id = $1', [run.runId, stock - 1]);
-        await env.pg.query('INSERT INTO lab_orders (run_id, buyer) VALUES ($1, $2)', [run.runId, buyer]);
+        await env.pg.query(labQueries.writeStock, [run.runId, stock - 1]);
+        await env.pg.query(labQueries.insertOrder, [run.runId, buyer]);
         return true;
       } finally {
-        await env.pg.query('DELETE FROM lab_locks WHERE name = $1 AND holder = $2', [
-          name,
-          `${holder}-${buyer}`,
-        ]);
+        await env.pg.query(labQueries.releaseLockRow, [name, `${holder}-${buyer}`]);
       }
     };
   },

@@ -1,5 +1,6 @@
 import type { Strategy } from '../types.js';
 import { inspectSql, interleave, prepareSqlStock } from './support.js';
+import { labQueries } from '../sql/queries.js';
 
 /** Seed 001: a version column and compare-and-set, retried a bounded number of times. */
 export const sqlOptimistic: Strategy = {
@@ -14,22 +15,18 @@ export const sqlOptimistic: Strategy = {
     const retries = Number(run.options.retries ?? 0);
     return async (buyer) => {
       for (let attempt = 0; retries < 0 || attempt <= retries; attempt++) {
-        const { rows } = await env.pg.query<{ stock: number; version: number }>(
-          'SELECT stock, version FROM lab_stock WHERE run_id = $1',
-          [run.runId],
-        );
+        const { rows } = await env.pg.query<{ stock: number; version: number }>(labQueries.readStockVersion, [
+          run.runId,
+        ]);
         const row = rows[0];
         if (!row || row.stock < 1) return false;
         await interleave();
         const client = await env.pg.connect();
         try {
           await client.query('BEGIN');
-          const updated = await client.query(
-            'UPDATE lab_stock SET stock = stock - 1, version = version + 1 WHERE run_id = $1 AND version = $2',
-            [run.runId, row.version],
-          );
+          const updated = await client.query(labQueries.decrementStockIfVersion, [run.runId, row.version]);
           if (updated.rowCount === 1) {
-            await client.query('INSERT INTO lab_orders (run_id, buyer) VALUES ($1, $2)', [run.runId, buyer]);
+            await client.query(labQueries.insertOrder, [run.runId, buyer]);
           }
           await client.query('COMMIT');
           if (updated.rowCount === 1) return true;

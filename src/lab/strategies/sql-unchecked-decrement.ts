@@ -1,5 +1,6 @@
 import type { Strategy } from '../types.js';
 import { inspectSql, interleave, prepareSqlStock } from './support.js';
+import { labQueries } from '../sql/queries.js';
 
 /** Seed 003 "wrong case 2": the check in memory, the decrement in SQL. */
 export const sqlUncheckedDecrement: Strategy = {
@@ -11,14 +12,11 @@ export const sqlUncheckedDecrement: Strategy = {
   prepare: prepareSqlStock,
   async buyer(env, run) {
     return async (buyer) => {
-      const { rows } = await env.pg.query<{ stock: number }>(
-        'SELECT stock FROM lab_stock WHERE run_id = $1',
-        [run.runId],
-      );
+      const { rows } = await env.pg.query<{ stock: number }>(labQueries.readStock, [run.runId]);
       if ((rows[0]?.stock ?? 0) < 1) return false;
       await interleave();
-      await env.pg.query('UPDATE lab_stock SET stock = stock - 1 WHERE run_id = $1', [run.runId]);
-      await env.pg.query('INSERT INTO lab_orders (run_id, buyer) VALUES ($1, $2)', [run.runId, buyer]);
+      await env.pg.query(labQueries.decrementStockUnchecked, [run.runId]);
+      await env.pg.query(labQueries.insertOrder, [run.runId, buyer]);
       return true;
     };
   },

@@ -1,4 +1,5 @@
 import type { LabEnv, LabRun } from '../types.js';
+import { labQueries } from '../sql/queries.js';
 
 /** Redis keys of a lab run; one hash tag per run keeps a strategy's keys on one Cluster slot. */
 export const labKeys = (runId: string) => ({
@@ -30,19 +31,15 @@ export const recordRedisOrder = (env: LabEnv, run: LabRun, buyer: string) =>
   env.redis.rpush(labKeys(run.runId).orders, buyer);
 
 export async function prepareSqlStock(env: LabEnv, run: LabRun): Promise<void> {
-  await env.pg.query('INSERT INTO lab_stock (run_id, stock) VALUES ($1, $2)', [run.runId, run.stock]);
+  await env.pg.query(labQueries.insertStock, [run.runId, run.stock]);
 }
 
 export async function inspectSql(
   env: LabEnv,
   run: LabRun,
 ): Promise<{ orders: string[]; finalStock: number }> {
-  const orders = await env.pg.query<{ buyer: string }>('SELECT buyer FROM lab_orders WHERE run_id = $1', [
-    run.runId,
-  ]);
-  const stock = await env.pg.query<{ stock: number }>('SELECT stock FROM lab_stock WHERE run_id = $1', [
-    run.runId,
-  ]);
+  const orders = await env.pg.query<{ buyer: string }>(labQueries.listOrders, [run.runId]);
+  const stock = await env.pg.query<{ stock: number }>(labQueries.readStock, [run.runId]);
   return { orders: orders.rows.map((r) => r.buyer), finalStock: stock.rows[0]?.stock ?? 0 };
 }
 

@@ -1,0 +1,4 @@
+-- Reads a run's stock and row-locks it until the transaction ends (pessimistic locking).
+-- $1 run id
+-- Returns one row {stock}.
+SELECT stock FROM lab_stock WHERE run_id = $1 FOR UPDATE
