@@ -27,6 +27,6 @@ export {
   type LockLostReason,
 } from './locks/errors.js';
 export type { RedisClient, RedisSource } from './redis/connection.js';
-export type { Fence, FencedStore } from './locks/fencing/fence.js';
+export type { Fence, FencedClaim, FencedStore } from './locks/fencing/fence.js';
 export { RedisFencedStore } from './locks/fencing/redis-fenced-store.js';
 export { PostgresFencedStore, type Queryable } from './locks/fencing/postgres-fenced-store.js';

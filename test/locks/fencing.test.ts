@@ -36,6 +36,27 @@ describe.each(stores)('fenced store (%s)', (_kind, makeStore) => {
     expect(await store.read(key)).toBe('b6');
   });
 
+  it('claims for a read-modify-write: the older holder that resumes after a newer claim is rejected', async () => {
+    const store = makeStore();
+    const key = `claim-${Math.random().toString(36).slice(2)}`;
+    expect(await store.claim(key, { fencingToken: 1, owner: 'a' })).toEqual({
+      granted: true,
+      value: undefined,
+    });
+    expect(await store.write(key, '10', { fencingToken: 1, owner: 'a' })).toBe(true);
+    // a (token 2) reads 10 and pauses; b (token 3) reads 10 too. Without b's claim, a's resumed
+    // write of 9 would be accepted (3 not seen yet) and b's 9 would overwrite it: one unit sold twice.
+    expect(await store.claim(key, { fencingToken: 2, owner: 'a' })).toEqual({ granted: true, value: '10' });
+    expect(await store.claim(key, { fencingToken: 3, owner: 'b' })).toEqual({ granted: true, value: '10' });
+    expect(await store.write(key, '9', { fencingToken: 2, owner: 'a' })).toBe(false);
+    expect(await store.write(key, '9', { fencingToken: 3, owner: 'b' })).toBe(true);
+    // Stale or foreign claims change nothing.
+    expect(await store.claim(key, { fencingToken: 2, owner: 'a' })).toEqual({ granted: false });
+    expect(await store.claim(key, { fencingToken: 3, owner: 'c' })).toEqual({ granted: false });
+    expect(await store.write(key, '8', { fencingToken: 3, owner: 'b' })).toBe(true);
+    expect(await store.read(key)).toBe('8');
+  });
+
   it('rejects the write of a holder whose lease ran out while it paused', async () => {
     const store = makeStore();
     const key = `pause-${Math.random().toString(36).slice(2)}`;

@@ -10,10 +10,21 @@ export interface Fence {
   readonly owner: string;
 }
 
+/** What `claim` found: the value, or that a newer holder has already claimed or written the key. */
+export type FencedClaim<V> = { granted: true; value: V | undefined } | { granted: false };
+
 /** A store that accepts a write only from the newest holder (any LockHandle is a Fence). */
 export interface FencedStore<V> {
   /** Writes if `fence` is not stale; false (nothing changed) if a newer holder already wrote. */
   write(key: string, value: V, fence: Fence): Promise<boolean>;
+  /**
+   * Reads for a read-modify-write: records `fence` as the key's newest (same rule as `write`) and
+   * returns the value. Fencing writes alone does not protect a write computed from a read: a stale
+   * holder that resumes between a newer holder's read and write is accepted (no newer token seen yet)
+   * and the newer write then overwrites it — a lost update. Claiming first makes that stale write
+   * fail. Not granted (nothing changed) if a newer holder has claimed or written.
+   */
+  claim(key: string, fence: Fence): Promise<FencedClaim<V>>;
   read(key: string): Promise<V | undefined>;
 }
 

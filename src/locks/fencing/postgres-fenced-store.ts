@@ -1,8 +1,9 @@
 import { readAsset } from '../../support/assets.js';
-import { assertFence, type Fence, type FencedStore } from './fence.js';
+import { assertFence, type Fence, type FencedClaim, type FencedStore } from './fence.js';
 
 const schemaSql = readAsset(new URL('./postgres-fenced-schema.sql', import.meta.url));
 const writeSql = readAsset(new URL('./postgres-fenced-write.sql', import.meta.url));
+const claimSql = readAsset(new URL('./postgres-fenced-claim.sql', import.meta.url));
 
 /** Anything with pg's `query` (a Pool, a Client, a PoolClient inside a transaction). */
 export interface Queryable {
@@ -33,6 +34,14 @@ export class PostgresFencedStore<V = unknown> implements FencedStore<V> {
       fence.owner,
     ]);
     return result.rowCount === 1;
+  }
+
+  /** A key claimed but never written reads as null (the row holds JSON null). */
+  async claim(key: string, fence: Fence): Promise<FencedClaim<V>> {
+    assertFence(fence);
+    const result = await this.db.query(claimSql, [key, fence.fencingToken, fence.owner]);
+    if (result.rowCount !== 1) return { granted: false };
+    return { granted: true, value: (result.rows[0]?.value ?? undefined) as V | undefined };
   }
 
   async read(key: string): Promise<V | undefined> {

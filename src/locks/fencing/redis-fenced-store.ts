@@ -1,9 +1,10 @@
 import type { RedisClient } from '../../redis/connection.js';
 import { assertKeyName, DEFAULT_KEY_PREFIX } from '../../redis/keys.js';
 import { loadLuaScript, ScriptRunner } from '../../redis/scripts.js';
-import { assertFence, type Fence, type FencedStore } from './fence.js';
+import { assertFence, type Fence, type FencedClaim, type FencedStore } from './fence.js';
 
 const fencedWrite = loadLuaScript(new URL('./redis-fenced-write.lua', import.meta.url));
+const fencedClaim = loadLuaScript(new URL('./redis-fenced-claim.lua', import.meta.url));
 
 /** A string store in Redis that rejects stale writers by (token, owner); see fence.ts. */
 export class RedisFencedStore implements FencedStore<string> {
@@ -30,6 +31,15 @@ export class RedisFencedStore implements FencedStore<string> {
       fence.owner,
     ]);
     return reply === 1;
+  }
+
+  async claim(key: string, fence: Fence): Promise<FencedClaim<string>> {
+    assertFence(fence);
+    const reply = (await this.scripts.run(fencedClaim, this.keys(key), [
+      fence.fencingToken,
+      fence.owner,
+    ])) as [number, string | null];
+    return reply[0] === 1 ? { granted: true, value: reply[1] ?? undefined } : { granted: false };
   }
 
   async read(key: string): Promise<string | undefined> {
