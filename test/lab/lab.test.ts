@@ -85,6 +85,7 @@ describe('oversell lab', () => {
       'sql-lock-table',
       'redis-lock',
       'redis-reentrant-lock',
+      'redis-lock-fenced',
       'redis-watch',
       'redis-lua',
       'redis-lua-hash',

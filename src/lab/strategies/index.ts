@@ -3,7 +3,8 @@ import { localMutex } from './local-mutex.js';
 import { localMutexCommitRace } from './local-mutex-commit-race.js';
 import { naiveRedis } from './naive-redis.js';
 import { naiveSql } from './naive-sql.js';
-import { redisLock, redisLockPaused, redisReentrantLock } from './redis-lock.js';
+import { redisLockFenced, redisLockPaused } from './lease-limits.js';
+import { redisLock, redisReentrantLock } from './redis-lock.js';
 import { redisLuaDecr, redisLuaGetSet, redisLuaHash } from './redis-lua.js';
 import { redisLuaSegmented } from './redis-lua-segmented.js';
 import { redisWatch } from './redis-watch.js';
@@ -31,6 +32,7 @@ export const STRATEGIES: readonly Strategy[] = [
   redisLockSetnxExpire,
   redisLockUnownedRelease,
   redisLockPaused,
+  redisLockFenced,
   redisReentrantLock,
   redisWatch,
   redisLuaGetSet,
