@@ -1,6 +1,5 @@
 import type { Strategy } from '../types.js';
-import { inspectSql, interleave, LocalMutex, prepareSqlStock } from './support.js';
-import { labQueries } from '../sql/queries.js';
+import { inspectSql, LocalMutex, prepareSqlStock, sqlReadCheckWrite } from './support.js';
 
 /** Seeds 000/001/003: an in-process lock around read-check-write, committed before unlocking. */
 export const localMutex: Strategy = {
@@ -15,13 +14,7 @@ export const localMutex: Strategy = {
     return async (buyer) => {
       const unlock = await mutex.lock();
       try {
-        const { rows } = await env.pg.query<{ stock: number }>(labQueries.readStock, [run.runId]);
-        const stock = rows[0]?.stock ?? 0;
-        if (stock < 1) return false;
-        await interleave();
-        await env.pg.query(labQueries.writeStock, [run.runId, stock - 1]);
-        await env.pg.query(labQueries.insertOrder, [run.runId, buyer]);
-        return true;
+        return await sqlReadCheckWrite(env, run, buyer);
       } finally {
         unlock();
       }

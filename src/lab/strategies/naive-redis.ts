@@ -1,5 +1,5 @@
 import type { Strategy } from '../types.js';
-import { inspectRedis, interleave, labKeys, prepareRedisStock, recordRedisOrder } from './support.js';
+import { inspectRedis, prepareRedisStock, redisReadCheckWrite } from './support.js';
 
 /** Seed 000: read the stock, compute stock - 1 in the app, write it back. */
 export const naiveRedis: Strategy = {
@@ -9,15 +9,7 @@ export const naiveRedis: Strategy = {
   expectation: 'oversells',
   prepare: prepareRedisStock,
   async buyer(env, run) {
-    const key = labKeys(run.runId).stock;
-    return async (buyer) => {
-      const stock = Number(await env.redis.get(key));
-      if (stock <= 0) return false;
-      await interleave();
-      await env.redis.set(key, stock - 1);
-      await recordRedisOrder(env, run, buyer);
-      return true;
-    };
+    return (buyer) => redisReadCheckWrite(env, run, buyer);
   },
   inspect: inspectRedis,
 };

@@ -1,6 +1,5 @@
 import type { Strategy } from '../types.js';
-import { inspectSql, interleave, prepareSqlStock } from './support.js';
-import { labQueries } from '../sql/queries.js';
+import { inspectSql, prepareSqlStock, sqlReadCheckWrite } from './support.js';
 
 /** Seed 003 "wrong case 1": SELECT, compute in memory, UPDATE to the computed value. */
 export const naiveSql: Strategy = {
@@ -12,13 +11,7 @@ export const naiveSql: Strategy = {
   prepare: prepareSqlStock,
   async buyer(env, run) {
     return async (buyer) => {
-      const { rows } = await env.pg.query<{ stock: number }>(labQueries.readStock, [run.runId]);
-      const stock = rows[0]?.stock ?? 0;
-      if (stock < 1) return false;
-      await interleave();
-      await env.pg.query(labQueries.writeStock, [run.runId, stock - 1]);
-      await env.pg.query(labQueries.insertOrder, [run.runId, buyer]);
-      return true;
+      return sqlReadCheckWrite(env, run, buyer);
     };
   },
   inspect: inspectSql,

@@ -1,5 +1,12 @@
 import type { Strategy } from '../types.js';
-import { inspectRedis, interleave, labKeys, prepareRedisStock, recordRedisOrder } from './support.js';
+import {
+  inspectRedis,
+  interleave,
+  labKeys,
+  prepareRedisStock,
+  recordRedisOrder,
+  redisReadCheckWrite,
+} from './support.js';
 
 /** Seeds 000-004: a distributed lock around the read-check-write — here lockstock's mutex. */
 export const redisLock: Strategy = {
@@ -12,15 +19,7 @@ export const redisLock: Strategy = {
   async buyer(env, run) {
     const keys = labKeys(run.runId);
     const lock = env.locks.mutex(keys.lock);
-    return (buyer) =>
-      lock.run(async () => {
-        const stock = Number(await env.redis.get(keys.stock));
-        if (stock <= 0) return false;
-        await interleave();
-        await env.redis.set(keys.stock, stock - 1);
-        await recordRedisOrder(env, run, buyer);
-        return true;
-      });
+    return (buyer) => lock.run(() => redisReadCheckWrite(env, run, buyer));
   },
   inspect: inspectRedis,
 };

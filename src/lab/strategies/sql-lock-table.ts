@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Strategy } from '../types.js';
-import { inspectSql, interleave, prepareSqlStock } from './support.js';
+import { inspectSql, prepareSqlStock, sqlReadCheckWrite } from './support.js';
 import { labQueries } from '../sql/queries.js';
 
 /** Seed 003: the "insert lock" — a row with a unique key is the lock; poll until the INSERT works. */
@@ -21,13 +21,7 @@ export const sqlLockTable: Strategy = {
         await new Promise((resolve) => setTimeout(resolve, 2 + Math.random() * 3)); // the seed polls
       }
       try {
-        const { rows } = await env.pg.query<{ stock: number }>(labQueries.readStock, [run.runId]);
-        const stock = rows[0]?.stock ?? 0;
-        if (stock < 1) return false;
-        await interleave();
-        await env.pg.query(labQueries.writeStock, [run.runId, stock - 1]);
-        await env.pg.query(labQueries.insertOrder, [run.runId, buyer]);
-        return true;
+        return await sqlReadCheckWrite(env, run, buyer);
       } finally {
         await env.pg.query(labQueries.releaseLockRow, [name, `${holder}-${buyer}`]);
       }

@@ -61,3 +61,31 @@ export class LocalMutex {
     return release;
   }
 }
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * The seeds' unguarded read-check-write on Redis (GET, compare, SET, record the order): the section
+ * every Redis strategy either runs bare or guards. `workMs` stands for the order's other work (a
+ * payment call) between the read and the write; without it the buyers merely interleave.
+ */
+export async function redisReadCheckWrite(env: LabEnv, run: LabRun, buyer: string, workMs = 0) {
+  const key = labKeys(run.runId).stock;
+  const stock = Number(await env.redis.get(key));
+  if (stock <= 0) return false;
+  await (workMs > 0 ? sleep(workMs) : interleave());
+  await env.redis.set(key, stock - 1);
+  await recordRedisOrder(env, run, buyer);
+  return true;
+}
+
+/** The same read-check-write in SQL (SELECT, compare, UPDATE to the computed value, INSERT the order). */
+export async function sqlReadCheckWrite(env: LabEnv, run: LabRun, buyer: string) {
+  const { rows } = await env.pg.query<{ stock: number }>(labQueries.readStock, [run.runId]);
+  const stock = rows[0]?.stock ?? 0;
+  if (stock < 1) return false;
+  await interleave();
+  await env.pg.query(labQueries.writeStock, [run.runId, stock - 1]);
+  await env.pg.query(labQueries.insertOrder, [run.runId, buyer]);
+  return true;
+}

@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 
-import type { LabEnv, LabRun, Strategy } from '../types.js';
+import type { LabRun, Strategy } from '../types.js';
 import { labScripts } from './lua/index.js';
-import { inspectRedis, interleave, labKeys, prepareRedisStock, recordRedisOrder } from './support.js';
+import { inspectRedis, labKeys, prepareRedisStock, redisReadCheckWrite } from './support.js';
 
 /**
  * The hand-rolled Redis locks the seeds warn about, each run with the fault that breaks it:
@@ -32,18 +32,6 @@ function crashes(run: LabRun): () => boolean {
   return () => ++n % every === 0;
 }
 
-/** The read-check-write the lock protects; `workMs` stands for the order's other work (a payment call). */
-async function criticalSection(env: LabEnv, run: LabRun, buyer: string, workMs = 0): Promise<boolean> {
-  const { redis } = env;
-  const keys = labKeys(run.runId);
-  const stock = Number(await redis.get(keys.stock));
-  if (stock <= 0) return false;
-  await (workMs > 0 ? sleep(workMs) : interleave());
-  await redis.set(keys.stock, stock - 1);
-  await recordRedisOrder(env, run, buyer);
-  return true;
-}
-
 export const redisLockNoExpiry: Strategy = {
   name: 'redis-lock-no-expiry',
   title: 'Redis SETNX without expiry (holder crashes)',
@@ -60,7 +48,7 @@ export const redisLockNoExpiry: Strategy = {
       await pollFor(async () => (await env.redis.set(key, owner, 'NX')) === 'OK', waitMs);
       if (crash()) throw new Error('holder crashed inside the critical section');
       try {
-        return await criticalSection(env, run, buyer);
+        return await redisReadCheckWrite(env, run, buyer);
       } finally {
         await env.scripts.run(labScripts.releaseIfOwner, [key], [owner]);
       }
@@ -86,7 +74,7 @@ export const redisLockSetnxExpire: Strategy = {
       if (crash()) throw new Error('holder crashed between SETNX and EXPIRE');
       await env.redis.pexpire(key, 5_000);
       try {
-        return await criticalSection(env, run, buyer);
+        return await redisReadCheckWrite(env, run, buyer);
       } finally {
         await env.scripts.run(labScripts.releaseIfOwner, [key], [owner]);
       }
@@ -111,7 +99,7 @@ export const redisLockUnownedRelease: Strategy = {
     return async (buyer) => {
       await pollFor(async () => (await env.redis.set(key, 'held', 'PX', leaseMs, 'NX')) === 'OK', 10_000);
       try {
-        return await criticalSection(env, run, buyer, workMs);
+        return await redisReadCheckWrite(env, run, buyer, workMs);
       } finally {
         // Every few buyers the holder stalls past its lease after its work (GC, slow logging), so
         // the lock has meanwhile passed to the next buyer, who is mid-work when this DEL frees it.
