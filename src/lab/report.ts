@@ -30,31 +30,29 @@ const median = (values: number[]) => {
 
 export function summarize(results: RunResult[]): StrategySummary[] {
   const names = [...new Set(results.map((r) => r.strategy))];
-  return names
-    .map((name) => {
-      const runs = results.filter((r) => r.strategy === name);
-      const strategy = strategyByName(name);
-      return {
-        strategy: name,
-        title: strategy.title,
-        claim: strategy.claim,
-        expectation: strategy.expectation,
-        ...(strategy.note ? { note: strategy.note } : {}),
-        runs: runs.length,
-        runsOversold: runs.filter((r) => r.oversold > 0).length,
-        oversold: runs.reduce((s, r) => s + r.oversold, 0),
-        duplicateBuyers: runs.reduce((s, r) => s + r.duplicateBuyers, 0),
-        negativeStockRuns: runs.filter((r) => r.finalStock < 0).length,
-        minFinalStock: Math.min(...runs.map((r) => r.finalStock)),
-        unsold: runs.reduce((s, r) => s + r.unsold, 0),
-        errors: runs.reduce((s, r) => s + r.errors, 0),
-        throughputPerSec: median(runs.map((r) => r.throughputPerSec)),
-        p50: median(runs.map((r) => r.latencyMs.p50)),
-        p99: median(runs.map((r) => r.latencyMs.p99)),
-        asExpected: false,
-      };
-    })
-    .map((s) => ({ ...s, asExpected: matchesExpectation(s, results) }));
+  return names.map((name) => {
+    const runs = results.filter((r) => r.strategy === name);
+    const strategy = strategyByName(name);
+    const summary = {
+      strategy: name,
+      title: strategy.title,
+      claim: strategy.claim,
+      expectation: strategy.expectation,
+      ...(strategy.note ? { note: strategy.note } : {}),
+      runs: runs.length,
+      runsOversold: runs.filter((r) => r.oversold > 0).length,
+      oversold: runs.reduce((s, r) => s + r.oversold, 0),
+      duplicateBuyers: runs.reduce((s, r) => s + r.duplicateBuyers, 0),
+      negativeStockRuns: runs.filter((r) => r.finalStock < 0).length,
+      minFinalStock: Math.min(...runs.map((r) => r.finalStock)),
+      unsold: runs.reduce((s, r) => s + r.unsold, 0),
+      errors: runs.reduce((s, r) => s + r.errors, 0),
+      throughputPerSec: median(runs.map((r) => r.throughputPerSec)),
+      p50: median(runs.map((r) => r.latencyMs.p50)),
+      p99: median(runs.map((r) => r.latencyMs.p99)),
+    };
+    return { ...summary, asExpected: matchesExpectation(summary, runs) };
+  });
 }
 
 /**
@@ -62,7 +60,7 @@ export function summarize(results: RunResult[]): StrategySummary[] {
  * left unsold or failed in any run (a counter below zero alone is not an oversell: the record
  * decides). A broken design matches when its failure showed in at least one run.
  */
-export function matchesExpectation(s: StrategySummary, results: RunResult[]): boolean {
+export function matchesExpectation(s: Omit<StrategySummary, 'asExpected'>, runs: RunResult[]): boolean {
   const clean = s.oversold === 0 && s.duplicateBuyers === 0 && s.unsold === 0 && s.errors === 0;
   switch (s.expectation) {
     case 'correct':
@@ -73,7 +71,7 @@ export function matchesExpectation(s: StrategySummary, results: RunResult[]): bo
       return s.negativeStockRuns > 0;
     case 'oversells_across_processes': {
       // One process: the local mutex is all the exclusion needed. Several: it guards nothing.
-      const multi = results.some((r) => r.strategy === s.strategy && r.processes > 1);
+      const multi = runs.some((r) => r.processes > 1);
       return multi ? s.oversold > 0 : clean;
     }
     case 'stalls':
