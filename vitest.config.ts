@@ -1,12 +1,8 @@
 import { defineConfig } from 'vitest/config';
 
+// `npm test` at the root runs every workspace package's suite (each has its own vitest.config.ts).
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
-    globalSetup: ['test/global-setup.ts'],
-    // Tests start real servers and OS processes; generous but finite limits.
-    testTimeout: 60_000,
-    hookTimeout: 120_000,
-    pool: 'forks',
+    projects: ['packages/*'],
   },
 });

@@ -1,0 +1,128 @@
+import { randomBytes } from 'node:crypto';
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { Redis } from 'ioredis';
+import pino, { type Logger } from 'pino';
+import { SnowflakeIdGenerator } from '../sale/ids/snowflake.js';
+import { createSaleMetrics, type SaleMetrics } from '../sale/metrics.js';
+import { OrderPipeline, type OrderPipelineOptions } from '../sale/pipeline/order-pipeline.js';
+import { SaleService } from '../sale/service.js';
+import { pgliteDatabase, postgresDatabase, type Database } from '../sale/store/db.js';
+import { migrate } from '../sale/store/migrate.js';
+import { RedisServer } from 'lockstock/servers';
+
+export interface RuntimeOptions {
+  /** REDIS_URL; without it a private redis-server is started with its data in `dataDir`. */
+  redisUrl?: string;
+  /** DATABASE_URL; without it the order store is PGlite with its data in `dataDir`. */
+  databaseUrl?: string;
+  /** Where embedded data lives. @default ".lockstock" */
+  dataDir?: string;
+  /** Order pipeline workers in this process. @default 1 */
+  pipelines?: number;
+  /** Settings of those workers. */
+  pipeline?: Omit<OrderPipelineOptions, 'logger' | 'metrics'>;
+  logger?: Logger;
+}
+
+/** Everything `serve` and `worker` run on, with one close(). */
+export interface Runtime {
+  readonly redis: Redis;
+  readonly db: Database;
+  readonly ids: SnowflakeIdGenerator;
+  readonly service: SaleService;
+  readonly metrics: SaleMetrics;
+  readonly pipelines: OrderPipeline[];
+  readonly logger: Logger;
+  readonly embedded: { redis: boolean; database: boolean };
+  readonly dataDir: string;
+  close(): Promise<void>;
+}
+
+export function defaultLogger(): Logger {
+  return pino({ level: process.env.LOG_LEVEL ?? 'info', redact: ['req.headers.authorization'] });
+}
+
+export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
+  const logger = options.logger ?? defaultLogger();
+  const dataDir = resolve(options.dataDir ?? '.lockstock');
+  let redisServer: RedisServer | undefined;
+  let redisUrl = options.redisUrl;
+  if (!redisUrl) {
+    const dir = join(dataDir, 'redis');
+    mkdirSync(dir, { recursive: true });
+    redisServer = await RedisServer.start({
+      dir,
+      args: ['--appendonly', 'yes', '--appendfsync', 'everysec'],
+    });
+    redisUrl = redisServer.url;
+    logger.info({ url: redisUrl, dir }, 'started a private redis-server (set REDIS_URL to use your own)');
+  }
+  const redis = new Redis(redisUrl, { maxRetriesPerRequest: 2, connectTimeout: 5_000 });
+  redis.on('error', (error) => logger.warn({ err: error }, 'redis connection error'));
+  await redis.ping();
+
+  let db: Database;
+  if (options.databaseUrl) {
+    db = postgresDatabase(options.databaseUrl, { max: 10 });
+  } else {
+    const dir = join(dataDir, 'pgdata');
+    mkdirSync(dataDir, { recursive: true });
+    db = await pgliteDatabase(dir);
+    logger.info({ dir }, 'order store: embedded PostgreSQL (PGlite); set DATABASE_URL to use a server');
+  }
+  const applied = await migrate(db);
+  if (applied.length > 0) logger.info({ applied }, 'database migrated');
+
+  const metrics = createSaleMetrics();
+  const ids = new SnowflakeIdGenerator(redis, {
+    onLeaseLost: (error) =>
+      logger.error({ err: error }, 'snowflake worker id lease lost; orders pause until re-leased'),
+  });
+  const workerId = await ids.start();
+  logger.info({ workerId }, 'order ids: snowflake worker id leased');
+  const service = new SaleService({ redis, db, nextOrderId: () => ids.next(), metrics });
+  const warmed = await service.warmOpenSales();
+  if (warmed.length > 0)
+    logger.warn({ sales: warmed }, 'open sales were missing in Redis and were warmed from the database');
+
+  const pipelines = Array.from(
+    { length: options.pipelines ?? 1 },
+    () => new OrderPipeline(redis, db, { ...options.pipeline, logger, metrics }),
+  );
+  for (const pipeline of pipelines) pipeline.start();
+
+  return {
+    redis,
+    db,
+    ids,
+    service,
+    metrics,
+    pipelines,
+    logger,
+    dataDir,
+    embedded: { redis: redisServer !== undefined, database: !options.databaseUrl },
+    async close() {
+      await Promise.all(pipelines.map((p) => p.stop()));
+      await ids.stop().catch(() => undefined); // Redis may be gone already; the lease then expires
+      await db.close();
+      await redis.quit().catch(() => redis.disconnect());
+      await redisServer?.stop();
+    },
+  };
+}
+
+/**
+ * The JWT secret: LOCKSTOCK_JWT_SECRET, or (for the embedded default) a random one kept in the data
+ * dir so tokens survive restarts.
+ */
+export function jwtSecret(dataDir: string, env = process.env): string {
+  if (env.LOCKSTOCK_JWT_SECRET) return env.LOCKSTOCK_JWT_SECRET;
+  const file = join(resolve(dataDir), 'jwt-secret');
+  if (!existsSync(file)) {
+    mkdirSync(resolve(dataDir), { recursive: true });
+    writeFileSync(file, randomBytes(32).toString('base64url'));
+    chmodSync(file, 0o600);
+  }
+  return readFileSync(file, 'utf8').trim();
+}

@@ -1,0 +1,103 @@
+import swagger from '@fastify/swagger';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import type { Redis } from 'ioredis';
+import { collectDefaultMetrics, Histogram } from 'prom-client';
+import type { SaleMetrics } from '../sale/metrics.js';
+import type { SaleService } from '../sale/service.js';
+import type { Database } from '../sale/store/db.js';
+import { registerAuth } from './auth.js';
+import type { HttpConfig } from './config.js';
+import { errorHandler, sendError } from './errors.js';
+import { registerRateLimits } from './rate-limit.js';
+import { healthRoutes } from './routes/health.js';
+import { ordersRoutes } from './routes/orders.js';
+import { salesRoutes } from './routes/sales.js';
+import { ErrorBody } from './schemas.js';
+
+export interface AppDeps {
+  service: SaleService;
+  redis: Redis;
+  db: Database;
+  metrics: SaleMetrics;
+  config: HttpConfig;
+  /** A pino logger for requests (none: no request logging). */
+  logger?: FastifyBaseLogger;
+}
+
+/** Server-level limits: small bodies, bounded request time (slow clients cannot hold sockets). */
+export const SERVER_OPTIONS = {
+  bodyLimit: 16 * 1024,
+  requestTimeout: 10_000,
+  connectionTimeout: 10_000,
+  keepAliveTimeout: 5_000,
+  routerOptions: { maxParamLength: 100 },
+  onProtoPoisoning: 'error',
+  onConstructorPoisoning: 'error',
+  trustProxy: false,
+} as const satisfies FastifyServerOptions;
+
+/**
+ * The HTTP API as a Fastify instance that does not listen (server.ts does): tests use inject().
+ * Validation is strict: no type coercion, unknown fields are errors (not silently dropped).
+ */
+export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
+  const app = Fastify({
+    ...SERVER_OPTIONS,
+    ...(deps.logger ? { loggerInstance: deps.logger } : { logger: false }),
+    ajv: {
+      customOptions: { removeAdditional: false, coerceTypes: false, useDefaults: true, allErrors: false },
+    },
+  }).withTypeProvider<TypeBoxTypeProvider>();
+
+  app.removeContentTypeParser('text/plain'); // bodies are JSON; anything else is a 415
+  app.setErrorHandler(errorHandler);
+  app.setNotFoundHandler((request, reply) =>
+    sendError(reply, 'not_found', `No route ${request.method} ${request.url}.`),
+  );
+  app.addSchema(ErrorBody);
+  registerHttpMetrics(app, deps.metrics);
+
+  await app.register(swagger, {
+    openapi: {
+      info: { title: 'lockstock flash-sale API', version: '1' },
+      components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } } },
+    },
+  });
+  // The OpenAPI document itself (swagger-ui would add a static-file server and 2 MB of assets).
+  app.get('/docs/json', { schema: { hide: true } }, () => app.swagger());
+  await registerAuth(app, deps.config.jwtSecret);
+  const limitUser = await registerRateLimits(app, deps.redis, {
+    perIp: deps.config.rateLimitPerIp,
+    perUser: deps.config.rateLimitPerUser,
+    keyPrefix: deps.config.keyPrefix ?? 'ls',
+  });
+  await app.register(salesRoutes, { service: deps.service });
+  await app.register(ordersRoutes, { service: deps.service, ...(limitUser ? { limitUser } : {}) });
+  await app.register(healthRoutes, { redis: deps.redis, db: deps.db, registry: deps.metrics.registry });
+  return app;
+}
+
+function registerHttpMetrics(app: FastifyInstance, metrics: SaleMetrics): void {
+  const { registry } = metrics;
+  if (!registry.getSingleMetric('process_cpu_seconds_total')) collectDefaultMetrics({ register: registry });
+  const duration =
+    (registry.getSingleMetric('lockstock_http_request_seconds') as Histogram | undefined) ??
+    new Histogram({
+      name: 'lockstock_http_request_seconds',
+      help: 'HTTP request duration by route and status',
+      labelNames: ['method', 'route', 'status'] as const,
+      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1],
+      registers: [registry],
+    });
+  app.addHook('onResponse', async (request, reply) => {
+    duration.observe(
+      {
+        method: request.method,
+        route: request.routeOptions.url ?? 'unknown',
+        status: String(reply.statusCode),
+      },
+      reply.elapsedTime / 1000,
+    );
+  });
+}

@@ -1,0 +1,40 @@
+import { Redis } from 'ioredis';
+import pg from 'pg';
+import { RedisLockClient } from 'lockstock';
+import { ScriptRunner } from 'lockstock/redis';
+import { postgresDatabase } from '../sale/store/db.js';
+import { migrate } from '../sale/store/migrate.js';
+import { labQueries } from './sql/queries.js';
+import type { LabEnv } from './types.js';
+
+/** Connects a process of the lab to the shared Redis and PostgreSQL. */
+export async function connectLab(
+  redisUrl: string,
+  databaseUrl: string,
+  poolSize = 10,
+): Promise<LabEnv & { close(): Promise<void> }> {
+  const redis = new Redis(redisUrl);
+  await redis.ping();
+  const pool = new pg.Pool({ connectionString: databaseUrl, max: poolSize });
+  pool.on('error', () => undefined); // idle connections dropped at shutdown
+  const db = postgresDatabase(databaseUrl, { max: 4 });
+  const locks = new RedisLockClient({ redis });
+  return {
+    redis,
+    pg: pool,
+    db,
+    locks,
+    scripts: new ScriptRunner(redis),
+    async close() {
+      await locks.close();
+      await Promise.all([pool.end(), db.close()]);
+      redis.disconnect();
+    },
+  };
+}
+
+/** The lab's tables and the sale tables (for the service strategy); idempotent. */
+export async function prepareLabDatabase(env: LabEnv): Promise<void> {
+  await migrate(env.db);
+  await env.pg.query(labQueries.schema);
+}

@@ -1,0 +1,59 @@
+import type { Redis } from 'ioredis';
+import type pg from 'pg';
+import type { RedisLockClient } from 'lockstock';
+import type { ScriptRunner } from 'lockstock/redis';
+import type { Database } from '../sale/store/db.js';
+
+/** What a strategy runs on, in the coordinator and in every worker process. */
+export interface LabEnv {
+  readonly redis: Redis;
+  readonly pg: pg.Pool;
+  readonly locks: RedisLockClient;
+  readonly scripts: ScriptRunner;
+  /** The same PostgreSQL as `pg`, behind the sale layer's interface (for the service strategy). */
+  readonly db: Database;
+}
+
+/** One run of one strategy: fresh state under its own id. */
+export interface LabRun {
+  readonly runId: string;
+  readonly stock: number;
+  /** Strategy knobs (e.g. optimistic retries, segments); JSON-serialisable. */
+  readonly options: Readonly<Record<string, number | string | boolean>>;
+}
+
+/** What the seed material expects of the design. */
+export type Expectation =
+  'correct' | 'oversells' | 'negative_stock' | 'oversells_across_processes' | 'stalls' | 'may_leave_unsold';
+
+export interface Strategy {
+  readonly name: string;
+  readonly title: string;
+  /** What the seed claimed about it, in one or two sentences. */
+  readonly claim: string;
+  readonly expectation: Expectation;
+  /** Our reading where the seed's claim needs a caveat (shown in the HTML report). */
+  readonly note?: string;
+  /**
+   * Sets up fresh state for `run` (coordinator). May return options for the workers (e.g. the id of
+   * what it created); they are merged into `run.options`.
+   */
+  prepare(env: LabEnv, run: LabRun): Promise<void | Record<string, string | number>>;
+  /**
+   * Called once per worker process per run; returns the purchase attempt, shared by all concurrent
+   * buyers of that process (so in-process state such as a local mutex is shared as in an app).
+   * Resolves true when the strategy believes it sold; it must record the order where `inspect`
+   * reads it, as the seed code does (an INSERT, an RPUSH).
+   */
+  buyer(env: LabEnv, run: LabRun): Promise<(buyer: string) => Promise<boolean>>;
+  /** Reads what was recorded (coordinator): the orders' buyers and the final stock. */
+  inspect(env: LabEnv, run: LabRun): Promise<{ orders: string[]; finalStock: number }>;
+}
+
+/** What a worker recorded about one attempt. */
+export interface Attempt {
+  buyer: string;
+  believedSold: boolean;
+  ms: number;
+  error?: string;
+}

@@ -1,0 +1,358 @@
+import { hostname } from 'node:os';
+import { randomBytes } from 'node:crypto';
+import { setTimeout as delay } from 'node:timers/promises';
+import { type RedisClient, duplicateClient, DEFAULT_KEY_PREFIX } from 'lockstock/redis';
+import { activeSalesKey, ORDER_GROUP, saleKeys } from '../keys.js';
+import { silentLogger, type Logger } from '../logger.js';
+import type { SaleMetrics } from '../metrics.js';
+import { applyOrders } from '../store/apply-orders.js';
+import type { Database } from '../store/db.js';
+import type { Decision, OrderEntry } from '../store/decide.js';
+import { isTransient } from './errors.js';
+import {
+  flattenReply,
+  parseOrderEntry,
+  trimAcknowledged,
+  type ReadEntry,
+  type StreamsReply,
+} from './stream.js';
+
+export interface OrderPipelineOptions {
+  /** This consumer's name in the group. @default "<host>-<pid>-<random>" */
+  consumer?: string;
+  /** Entries per database transaction. @default 500 */
+  batchSize?: number;
+  /** How long one read waits for new entries, ms. @default 1000 */
+  blockMs?: number;
+  /** Entries pending this long with another consumer are taken over (it is presumed dead), ms. @default 10000 */
+  claimIdleMs?: number;
+  /** Deliveries after which an entry that keeps failing is dead-lettered. @default 5 */
+  maxDeliveries?: number;
+  /** How often acknowledged entries are trimmed from the streams, ms. @default 5000 */
+  trimEveryMs?: number;
+  keyPrefix?: string;
+  logger?: Logger;
+  metrics?: SaleMetrics;
+  /** Test hooks around the commit (fault injection): awaited inside the processing of a batch. */
+  faults?: { beforeCommit?: () => Promise<void>; afterCommit?: () => Promise<void> };
+}
+
+interface Processed {
+  decisions: Decision[];
+  acked: number;
+}
+
+/**
+ * The order pipeline: reads reservations from every open sale's stream through one consumer group,
+ * records them in the database in batches, and acknowledges (XACK) only after the commit.
+ *
+ * - At least once: an entry read but not acknowledged stays in the group's pending list; this
+ *   consumer re-reads its own pending entries first (after a restart or a failed batch), and entries
+ *   of a consumer that stays silent for `claimIdleMs` are claimed (XAUTOCLAIM) by another.
+ * - Exactly one effect: the database records each (sale, stream entry) once (the orders inbox), so a
+ *   redelivery is acknowledged without being applied again.
+ * - Poison: a malformed entry, or one that keeps failing alone after `maxDeliveries`, is moved to the
+ *   sale's dead-letter stream, logged and counted — never silently dropped.
+ */
+export class OrderPipeline {
+  readonly consumer: string;
+  private readonly reader: RedisClient;
+  private readonly options: Required<Omit<OrderPipelineOptions, 'consumer' | 'metrics' | 'faults'>>;
+  private running = false;
+  private loop: Promise<void> | undefined;
+  private ownPendingToCheck = true;
+  private lastClaimAt = 0;
+  private lastTrimAt = 0;
+  private streams: string[] = [];
+  private streamsReadAt = 0;
+
+  constructor(
+    private readonly redis: RedisClient,
+    private readonly db: Database,
+    private readonly config: OrderPipelineOptions = {},
+  ) {
+    this.consumer = config.consumer ?? `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
+    // Blocking reads need a connection of their own.
+    this.reader = duplicateClient(redis);
+    this.reader.on('error', () => undefined); // reported by the commands that fail
+    this.options = {
+      batchSize: config.batchSize ?? 500,
+      blockMs: config.blockMs ?? 1000,
+      claimIdleMs: config.claimIdleMs ?? 10_000,
+      maxDeliveries: config.maxDeliveries ?? 5,
+      trimEveryMs: config.trimEveryMs ?? 5_000,
+      keyPrefix: config.keyPrefix ?? DEFAULT_KEY_PREFIX,
+      logger: config.logger ?? silentLogger,
+    };
+  }
+
+  start(): void {
+    if (this.running) return;
+    this.running = true;
+    this.loop = this.run();
+  }
+
+  /** Stops after the current batch; acknowledged work is never interrupted half-way. */
+  async stop(): Promise<void> {
+    this.running = false;
+    this.reader.disconnect(); // ends a blocking read at once
+    await this.loop;
+  }
+
+  private async run(): Promise<void> {
+    while (this.running) {
+      try {
+        await this.step(this.options.blockMs);
+      } catch (error) {
+        if (!this.running) break;
+        this.options.logger.warn(
+          { err: error, consumer: this.consumer },
+          'order pipeline step failed; retrying',
+        );
+        this.config.metrics?.pipelineErrors.inc({ kind: isTransient(error) ? 'transient' : 'permanent' });
+        this.ownPendingToCheck = true;
+        await delay(250);
+      }
+    }
+  }
+
+  /**
+   * One round: own pending entries, else new entries (waiting up to `blockMs`), then housekeeping.
+   * Returns how many entries were acknowledged. Public for tests and `drain`.
+   */
+  async step(blockMs = 0): Promise<number> {
+    const streams = await this.openStreams();
+    if (streams.length === 0) {
+      if (blockMs > 0) await delay(Math.min(blockMs, 200));
+      return 0;
+    }
+    let acked = 0;
+    if (this.ownPendingToCheck) {
+      const own = await this.read(streams, '0', 0);
+      if (own.length === 0) this.ownPendingToCheck = false;
+      else acked += (await this.process(own)).acked;
+    }
+    if (!this.ownPendingToCheck) acked += (await this.process(await this.read(streams, '>', blockMs))).acked;
+    const now = Date.now();
+    if (now - this.lastClaimAt >= this.options.claimIdleMs / 2) {
+      this.lastClaimAt = now;
+      acked += await this.claimAbandoned(streams);
+    }
+    if (now - this.lastTrimAt >= this.options.trimEveryMs) {
+      this.lastTrimAt = now;
+      for (const stream of streams) await trimAcknowledged(this.redis, stream, ORDER_GROUP);
+    }
+    return acked;
+  }
+
+  /** Processes everything available now (new, own pending, abandoned); for tests and shutdown. */
+  async drain(): Promise<number> {
+    let total = 0;
+    this.lastClaimAt = 0;
+    for (;;) {
+      const acked = await this.step(0);
+      total += acked;
+      if (acked === 0 && !this.ownPendingToCheck) return total;
+    }
+  }
+
+  private async openStreams(): Promise<string[]> {
+    if (Date.now() - this.streamsReadAt > 1000) {
+      const ids = await this.redis.smembers(activeSalesKey(this.options.keyPrefix));
+      this.streams = ids.sort().map((id) => saleKeys(id, this.options.keyPrefix).stream);
+      this.streamsReadAt = Date.now();
+    }
+    return this.streams;
+  }
+
+  private async read(streams: string[], from: '0' | '>', blockMs: number): Promise<ReadEntry[]> {
+    const args: Array<string | number> = [
+      'GROUP',
+      ORDER_GROUP,
+      this.consumer,
+      'COUNT',
+      this.options.batchSize,
+    ];
+    if (blockMs > 0) args.push('BLOCK', blockMs);
+    args.push('STREAMS', ...streams, ...streams.map(() => from));
+    const client = blockMs > 0 ? this.reader : this.redis;
+    const reply = (await client.call('XREADGROUP', ...args)) as StreamsReply;
+    return flattenReply(reply);
+  }
+
+  /** Takes over entries another consumer has left pending for `claimIdleMs`. */
+  private async claimAbandoned(streams: string[]): Promise<number> {
+    let acked = 0;
+    for (const stream of streams) {
+      const [, entries] = (await this.redis.call(
+        'XAUTOCLAIM',
+        stream,
+        ORDER_GROUP,
+        this.consumer,
+        this.options.claimIdleMs,
+        '0-0',
+        'COUNT',
+        this.options.batchSize,
+      )) as [string, Array<[string, string[] | null]>];
+      if (entries.length === 0) continue;
+      this.options.logger.warn(
+        { stream, count: entries.length, consumer: this.consumer },
+        'claimed abandoned order entries',
+      );
+      acked += (await this.process(entries.map(([id, fields]) => ({ stream, id, fields: fields ?? [] }))))
+        .acked;
+    }
+    return acked;
+  }
+
+  private saleIdOf(stream: string): string {
+    const match = /\{sale:([^}]+)\}/.exec(stream);
+    return match?.[1] ?? '';
+  }
+
+  private async process(entries: ReadEntry[]): Promise<Processed> {
+    if (entries.length === 0) return { decisions: [], acked: 0 };
+    const orders: OrderEntry[] = [];
+    const byOrder = new Map<OrderEntry, ReadEntry>();
+    for (const entry of entries) {
+      const order = parseOrderEntry(this.saleIdOf(entry.stream), entry);
+      if (order) {
+        orders.push(order);
+        byOrder.set(order, entry);
+      } else {
+        await this.deadLetter(entry, 'malformed', 'the entry is not a reservation written by reserve.lua');
+      }
+    }
+    const stopTimer = this.config.metrics?.batchSeconds.startTimer();
+    let decisions: Decision[];
+    try {
+      decisions = await this.applyWithFaults(orders);
+    } catch (error) {
+      this.ownPendingToCheck = true;
+      if (isTransient(error)) throw error; // nothing acknowledged; the step retries after a pause
+      this.config.metrics?.pipelineErrors.inc({ kind: 'permanent' });
+      this.options.logger.warn(
+        { err: error, count: orders.length },
+        'batch refused by the database; retrying entries one by one',
+      );
+      decisions = await this.applyOneByOne(orders, byOrder);
+    }
+    stopTimer?.();
+    await this.acknowledge(decisions, byOrder);
+    return { decisions, acked: decisions.length };
+  }
+
+  private async applyWithFaults(orders: OrderEntry[]): Promise<Decision[]> {
+    if (orders.length === 0) return [];
+    await this.config.faults?.beforeCommit?.();
+    const decisions = await applyOrders(this.db, orders);
+    await this.config.faults?.afterCommit?.();
+    return decisions;
+  }
+
+  /** After a permanent batch error: each entry alone; one that still fails is retried or dead-lettered. */
+  private async applyOneByOne(
+    orders: OrderEntry[],
+    byOrder: Map<OrderEntry, ReadEntry>,
+  ): Promise<Decision[]> {
+    const decisions: Decision[] = [];
+    for (const order of orders) {
+      try {
+        decisions.push(...(await applyOrders(this.db, [order])));
+      } catch (error) {
+        if (isTransient(error)) throw error;
+        const entry = byOrder.get(order) as ReadEntry;
+        const deliveries = await this.deliveries(entry);
+        if (deliveries >= this.options.maxDeliveries) {
+          await this.deadLetter(entry, 'failing', `refused ${deliveries} times: ${(error as Error).message}`);
+        } else {
+          this.options.logger.warn(
+            { err: error, stream: entry.stream, id: entry.id, deliveries },
+            'order entry refused; will retry',
+          );
+        }
+      }
+    }
+    return decisions;
+  }
+
+  private async deliveries(entry: ReadEntry): Promise<number> {
+    const rows = (await this.redis.xpending(entry.stream, ORDER_GROUP, entry.id, entry.id, 1)) as Array<
+      [string, string, number, number]
+    >;
+    return Number(rows[0]?.[3] ?? 0);
+  }
+
+  private async acknowledge(decisions: Decision[], byOrder: Map<OrderEntry, ReadEntry>): Promise<void> {
+    const byStream = new Map<string, string[]>();
+    for (const decision of decisions) {
+      const entry = byOrder.get(decision.entry) as ReadEntry;
+      if (decision.outcome === 'unknown_sale') {
+        await this.deadLetter(entry, 'unknown_sale', `sale ${decision.entry.saleId} is not in the database`);
+        continue;
+      }
+      const ids = byStream.get(entry.stream) ?? [];
+      ids.push(entry.id);
+      byStream.set(entry.stream, ids);
+      this.report(decision);
+    }
+    for (const [stream, ids] of byStream) await this.redis.xack(stream, ORDER_GROUP, ...ids);
+  }
+
+  private report(decision: Decision): void {
+    const metrics = this.config.metrics;
+    switch (decision.outcome) {
+      case 'confirmed':
+        metrics?.ordersRecorded.inc({ status: 'confirmed' });
+        break;
+      case 'rejected':
+        metrics?.ordersRecorded.inc({ status: 'rejected' });
+        metrics?.ordersRejected.inc({ reason: decision.reason });
+        this.options.logger.warn(
+          {
+            orderId: decision.entry.orderId,
+            saleId: decision.entry.saleId,
+            userId: decision.entry.userId,
+            reason: decision.reason,
+          },
+          'reservation rejected by the database (Redis admitted more than the record allows)',
+        );
+        break;
+      case 'duplicate':
+        metrics?.duplicates.inc();
+        break;
+      default:
+        break;
+    }
+  }
+
+  private async deadLetter(entry: ReadEntry, reason: string, detail: string): Promise<void> {
+    const keys = saleKeys(this.saleIdOf(entry.stream), this.options.keyPrefix);
+    await this.redis
+      .multi()
+      .xadd(
+        keys.dead,
+        '*',
+        'stream',
+        entry.stream,
+        'id',
+        entry.id,
+        'reason',
+        reason,
+        'detail',
+        detail,
+        ...entry.fields,
+      )
+      .xack(entry.stream, ORDER_GROUP, entry.id)
+      .exec();
+    this.config.metrics?.deadLetters.inc({ reason });
+    this.options.logger.error(
+      { stream: entry.stream, id: entry.id, reason, detail },
+      'order entry dead-lettered',
+    );
+  }
+
+  async close(): Promise<void> {
+    await this.stop();
+  }
+}

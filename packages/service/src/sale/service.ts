@@ -1,0 +1,190 @@
+import { type RedisClient, DEFAULT_KEY_PREFIX, loadLuaScript, ScriptRunner } from 'lockstock/redis';
+import { SaleInputError } from './errors.js';
+import { activeSalesKey, ORDER_GROUP, saleKeys } from './keys.js';
+import type { SaleMetrics } from './metrics.js';
+import { Reserver, type ReserveRequest } from './reserve.js';
+import type { Database } from './store/db.js';
+import { records } from './store/records.js';
+import type { NewSale, Order, Reservation, Sale, SaleStatus, SaleView } from './types.js';
+
+const warmScript = loadLuaScript(new URL('./warm-sale.lua', import.meta.url));
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+export const MAX_STOCK = 10_000_000;
+export const MAX_PER_USER_LIMIT = 1_000;
+
+export interface SaleServiceDeps {
+  redis: RedisClient;
+  db: Database;
+  /** Order ids without a round trip (SnowflakeIdGenerator.next). */
+  nextOrderId: () => string;
+  keyPrefix?: string;
+  metrics?: SaleMetrics;
+}
+
+/**
+ * The flash sale: PostgreSQL holds sales and orders (the record), Redis holds the hot stock and the
+ * reservation rule (reserve.lua), the order pipeline moves reservations from one to the other.
+ */
+export class SaleService {
+  private readonly reserver: Reserver;
+  private readonly scripts: ScriptRunner;
+  private readonly prefix: string;
+
+  constructor(private readonly deps: SaleServiceDeps) {
+    this.prefix = deps.keyPrefix ?? DEFAULT_KEY_PREFIX;
+    this.reserver = new Reserver(deps.redis, deps.nextOrderId, this.prefix);
+    this.scripts = new ScriptRunner(deps.redis);
+  }
+
+  /** Records the sale, then pre-warms its stock in Redis and opens its order stream. */
+  async createSale(input: NewSale): Promise<SaleView> {
+    const sale = validateNewSale(input);
+    const created = await records.insertSale(this.deps.db, sale);
+    await this.warm(created, created.stock);
+    return view(created, created.stock);
+  }
+
+  /**
+   * Loads a recorded sale into Redis if it is not there (a new sale, or Redis lost its data; then
+   * `remaining` should be the stock minus what the database recorded). Never resets a sale Redis has.
+   */
+  async warm(sale: Sale, remaining: number): Promise<boolean> {
+    const keys = saleKeys(sale.id, this.prefix);
+    const warmed = await this.scripts.run(
+      warmScript,
+      [keys.meta, keys.notBefore, keys.open],
+      // A sale that has started needs no not-before key (and must not get one that outlives "now"
+      // by the few ms Redis's cached clock may lag ours).
+      [
+        sale.stock,
+        started(sale) ? 0 : sale.startsAt.getTime(),
+        sale.endsAt.getTime(),
+        sale.perUserLimit,
+        remaining,
+      ],
+    );
+    await this.deps.redis
+      .xgroup('CREATE', keys.stream, ORDER_GROUP, '0', 'MKSTREAM')
+      .catch((error: Error) => {
+        if (!error.message.startsWith('BUSYGROUP')) throw error; // the group exists already: fine
+      });
+    await this.deps.redis.sadd(activeSalesKey(this.prefix), sale.id);
+    return warmed === 1;
+  }
+
+  async getSale(id: string): Promise<SaleView | undefined> {
+    const sale = await records.getSale(this.deps.db, id);
+    if (!sale) return undefined;
+    const remaining = await this.deps.redis.hget(saleKeys(id, this.prefix).meta, 'remaining');
+    return view(sale, remaining === null ? sale.stock - sale.persistedSold : Number(remaining));
+  }
+
+  async listOpenSales(): Promise<Array<Sale & { persistedSold: number }>> {
+    return records.listOpenSales(this.deps.db);
+  }
+
+  /** Warms every open sale Redis does not have (at startup); returns the ids warmed now. */
+  async warmOpenSales(): Promise<string[]> {
+    const warmed: string[] = [];
+    for (const sale of await this.listOpenSales()) {
+      if (await this.warm(sale, sale.stock - sale.persistedSold)) warmed.push(sale.id);
+    }
+    return warmed;
+  }
+
+  /** One purchase attempt (see reserve.lua for the rule). */
+  async buy(request: ReserveRequest): Promise<Reservation> {
+    const result = await this.reserver.reserve(request);
+    this.deps.metrics?.reservations.inc({
+      outcome: result.ok ? (result.duplicate ? 'duplicate' : 'reserved') : result.code,
+    });
+    return result;
+  }
+
+  /**
+   * An order: as recorded, or `reserved` while it still waits in a sale's stream (looked up among
+   * the newest `RESERVED_LOOKUP_DEPTH` reservations of each open sale: the pipeline records orders
+   * within moments, and a reservation pays for no index of its own).
+   */
+  async getOrder(orderId: string): Promise<Order | undefined> {
+    if (!/^\d{1,20}$/.test(orderId)) return undefined;
+    const recorded = await records.getOrder(this.deps.db, orderId);
+    if (recorded) return recorded;
+    for (const saleId of await this.deps.redis.smembers(activeSalesKey(this.prefix))) {
+      const entries = (await this.deps.redis.xrevrange(
+        saleKeys(saleId, this.prefix).stream,
+        '+',
+        '-',
+        'COUNT',
+        RESERVED_LOOKUP_DEPTH,
+      )) as Array<[string, string[]]>;
+      for (const [, fields] of entries) {
+        const entry = toFieldMap(fields);
+        if (entry.order !== orderId) continue;
+        return {
+          orderId,
+          saleId,
+          userId: String(entry.user),
+          quantity: Number(entry.qty),
+          status: 'reserved',
+        };
+      }
+    }
+    // A reservation recorded between the two lookups is in the database now.
+    return records.getOrder(this.deps.db, orderId);
+  }
+}
+
+/** How far back getOrder looks for reservations not yet recorded. */
+export const RESERVED_LOOKUP_DEPTH = 10_000;
+
+export function toFieldMap(fields: string[]): Record<string, string> {
+  const map: Record<string, string> = {};
+  for (let i = 0; i + 1 < fields.length; i += 2) map[fields[i] as string] = fields[i + 1] as string;
+  return map;
+}
+
+const started = (sale: Sale) => sale.startsAt.getTime() <= Date.now();
+
+export function statusOf(sale: Sale, remaining: number, now = Date.now()): SaleStatus {
+  if (now < sale.startsAt.getTime()) return 'scheduled';
+  if (now >= sale.endsAt.getTime()) return 'ended';
+  return remaining <= 0 ? 'sold_out' : 'active';
+}
+
+function view(sale: Sale, remaining: number): SaleView {
+  return {
+    id: sale.id,
+    name: sale.name,
+    stock: sale.stock,
+    perUserLimit: sale.perUserLimit,
+    startsAt: sale.startsAt,
+    endsAt: sale.endsAt,
+    remaining,
+    sold: sale.stock - remaining,
+    status: statusOf(sale, remaining),
+  };
+}
+
+/** Checks a new sale (the HTTP schema checks the same bounds; library callers get them here). */
+export function validateNewSale(input: NewSale): Omit<Sale, 'id'> {
+  const { name, stock } = input;
+  if (typeof name !== 'string' || name.trim().length === 0 || name.length > 200) {
+    throw new SaleInputError('name must be a non-empty string of at most 200 characters');
+  }
+  if (!Number.isSafeInteger(stock) || stock < 0 || stock > MAX_STOCK) {
+    throw new SaleInputError(`stock must be an integer from 0 to ${MAX_STOCK}`);
+  }
+  const perUserLimit = input.perUserLimit ?? 1;
+  if (!Number.isSafeInteger(perUserLimit) || perUserLimit < 1 || perUserLimit > MAX_PER_USER_LIMIT) {
+    throw new SaleInputError(`perUserLimit must be an integer from 1 to ${MAX_PER_USER_LIMIT}`);
+  }
+  const startsAt = input.startsAt ?? new Date();
+  const endsAt = input.endsAt ?? new Date(startsAt.getTime() + DAY_MS);
+  if (Number.isNaN(startsAt.getTime()) || Number.isNaN(endsAt.getTime())) {
+    throw new SaleInputError('startsAt and endsAt must be valid dates');
+  }
+  if (endsAt <= startsAt) throw new SaleInputError('endsAt must be after startsAt');
+  return { name: name.trim(), stock, perUserLimit, startsAt, endsAt };
+}

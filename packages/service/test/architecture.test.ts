@@ -1,0 +1,20 @@
+import { describe, expect, it } from 'vitest';
+import { importsOf, layerViolations, sourceFiles } from '../../lockstock/test/helpers/layers.js';
+
+const src = new URL('../src', import.meta.url);
+const libraryExports = new Set(['lockstock', 'lockstock/redis', 'lockstock/servers']);
+
+describe('architecture of the service', () => {
+  it('lower layers never import upper ones', () => {
+    expect(layerViolations(src, ['support', 'sale', 'lab', 'http', 'bench', 'cli'])).toEqual([]);
+  });
+
+  it('uses the lock library only through its public exports', () => {
+    const reaching = sourceFiles(src).flatMap((file) =>
+      importsOf(file)
+        .filter((target) => target.startsWith('lockstock') && !libraryExports.has(target))
+        .map((target) => `${file} imports ${target}`),
+    );
+    expect(reaching).toEqual([]);
+  });
+});

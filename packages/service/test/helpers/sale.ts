@@ -1,0 +1,73 @@
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll } from 'vitest';
+import { createSaleMetrics } from '../../src/sale/metrics.js';
+import { OrderPipeline, type OrderPipelineOptions } from '../../src/sale/pipeline/order-pipeline.js';
+import { SnowflakeIdGenerator } from '../../src/sale/ids/snowflake.js';
+import { SaleService } from '../../src/sale/service.js';
+import { postgresDatabase, type Database } from '../../src/sale/store/db.js';
+import { migrate } from '../../src/sale/store/migrate.js';
+import { PostgresServer, RedisServer } from 'lockstock/servers';
+
+/**
+ * Real Redis + PostgreSQL for a test file, with a migrated database, a sale service and pipelines
+ * that are stopped after the file.
+ */
+export function useSaleStack() {
+  const state = {} as {
+    redisServer: RedisServer;
+    postgres: PostgresServer;
+    redis: Redis;
+    db: Database;
+    ids: SnowflakeIdGenerator;
+    service: SaleService;
+    metrics: ReturnType<typeof createSaleMetrics>;
+  };
+  const pipelines: OrderPipeline[] = [];
+  beforeAll(async () => {
+    [state.redisServer, state.postgres] = await Promise.all([RedisServer.start(), PostgresServer.start()]);
+    state.redis = new Redis(state.redisServer.url);
+    state.db = postgresDatabase(state.postgres.url);
+    await migrate(state.db);
+    state.ids = new SnowflakeIdGenerator(state.redis);
+    await state.ids.start();
+    state.metrics = createSaleMetrics();
+    state.service = new SaleService({
+      redis: state.redis,
+      db: state.db,
+      nextOrderId: () => state.ids.next(),
+      metrics: state.metrics,
+    });
+  });
+  afterAll(async () => {
+    await Promise.all(pipelines.map((p) => p.stop()));
+    await state.ids.stop();
+    await state.db.close();
+    state.redis.disconnect();
+    await Promise.all([state.redisServer.stop(), state.postgres.stop()]);
+  });
+  return {
+    get redis() {
+      return state.redis;
+    },
+    get db() {
+      return state.db;
+    },
+    get service() {
+      return state.service;
+    },
+    get metrics() {
+      return state.metrics;
+    },
+    get redisUrl() {
+      return state.redisServer.url;
+    },
+    get databaseUrl() {
+      return state.postgres.url;
+    },
+    pipeline(options: OrderPipelineOptions = {}): OrderPipeline {
+      const pipeline = new OrderPipeline(state.redis, state.db, { metrics: state.metrics, ...options });
+      pipelines.push(pipeline);
+      return pipeline;
+    },
+  };
+}

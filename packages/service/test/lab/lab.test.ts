@@ -1,0 +1,137 @@
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { RunResult } from '../../src/lab/checker.js';
+import type { LabOptions } from '../../src/lab/runner.js';
+import { PostgresServer, RedisServer } from 'lockstock/servers';
+
+/*
+ * The lab's claims, proven on real sales: every run forks worker processes (the built worker, so
+ * this imports the built runner) that buy at once against one redis-server and one PostgreSQL,
+ * and the checker counts from the recorded orders and the final stock.
+ */
+const runnerPath = fileURLToPath(new URL('../../dist/lab/runner.js', import.meta.url));
+const { runLab } = (await import(runnerPath)) as typeof import('../../src/lab/runner.js');
+
+let redis: RedisServer;
+let postgres: PostgresServer;
+beforeAll(async () => {
+  [redis, postgres] = await Promise.all([RedisServer.start(), PostgresServer.start()]);
+});
+afterAll(async () => {
+  await Promise.all([redis?.stop(), postgres?.stop()]);
+});
+
+function lab(options: Partial<LabOptions> & Pick<LabOptions, 'strategies'>): Promise<RunResult[]> {
+  return runLab({
+    stock: 20,
+    buyers: 60,
+    processes: 3,
+    concurrency: 8,
+    runs: 3,
+    redisUrl: redis.url,
+    databaseUrl: postgres.url,
+    ...options,
+  });
+}
+
+const byStrategy = (results: RunResult[], name: string) => results.filter((r) => r.strategy === name);
+
+describe('oversell lab', () => {
+  it('every broken design oversells (or goes negative) in repeated runs', async () => {
+    const naive = [
+      'naive-redis',
+      'naive-sql',
+      'sql-unchecked-decrement',
+      'local-mutex-commit-race',
+      'redis-lock-unowned-release',
+      'redis-lock-paused',
+    ];
+    const results = await lab({ strategies: naive, runs: 3 });
+    for (const name of naive) {
+      const runs = byStrategy(results, name);
+      expect(runs).toHaveLength(3);
+      const oversold = runs.reduce((sum, r) => sum + r.oversold, 0);
+      expect(oversold, `${name} oversold`).toBeGreaterThan(0);
+    }
+    // The record, not the strategy's belief: every order the naive code recorded it also believed
+    // sold. The paused lock holder is the exception the checker exists for: lockstock reports the
+    // lost lease (run() rejects), yet the write already landed and the order counts.
+    for (const r of results.filter((r) => r.strategy !== 'redis-lock-paused')) {
+      expect(r.sold, r.strategy).toBe(r.believedSold);
+    }
+    const paused = byStrategy(results, 'redis-lock-paused');
+    expect(paused.reduce((sum, r) => sum + r.sold - r.believedSold, 0)).toBeGreaterThan(0);
+    const negative = byStrategy(results, 'sql-unchecked-decrement').filter((r) => r.finalStock < 0);
+    expect(negative.length).toBeGreaterThan(0);
+  });
+
+  it('locks without an expiry stall behind a crashed holder and leave stock unsold', async () => {
+    const stalling = ['redis-lock-no-expiry', 'redis-lock-setnx-expire'];
+    const results = await lab({ strategies: stalling, runs: 2, stock: 40, buyers: 90 });
+    for (const name of stalling) {
+      for (const r of byStrategy(results, name)) {
+        expect(r.oversold, name).toBe(0);
+        expect(r.unsold, name).toBeGreaterThan(0);
+        expect(r.errors, name).toBeGreaterThan(0);
+      }
+    }
+  });
+
+  it('every correct design sells exactly the stock, once per buyer, across 10 runs', async () => {
+    const correct = [
+      'sql-atomic',
+      'sql-optimistic',
+      'sql-for-update',
+      'sql-lock-table',
+      'redis-lock',
+      'redis-reentrant-lock',
+      'redis-lock-fenced',
+      'redis-watch',
+      'redis-lua',
+      'redis-lua-hash',
+      'redis-lua-decr',
+      'redis-lua-segmented',
+      'service',
+    ];
+    const results = await lab({
+      strategies: correct,
+      runs: 10,
+      stock: 10,
+      buyers: 30,
+      strategyOptions: { 'sql-optimistic': { retries: -1 } },
+    });
+    for (const name of correct) {
+      const runs = byStrategy(results, name);
+      expect(runs).toHaveLength(10);
+      for (const r of runs) {
+        expect({
+          name,
+          oversold: r.oversold,
+          duplicates: r.duplicateBuyers,
+          sold: r.sold,
+          errors: r.errors,
+        }).toEqual({ name, oversold: 0, duplicates: 0, sold: 10, errors: 0 });
+      }
+    }
+  });
+
+  it('a local mutex is enough in one process and guards nothing across several', async () => {
+    const single = await lab({ strategies: ['local-mutex'], processes: 1, runs: 10, stock: 10, buyers: 30 });
+    for (const r of single) expect([r.oversold, r.sold]).toEqual([0, 10]);
+    const several = await lab({ strategies: ['local-mutex'], processes: 3, runs: 3 });
+    expect(several.reduce((sum, r) => sum + r.oversold, 0)).toBeGreaterThan(0);
+  });
+
+  it('optimistic locking leaves stock unsold when retries run out, none when they do not', async () => {
+    const options = (retries: number) => ({
+      strategies: ['sql-optimistic'],
+      runs: 3,
+      strategyOptions: { 'sql-optimistic': { retries } },
+    });
+    const bounded = await lab(options(0));
+    expect(bounded.reduce((sum, r) => sum + r.unsold, 0)).toBeGreaterThan(0);
+    for (const r of bounded) expect(r.oversold).toBe(0);
+    const unbounded = await lab(options(-1));
+    for (const r of unbounded) expect([r.unsold, r.oversold, r.sold]).toEqual([0, 0, 20]);
+  });
+});

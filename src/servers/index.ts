@@ -1,8 +1,0 @@
-/**
- * Starting real servers on free loopback ports, for tests, the lab, benchmarks and the embedded
- * default of `lockstock serve`. Exported as `lockstock/servers`.
- */
-export { MissingBinaryError, ServerStartError } from './errors.js';
-export { freePort } from './ports.js';
-export { RedisServer, startRedisServers, findRedisServer, type RedisServerOptions } from './redis.js';
-export { PostgresServer, findPostgresBinDir, type PostgresServerOptions } from './postgres.js';
