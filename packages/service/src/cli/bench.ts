@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { benchLocks, LIBRARIES } from '../bench/locks/run.js';
 import { benchSale } from '../bench/sale/run.js';
+import { action } from './lifecycle.js';
 import { intOption, listOption } from './options.js';
 
 export function registerBench(program: Command): void {
@@ -20,17 +21,19 @@ export function registerBench(program: Command): void {
       ['default'],
     )
     .option('--libraries <list>', `libraries: ${LIBRARIES.join(', ')}`, listOption(LIBRARIES), [...LIBRARIES])
-    .action(async (opts) => {
-      await benchLocks({
-        redisUrl: opts.redis,
-        runs: opts.runs,
-        uncontendedMs: opts.uncontendedMs,
-        contendedMs: opts.contendedMs,
-        clients: opts.clients,
-        libraries: opts.libraries,
-        json: opts.json,
-      });
-    });
+    .action(
+      action(async (_resources, opts) => {
+        await benchLocks({
+          redisUrl: opts.redis,
+          runs: opts.runs,
+          uncontendedMs: opts.uncontendedMs,
+          contendedMs: opts.contendedMs,
+          clients: opts.clients,
+          libraries: opts.libraries,
+          json: opts.json,
+        });
+      }),
+    );
   bench
     .command('sale')
     .description(
@@ -39,7 +42,9 @@ export function registerBench(program: Command): void {
     .option('--json <file>', 'write the results as JSON')
     .option('--runs <n>', 'runs (the report shows medians)', intOption(1, 100), 3)
     .option('--duration-ms <ms>', 'duration of one measurement', intOption(100), 3_000)
-    .action(async (opts) => {
-      await benchSale({ runs: opts.runs, durationMs: opts.durationMs, json: opts.json });
-    });
+    .action(
+      action(async (_resources, opts) => {
+        await benchSale({ runs: opts.runs, durationMs: opts.durationMs, json: opts.json });
+      }),
+    );
 }

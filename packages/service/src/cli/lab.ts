@@ -5,6 +5,7 @@ import { renderHtmlReport } from '../lab/html.js';
 import { formatTable, summarize } from '../lab/report.js';
 import { runLab } from '../lab/runner.js';
 import { STRATEGIES } from '../lab/strategies/index.js';
+import { action } from './lifecycle.js';
 import { intOption, knobOption, listOption } from './options.js';
 
 export function registerLab(program: Command): void {
@@ -38,52 +39,54 @@ export function registerLab(program: Command): void {
       'PostgreSQL (DATABASE_URL); default: a private server',
       process.env.DATABASE_URL,
     )
-    .action(async (opts) => {
-      const strategies: string[] = opts.strategies ?? STRATEGIES.map((s) => s.name);
-      const interactive = process.stderr.isTTY;
-      const bars = interactive
-        ? new cliProgress.MultiBar(
-            { format: ' {label} |{bar}| {value}/{total}', hideCursor: true, clearOnComplete: true },
-            cliProgress.Presets.shades_grey,
-          )
-        : undefined;
-      const perProcess = Math.ceil(opts.buyers / opts.processes);
-      let processBars: cliProgress.SingleBar[] = [];
-      const results = await runLab({
-        strategies,
-        stock: opts.stock,
-        buyers: opts.buyers,
-        processes: opts.processes,
-        concurrency: opts.concurrency,
-        runs: opts.runs,
-        ...(opts.set ? { strategyOptions: opts.set } : {}),
-        ...(opts.redis ? { redisUrl: opts.redis } : {}),
-        ...(opts.database ? { databaseUrl: opts.database } : {}),
-        onRunStart: (strategy, run) => {
-          if (!bars) return process.stderr.write(`${strategy} run ${run}/${opts.runs}\n`);
-          for (const bar of processBars) bars.remove(bar);
-          processBars = Array.from({ length: opts.processes }, (_, i) =>
-            bars.create(perProcess, 0, { label: `${strategy} #${run} process ${i + 1}`.padEnd(44) }),
+    .action(
+      action(async (_resources, opts) => {
+        const strategies: string[] = opts.strategies ?? STRATEGIES.map((s) => s.name);
+        const interactive = process.stderr.isTTY;
+        const bars = interactive
+          ? new cliProgress.MultiBar(
+              { format: ' {label} |{bar}| {value}/{total}', hideCursor: true, clearOnComplete: true },
+              cliProgress.Presets.shades_grey,
+            )
+          : undefined;
+        const perProcess = Math.ceil(opts.buyers / opts.processes);
+        let processBars: cliProgress.SingleBar[] = [];
+        const results = await runLab({
+          strategies,
+          stock: opts.stock,
+          buyers: opts.buyers,
+          processes: opts.processes,
+          concurrency: opts.concurrency,
+          runs: opts.runs,
+          ...(opts.set ? { strategyOptions: opts.set } : {}),
+          ...(opts.redis ? { redisUrl: opts.redis } : {}),
+          ...(opts.database ? { databaseUrl: opts.database } : {}),
+          onRunStart: (strategy, run) => {
+            if (!bars) return process.stderr.write(`${strategy} run ${run}/${opts.runs}\n`);
+            for (const bar of processBars) bars.remove(bar);
+            processBars = Array.from({ length: opts.processes }, (_, i) =>
+              bars.create(perProcess, 0, { label: `${strategy} #${run} process ${i + 1}`.padEnd(44) }),
+            );
+          },
+          onProgress: (index, done) => processBars[index]?.update(done),
+        });
+        bars?.stop();
+        const summaries = summarize(results);
+        process.stdout.write(`${formatTable(summaries).join('\n')}\n`);
+        const settings = {
+          stock: opts.stock,
+          buyers: opts.buyers,
+          processes: opts.processes,
+          concurrency: opts.concurrency,
+          strategyOptions: opts.set ?? {},
+        };
+        if (opts.json) {
+          writeFileSync(
+            opts.json,
+            `${JSON.stringify({ settings, runs: results, strategies: summaries }, null, 2)}\n`,
           );
-        },
-        onProgress: (index, done) => processBars[index]?.update(done),
-      });
-      bars?.stop();
-      const summaries = summarize(results);
-      process.stdout.write(`${formatTable(summaries).join('\n')}\n`);
-      const settings = {
-        stock: opts.stock,
-        buyers: opts.buyers,
-        processes: opts.processes,
-        concurrency: opts.concurrency,
-        strategyOptions: opts.set ?? {},
-      };
-      if (opts.json) {
-        writeFileSync(
-          opts.json,
-          `${JSON.stringify({ settings, runs: results, strategies: summaries }, null, 2)}\n`,
-        );
-      }
-      if (opts.html) writeFileSync(opts.html, renderHtmlReport(summaries, results, settings));
-    });
+        }
+        if (opts.html) writeFileSync(opts.html, renderHtmlReport(summaries, results, settings));
+      }),
+    );
 }

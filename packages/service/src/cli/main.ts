@@ -24,7 +24,8 @@ registerReconcile(program);
 registerLab(program);
 registerBench(program);
 
+// Actions report their own errors and exit (lifecycle.ts); this catches what fails before one runs.
 await program.parseAsync(process.argv).catch((error: unknown) => {
-  console.error(error instanceof Error ? `error: ${error.message}` : error);
-  process.exitCode = 1;
+  process.stderr.write(`error: ${error instanceof Error ? error.message : String(error)}\n`);
+  process.exit(1);
 });

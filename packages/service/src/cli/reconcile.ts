@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { reconcile } from '../sale/reconcile.js';
+import { action } from './lifecycle.js';
 import { startRuntime } from './runtime.js';
 
 export function registerReconcile(program: Command): void {
@@ -16,20 +17,26 @@ export function registerReconcile(program: Command): void {
     .option('--data-dir <dir>', 'where embedded data lives', '.lockstock')
     .option('--json', 'print JSON', false)
     .action(
-      async (options: {
-        repair: boolean;
-        redis?: string;
-        database?: string;
-        dataDir: string;
-        json: boolean;
-      }) => {
-        const runtime = await startRuntime({
-          ...(options.redis ? { redisUrl: options.redis } : {}),
-          ...(options.database ? { databaseUrl: options.database } : {}),
-          dataDir: options.dataDir,
-          pipelines: 0,
-        });
-        try {
+      action(
+        async (
+          resources,
+          options: {
+            repair: boolean;
+            redis?: string;
+            database?: string;
+            dataDir: string;
+            json: boolean;
+          },
+        ) => {
+          const runtime = await startRuntime(
+            {
+              ...(options.redis ? { redisUrl: options.redis } : {}),
+              ...(options.database ? { databaseUrl: options.database } : {}),
+              dataDir: options.dataDir,
+              pipelines: 0,
+            },
+            resources,
+          );
           const report = await reconcile(runtime, { repair: options.repair });
           if (options.json) {
             process.stdout.write(`${JSON.stringify({ sales: report }, null, 2)}\n`);
@@ -46,9 +53,7 @@ export function registerReconcile(program: Command): void {
           }
           if (!options.repair && report.some((s) => s.drift !== 0 || s.buyersBelowRecord > 0))
             process.exitCode = 2;
-        } finally {
-          await runtime.close();
-        }
-      },
+        },
+      ),
     );
 }

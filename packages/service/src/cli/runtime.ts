@@ -10,6 +10,7 @@ import { SaleService } from '../sale/service.js';
 import { pgliteDatabase, postgresDatabase, type Database } from '../sale/store/db.js';
 import { migrate } from '../sale/store/migrate.js';
 import { RedisServer } from 'lockstock/servers';
+import type { Resources } from './lifecycle.js';
 
 export interface RuntimeOptions {
   /** REDIS_URL; without it a private redis-server is started with its data in `dataDir`. */
@@ -25,7 +26,7 @@ export interface RuntimeOptions {
   logger?: Logger;
 }
 
-/** Everything `serve` and `worker` run on, with one close(). */
+/** Everything `serve`, `worker` and `reconcile` run on; closed through the command's Resources. */
 export interface Runtime {
   readonly redis: Redis;
   readonly db: Database;
@@ -36,14 +37,17 @@ export interface Runtime {
   readonly logger: Logger;
   readonly embedded: { redis: boolean; database: boolean };
   readonly dataDir: string;
-  close(): Promise<void>;
 }
 
 export function defaultLogger(): Logger {
   return pino({ level: process.env.LOG_LEVEL ?? 'info', redact: ['req.headers.authorization'] });
 }
 
-export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
+/**
+ * Starts what a command runs on, registering each part in `resources` as soon as it is open, so a
+ * failure (or a signal) halfway through closes what was started — never a stray redis-server.
+ */
+export async function startRuntime(options: RuntimeOptions, resources: Resources): Promise<Runtime> {
   const logger = options.logger ?? defaultLogger();
   const dataDir = resolve(options.dataDir ?? '.lockstock');
   let redisServer: RedisServer | undefined;
@@ -56,10 +60,13 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
       args: ['--appendonly', 'yes', '--appendfsync', 'everysec'],
     });
     redisUrl = redisServer.url;
+    const server = redisServer;
+    resources.add('the private redis-server', () => server.stop());
     logger.info({ url: redisUrl, dir }, 'started a private redis-server (set REDIS_URL to use your own)');
   }
   const redis = new Redis(redisUrl, { maxRetriesPerRequest: 2, connectTimeout: 5_000 });
   redis.on('error', (error) => logger.warn({ err: error }, 'redis connection error'));
+  resources.add('the Redis connection', () => redis.quit().catch(() => redis.disconnect()));
   await redis.ping();
 
   let db: Database;
@@ -71,6 +78,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     db = await pgliteDatabase(dir);
     logger.info({ dir }, 'order store: embedded PostgreSQL (PGlite); set DATABASE_URL to use a server');
   }
+  resources.add('the order store', () => db.close());
   const applied = await migrate(db);
   if (applied.length > 0) logger.info({ applied }, 'database migrated');
 
@@ -79,6 +87,8 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     onLeaseLost: (error) =>
       logger.error({ err: error }, 'snowflake worker id lease lost; orders pause until re-leased'),
   });
+  // Redis may be gone already at shutdown; the worker id lease then simply expires.
+  resources.add('the order id lease', () => ids.stop().catch(() => undefined));
   const workerId = await ids.start();
   logger.info({ workerId }, 'order ids: snowflake worker id leased');
   const service = new SaleService({ redis, db, nextOrderId: () => ids.next(), metrics });
@@ -91,6 +101,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     () => new OrderPipeline(redis, db, { ...options.pipeline, logger, metrics }),
   );
   for (const pipeline of pipelines) pipeline.start();
+  resources.add('the order pipelines', () => Promise.all(pipelines.map((p) => p.stop())));
 
   return {
     redis,
@@ -102,13 +113,6 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     logger,
     dataDir,
     embedded: { redis: redisServer !== undefined, database: !options.databaseUrl },
-    async close() {
-      await Promise.all(pipelines.map((p) => p.stop()));
-      await ids.stop().catch(() => undefined); // Redis may be gone already; the lease then expires
-      await db.close();
-      await redis.quit().catch(() => redis.disconnect());
-      await redisServer?.stop();
-    },
   };
 }
 

@@ -3,6 +3,7 @@ import { buildApp } from '../http/app.js';
 import { signToken } from '../http/auth.js';
 import { httpConfigFromEnv } from '../http/config.js';
 import { intOption } from './options.js';
+import { action } from './lifecycle.js';
 import { jwtSecret, startRuntime, type Runtime } from './runtime.js';
 
 interface ServeOptions {
@@ -37,29 +38,32 @@ export function registerServe(program: Command): void {
     )
     .option('--workers <n>', 'order pipeline workers in this process', intOption(0, 64), 1)
     .option('--data-dir <dir>', 'where embedded data lives', '.lockstock')
-    .action(async (options: ServeOptions) => {
-      const runtime = await startRuntime({
-        ...(options.redis ? { redisUrl: options.redis } : {}),
-        ...(options.database ? { databaseUrl: options.database } : {}),
-        dataDir: options.dataDir,
-        pipelines: options.workers,
-      });
-      const secret = jwtSecret(options.dataDir);
-      const app = await buildApp({
-        service: runtime.service,
-        redis: runtime.redis,
-        db: runtime.db,
-        metrics: runtime.metrics,
-        config: httpConfigFromEnv(process.env, secret),
-        logger: runtime.logger,
-      });
-      onShutdown(async () => {
-        await app.close();
-        await runtime.close();
-      });
-      const address = await app.listen({ port: options.port, host: options.host });
-      await announce(runtime, address, secret);
-    });
+    .action(
+      action(async (resources, options: ServeOptions) => {
+        const runtime = await startRuntime(
+          {
+            ...(options.redis ? { redisUrl: options.redis } : {}),
+            ...(options.database ? { databaseUrl: options.database } : {}),
+            dataDir: options.dataDir,
+            pipelines: options.workers,
+          },
+          resources,
+        );
+        const secret = jwtSecret(options.dataDir);
+        const app = await buildApp({
+          service: runtime.service,
+          redis: runtime.redis,
+          db: runtime.db,
+          metrics: runtime.metrics,
+          config: httpConfigFromEnv(process.env, secret),
+          logger: runtime.logger,
+        });
+        resources.add('the HTTP server', () => app.close());
+        const address = await app.listen({ port: options.port, host: options.host });
+        await announce(runtime, address, secret);
+        return 'serving';
+      }),
+    );
 }
 
 /** Embedded mode: make sure there is something to buy, and say how to buy it. */
@@ -85,7 +89,7 @@ async function announce(runtime: Runtime, address: string, secret: string): Prom
   process.stdout.write(
     [
       '',
-      `lockstock is serving on ${address}  (API docs: ${address}/docs)`,
+      `lockstock is serving on ${address}  (dashboard: ${address}/, API: ${address}/docs/json)`,
       `Sale ${sale.id} "${sale.name}": ${sale.stock} units. Buy one:`,
       '',
       `  curl -s -X POST ${address}/api/sales/${sale.id}/orders -H 'Authorization: Bearer ${token}' -H 'Content-Type: application/json' -d '{"quantity":1}'`,
@@ -96,22 +100,4 @@ async function announce(runtime: Runtime, address: string, secret: string): Prom
       '',
     ].join('\n'),
   );
-}
-
-export function onShutdown(close: () => Promise<void>): void {
-  let closing = false;
-  const shutdown = (signal: string) => {
-    if (closing) return;
-    closing = true;
-    process.stderr.write(`\n${signal}: shutting down\n`);
-    close().then(
-      () => process.exit(0),
-      (error: unknown) => {
-        process.stderr.write(`shutdown failed: ${String(error)}\n`);
-        process.exit(1);
-      },
-    );
-  };
-  process.once('SIGINT', () => shutdown('SIGINT'));
-  process.once('SIGTERM', () => shutdown('SIGTERM'));
 }

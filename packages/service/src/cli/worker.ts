@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { intOption } from './options.js';
+import { action } from './lifecycle.js';
 import { startRuntime } from './runtime.js';
-import { onShutdown } from './serve.js';
 import type { OrderPipelineOptions } from '../sale/pipeline/order-pipeline.js';
 
 /**
@@ -33,34 +33,42 @@ export function registerWorker(program: Command): void {
       10_000,
     )
     .action(
-      async (options: {
-        redis?: string;
-        database?: string;
-        workers: number;
-        batchSize: number;
-        claimIdleMs: number;
-      }) => {
-        if (!options.redis || !options.database) {
-          throw new Error(
-            'worker needs a shared Redis and PostgreSQL: set REDIS_URL and DATABASE_URL (or --redis/--database); ' +
-              'the embedded stores of `serve` belong to that one process',
-          );
-        }
-        const runtime = await startRuntime({
-          redisUrl: options.redis,
-          databaseUrl: options.database,
-          pipelines: options.workers,
-          pipeline: {
-            batchSize: options.batchSize,
-            claimIdleMs: options.claimIdleMs,
-            faults: faultsFromEnv(),
+      action(
+        async (
+          resources,
+          options: {
+            redis?: string;
+            database?: string;
+            workers: number;
+            batchSize: number;
+            claimIdleMs: number;
           },
-        });
-        runtime.logger.info(
-          { consumers: runtime.pipelines.map((p) => p.consumer) },
-          'order pipeline running',
-        );
-        onShutdown(() => runtime.close());
-      },
+        ) => {
+          if (!options.redis || !options.database) {
+            throw new Error(
+              'worker needs a shared Redis and PostgreSQL: set REDIS_URL and DATABASE_URL (or --redis/--database); ' +
+                'the embedded stores of `serve` belong to that one process',
+            );
+          }
+          const runtime = await startRuntime(
+            {
+              redisUrl: options.redis,
+              databaseUrl: options.database,
+              pipelines: options.workers,
+              pipeline: {
+                batchSize: options.batchSize,
+                claimIdleMs: options.claimIdleMs,
+                faults: faultsFromEnv(),
+              },
+            },
+            resources,
+          );
+          runtime.logger.info(
+            { consumers: runtime.pipelines.map((p) => p.consumer) },
+            'order pipeline running',
+          );
+          return 'serving';
+        },
+      ),
     );
 }

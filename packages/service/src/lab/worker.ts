@@ -26,6 +26,8 @@ async function main(): Promise<void> {
   let pending:
     { buy: (buyer: string) => Promise<boolean>; buyers: string[]; concurrency: number } | undefined;
 
+  // The coordinator is gone (it exited or was killed): nobody will read our results.
+  process.once('disconnect', () => process.exit(1));
   process.on('message', (message: ToWorker) => {
     void (async () => {
       if (message.type === 'prepare') {

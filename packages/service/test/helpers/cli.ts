@@ -48,8 +48,13 @@ export class CliProcess {
   }
 }
 
-export function spawnCli(args: string[], env: Record<string, string> = {}): CliProcess {
+export function spawnCli(
+  args: string[],
+  env: Record<string, string> = {},
+  options: { cwd?: string } = {},
+): CliProcess {
   const child = spawn(process.execPath, [cli, ...args], {
+    ...options,
     env: { ...process.env, LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

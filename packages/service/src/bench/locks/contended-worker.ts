@@ -96,3 +96,4 @@ function fail(error: unknown): void {
 }
 
 process.once('message', (config: WorkerConfig) => void main(config).catch(fail));
+process.once('disconnect', () => process.exit(1)); // the benchmark is gone: stop, do not linger

@@ -32,6 +32,11 @@ async function importPeer<T>(name: string): Promise<T> {
   }
 }
 
+/** Fails with the install hint before anything starts if a peer library selected is missing. */
+export async function assertPeersInstalled(libraries: readonly LibraryName[]): Promise<void> {
+  for (const library of libraries) if (library !== 'lockstock') await importPeer(library);
+}
+
 /** A lock's lease in the benchmark, where a library needs one (peers' defaults are 10 s too). */
 const LEASE_MS = 10_000;
 

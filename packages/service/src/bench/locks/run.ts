@@ -3,7 +3,7 @@ import { RedisServer } from 'lockstock/servers';
 import { describeMachine, type MachineInfo } from '../machine.js';
 import { median, round } from '../stats.js';
 import { runContended, type ContendedResult } from './contended.js';
-import { createAdapter, LIBRARIES, type ClientSetting, type LibraryName } from './libraries.js';
+import { assertPeersInstalled, createAdapter, LIBRARIES, type ClientSetting, type LibraryName } from './libraries.js';
 import { runUncontended } from './uncontended.js';
 
 export interface BenchLocksOptions {
@@ -39,6 +39,7 @@ export async function benchLocks(
   options: BenchLocksOptions,
 ): Promise<{ machine: MachineInfo; results: LockBenchResult[] }> {
   const log = options.log ?? ((line: string) => console.log(line));
+  await assertPeersInstalled(options.libraries);
   const server = options.redisUrl ? undefined : await RedisServer.start();
   const url = options.redisUrl ?? (server as RedisServer).url;
   try {

@@ -62,9 +62,11 @@ export function postgresDatabase(url: string, options: { max?: number } = {}): D
 export async function pgliteDatabase(dataDir?: string): Promise<Database> {
   const { PGlite } = await import('@electric-sql/pglite');
   const db = await PGlite.create(dataDir);
+  // pg's rowCount is the rows a SELECT returned or the rows a write changed; PGlite reports
+  // affectedRows 0 for a SELECT, so take whichever is larger (a write with RETURNING has both).
   const normalize = <R>(result: { rows: unknown[]; affectedRows?: number }): QueryResult<R> => ({
     rows: result.rows as R[],
-    rowCount: result.affectedRows ?? result.rows.length,
+    rowCount: Math.max(result.rows.length, result.affectedRows ?? 0),
   });
   return {
     kind: 'pglite',

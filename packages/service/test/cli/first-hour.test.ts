@@ -1,0 +1,114 @@
+import { execFile } from 'node:child_process';
+import { accessSync, constants, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { afterAll, describe, expect, it } from 'vitest';
+import { freePort } from 'lockstock/servers';
+import { spawnCli, type CliProcess } from '../helpers/cli.js';
+
+const run = promisify(execFile);
+const cliPath = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
+const dirs: string[] = [];
+afterAll(() => dirs.forEach((dir) => rmSync(dir, { recursive: true, force: true })));
+
+function freshDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'lockstock-user-'));
+  dirs.push(dir);
+  return dir;
+}
+
+/** Processes whose command line mentions `text` (e.g. a private redis-server's data dir). */
+function processesMentioning(text: string): string[] {
+  return readdirSync('/proc')
+    .filter((pid) => /^\d+$/.test(pid) && Number(pid) !== process.pid)
+    .flatMap((pid) => {
+      try {
+        const args = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ');
+        return args.includes(text) ? [`${pid}: ${args}`] : [];
+      } catch {
+        return []; // exited meanwhile
+      }
+    });
+}
+
+async function exitOf(cli: CliProcess): Promise<{ code: number | null; signal: string | null }> {
+  const [code, signal] = (await cli.exited) as [number | null, string | null];
+  return { code, signal };
+}
+
+async function startServe(
+  cwd: string,
+  port: number,
+): Promise<{ cli: CliProcess; curl: string; address: string }> {
+  // As `npm start` runs it: `lockstock serve` with the defaults, in the user's directory.
+  const cli = spawnCli(['serve'], { PORT: String(port) }, { cwd });
+  const curl = await cli.waitForLine(/^\s+curl -s -X POST /);
+  const address = `http://127.0.0.1:${port}`;
+  return { cli, curl: curl.trim(), address };
+}
+
+describe("a new user's first hour", () => {
+  it('npm start, buy with the printed curl, stop, start again: the sale and order are still there', async () => {
+    const cwd = freshDir();
+    const port = await freePort();
+    const first = await startServe(cwd, port);
+    const bought = JSON.parse((await run('sh', ['-c', first.curl])).stdout) as { orderId: string };
+    expect(bought).toMatchObject({ status: 'reserved' });
+    first.cli.kill('SIGTERM');
+    expect(await exitOf(first.cli)).toEqual({ code: 0, signal: null });
+    expect(processesMentioning(join(cwd, '.lockstock'))).toEqual([]); // its redis-server went with it
+
+    const second = await startServe(cwd, port);
+    try {
+      const sale = (await (await fetch(`${second.address}/api/sales/1`)).json()) as Record<string, unknown>;
+      expect(sale).toMatchObject({ id: '1', stock: 100, sold: 1, remaining: 99 });
+      const buyerToken = /Bearer ([^']+)'/.exec(second.curl)?.[1] as string;
+      const order = await fetch(`${second.address}/api/orders/${bought.orderId}`, {
+        headers: { authorization: `Bearer ${buyerToken}` },
+      });
+      expect(order.status).toBe(200);
+      // Another user, with a token from the CLI (the same secret, kept in the data dir).
+      const other = (
+        await run(process.execPath, [cliPath, 'token', '--user', 'second-user'], { cwd })
+      ).stdout.trim();
+      const again = await fetch(`${second.address}/api/sales/1/orders`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${other}`, 'content-type': 'application/json' },
+        body: '{}',
+      });
+      expect(again.status).toBe(202);
+    } finally {
+      second.cli.kill('SIGINT');
+    }
+    expect(await exitOf(second.cli)).toEqual({ code: 0, signal: null });
+    expect(processesMentioning(join(cwd, '.lockstock'))).toEqual([]);
+  });
+
+  it('a command that fails closes what it opened and exits', async () => {
+    const cwd = freshDir();
+    const deadPort = await freePort(); // nothing listens there
+    const serve = spawnCli(
+      ['serve', '--database', `postgres://nobody@127.0.0.1:${deadPort}/none`],
+      {},
+      { cwd },
+    );
+    expect((await exitOf(serve)).code).toBe(1);
+    expect(serve.output()).toMatch(/error: .*ECONNREFUSED/);
+    expect(processesMentioning(join(cwd, '.lockstock'))).toEqual([]); // the redis-server it started is gone
+
+    const lab = spawnCli(
+      ['lab', '--strategies', 'redis-lua', '--redis', `redis://127.0.0.1:${deadPort}`],
+      {},
+      { cwd },
+    );
+    expect((await exitOf(lab)).code).toBe(1);
+  });
+
+  it('the built CLI is executable as it is (npm run build keeps the bit npm set at install)', async () => {
+    expect(() => accessSync(cliPath, constants.X_OK)).not.toThrow();
+    const { stdout } = await run(cliPath, ['--version']);
+    expect(stdout.trim()).toMatch(/^\d+\.\d+\.\d+/);
+  });
+});
