@@ -3,7 +3,13 @@ import { RedisServer } from 'lockstock/servers';
 import { describeMachine, type MachineInfo } from '../machine.js';
 import { median, round } from '../stats.js';
 import { runContended, type ContendedResult } from './contended.js';
-import { assertPeersInstalled, createAdapter, LIBRARIES, type ClientSetting, type LibraryName } from './libraries.js';
+import {
+  assertPeersInstalled,
+  createAdapter,
+  LIBRARIES,
+  type ClientSetting,
+  type LibraryName,
+} from './libraries.js';
 import { runUncontended } from './uncontended.js';
 
 export interface BenchLocksOptions {
