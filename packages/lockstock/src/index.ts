@@ -1,20 +1,29 @@
 /**
- * lockstock — distributed locks and flash-sale inventory that never oversell.
- * The root export is the lock toolkit; `lockstock/servers` starts real servers for tests.
+ * lockstock — distributed locks that never let two holders in (and say so honestly when a lease
+ * cannot promise it). The root export is the lock toolkit; `lockstock/redis` the script plumbing;
+ * `lockstock/servers` starts real servers for tests.
  */
 export { RedisLockClient, type RedisLockClientOptions } from './locks/redis/client.js';
 export type {
   AcquireOptions,
+  CountDownLatch,
   CriticalSection,
+  KindName,
   Lock,
+  LockClient,
   LockClientEvents,
   LockHandle,
+  LockInfo,
   LockLostEvent,
+  MultiLockHandle,
+  ReadWriteLock,
   ReentrantLock,
   ReleaseOutcome,
   RenewalFailedEvent,
   RenewedEvent,
   RunOptions,
+  Semaphore,
+  SemaphoreOptions,
 } from './locks/types.js';
 export {
   InvalidLockOptionError,
@@ -23,6 +32,7 @@ export {
   LockError,
   LockLostError,
   LockTimeoutError,
+  LockUpgradeError,
   NotLockOwnerError,
   type LockLostReason,
 } from './locks/errors.js';

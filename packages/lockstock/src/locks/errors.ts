@@ -90,6 +90,21 @@ export class LockAbortedError extends LockError {
   }
 }
 
+/** A read holder asked for the write lock of the same read-write lock: it would wait for itself. */
+export class LockUpgradeError extends LockError {
+  override readonly name = 'LockUpgradeError';
+  readonly code = 'ERR_LOCK_UPGRADE';
+  constructor(
+    lockName: string,
+    readonly owner: string,
+  ) {
+    super(
+      lockName,
+      `Owner "${owner}" holds the read lock of "${lockName}" and asked for its write lock, which would wait for its own read hold forever; release the read lock first`,
+    );
+  }
+}
+
 /** The lock client was closed; no new acquisitions are accepted. */
 export class LockClientClosedError extends LockError {
   override readonly name = 'LockClientClosedError';

@@ -1,18 +1,22 @@
 /**
- * The backend-neutral lock API. Redis implements it today; ZooKeeper, etcd and SQL backends
- * implement the same interfaces, so code written against these types does not change with the backend.
+ * The backend-neutral lock API. Code written against these types does not change with the backend
+ * (Redis today; ZooKeeper, etcd and SQL implement the same interfaces).
  */
+import type { LockInfo } from './core/backend.js';
+import type { KindName } from './core/kind.js';
 import type { LockLostError, LockLostReason } from './errors.js';
+
+export type { LockInfo, KindName };
 
 /** What `release()` found. It never deletes another owner's lock. */
 export type ReleaseOutcome =
-  /** This hold was the last one; the lock is free and waiters were woken. */
+  /** This hold was the last one; the lock is free (or handed to the next waiter). */
   | 'released'
   /** A reentrant hold was released but the same owner still holds the lock (outer holds remain). */
   | 'still_held'
   /** Another owner holds the lock now (ours had expired and was taken); nothing was changed. */
   | 'not_owner'
-  /** There was no lock to release: it had expired or was deleted. */
+  /** There was no hold to release: it had expired or was deleted. */
   | 'expired';
 
 export interface AcquireOptions {
@@ -32,14 +36,14 @@ export interface AcquireOptions {
   /** Cancels waiting; the acquire call rejects with LockAbortedError. */
   signal?: AbortSignal;
   /**
-   * Identity of the holder. Reentrant locks re-enter when the same owner acquires again. By default
-   * a mutex uses a fresh owner per acquire, and a reentrant lock uses the owner of the current
-   * `run()` task (see `Lock.run`) or else a fresh one.
+   * Identity of the holder. Reentrant kinds re-enter when the same owner acquires again. By default
+   * a mutex or semaphore uses a fresh owner per acquire, and reentrant kinds the owner of the current
+   * `run()` task (see `Lock.run`), or else a fresh one.
    */
   owner?: string;
 }
 
-/** A held lock. Dispose it (`await using`) or call `release()`. */
+/** A held lock (or permit). Dispose it (`await using`) or call `release()`. */
 export interface LockHandle extends AsyncDisposable {
   readonly name: string;
   readonly owner: string;
@@ -48,13 +52,16 @@ export interface LockHandle extends AsyncDisposable {
    * can reject writes from a holder whose lease ran out (see FencedStore). Re-entry keeps the token.
    */
   readonly fencingToken: number;
-  /** The lease in ms (the watchdog timeout when the watchdog renews it). */
-  readonly leaseMs: number;
-  /** True when the watchdog renews this lock. */
+  /**
+   * The lease in ms (the watchdog timeout when the watchdog renews it); undefined when the backend
+   * holds the lock for as long as its session lasts, or the kind has no lease (counter semaphore).
+   */
+  readonly leaseMs: number | undefined;
+  /** True when the watchdog renews this hold. */
   readonly renewed: boolean;
-  /** Aborts with a LockLostError as soon as the lock is known to be lost. */
+  /** Aborts with a LockLostError as soon as the hold is known to be lost. */
   readonly signal: AbortSignal;
-  /** The LockLostError once the lock is known to be lost, else undefined. */
+  /** The LockLostError once the hold is known to be lost, else undefined. */
   readonly lostError: LockLostError | undefined;
   /**
    * Resets the lease to `leaseMs` (default: the lease it was acquired with). Throws LockLostError
@@ -86,10 +93,8 @@ export interface Lock {
   run<T>(fn: CriticalSection<T>, options?: RunOptions): Promise<T>;
   /** True if anyone holds the lock right now. */
   isLocked(): Promise<boolean>;
-  /** Remaining lease of the current holder in ms; undefined if free; Infinity if it never expires. */
-  remainingTtl(): Promise<number | undefined>;
-  /** Deletes the lock whoever holds it and wakes waiters. True if there was a lock. */
-  forceUnlock(): Promise<boolean>;
+  /** Holders and remaining lease right now (for monitoring: decisions belong in acquire). */
+  inspect(): Promise<LockInfo>;
 }
 
 export interface ReentrantLock extends Lock {
@@ -97,8 +102,72 @@ export interface ReentrantLock extends Lock {
   holdCount(owner?: string): Promise<number>;
 }
 
+/**
+ * Many readers or one writer, both reentrant. A writer that waits keeps new readers out (readers
+ * cannot starve writers); a write holder may also take the read lock and then release the write lock
+ * (downgrade). A read holder asking for the write lock waits for its own read hold: never do that.
+ */
+export interface ReadWriteLock {
+  readonly name: string;
+  readonly read: ReentrantLock;
+  readonly write: ReentrantLock;
+}
+
+export interface SemaphoreOptions {
+  /** How many holders at once. Every user of the semaphore must pass the same number. */
+  permits: number;
+}
+
+/** Up to `permits` holders at once; each acquire takes one permit. */
+export interface Semaphore extends Lock {
+  readonly permits: number;
+  /** Permits free right now. */
+  available(): Promise<number>;
+}
+
+/** Redisson's CountDownLatch: waiters are released when the count reaches zero. */
+export interface CountDownLatch {
+  readonly name: string;
+  /** Sets the count if the latch is not counting down already; false if it was. */
+  trySetCount(count: number): Promise<boolean>;
+  /** Decrements the count (never below zero); returns the count left. Zero releases every waiter. */
+  countDown(): Promise<number>;
+  /** The count left (0 when never set or already released). */
+  count(): Promise<number>;
+  /** Waits until the count is zero: true, or false after `waitMs`. Rejects with LockAbortedError. */
+  wait(options?: { waitMs?: number; signal?: AbortSignal }): Promise<boolean>;
+}
+
+/** A held multi-lock: every part is held. Its fencing token is the first part's (by lock name). */
+export interface MultiLockHandle extends LockHandle {
+  readonly parts: readonly LockHandle[];
+}
+
+/** Every lock client (one per backend) offers the same family. */
+export interface LockClient extends AsyncDisposable {
+  /** A non-reentrant mutex. */
+  mutex(name: string): Lock;
+  /** A reentrant lock (re-entry per `run()` task or explicit owner). */
+  reentrant(name: string): ReentrantLock;
+  /** A reentrant lock granted strictly in arrival order across all clients. */
+  fair(name: string): ReentrantLock;
+  /** A reentrant lock whose waiters back off instead of subscribing (for very many locks). */
+  spin(name: string): ReentrantLock;
+  readWrite(name: string): ReadWriteLock;
+  /** Permits with leases: a crashed holder's permit comes back when its lease ends. */
+  semaphore(name: string, options: SemaphoreOptions): Semaphore;
+  /** Permits counted without leases (Redisson's RSemaphore): a crashed holder's permit is lost. */
+  counterSemaphore(name: string, options: SemaphoreOptions): Semaphore;
+  countDownLatch(name: string): CountDownLatch;
+  /** All of `locks` or none (acquired in name order, partial acquisitions undone). */
+  multiLock(locks: readonly Lock[]): Lock;
+  /** Stops renewals and closes what the client opened; held locks then expire with their lease. */
+  close(): Promise<void>;
+}
+
 export interface LockLostEvent {
   readonly name: string;
+  readonly kind: KindName;
   readonly owner: string;
   readonly fencingToken: number;
   readonly reason: LockLostReason;
@@ -124,6 +193,6 @@ export interface LockClientEvents {
   /** The watchdog renewed a lease. */
   renewed: [RenewedEvent];
   renewalFailed: [RenewalFailedEvent];
-  /** Connection-level problems of background connections (the shared subscriber). */
+  /** Connection-level problems (the shared subscriber, background releases). */
   connectionError: [Error];
 }

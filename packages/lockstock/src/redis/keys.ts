@@ -23,24 +23,3 @@ export function assertKeyPrefix(prefix: unknown): asserts prefix is string {
     throw new TypeError("keyPrefix must be a non-empty string without '{' or '}'");
   }
 }
-
-export interface LockKeys {
-  /** The lock itself (string for a mutex, hash for a reentrant lock). */
-  readonly lock: string;
-  /** Fencing counter: the last token issued for this name. Never expires. */
-  readonly fence: string;
-  /** Shard channel on which releases are announced to waiters. */
-  readonly channel: string;
-  /** Clients with waiters, oldest first (zset). */
-  readonly queue: string;
-}
-
-export function lockKeys(prefix: string, name: string): LockKeys {
-  const base = `${prefix}:{${name}}`;
-  return {
-    lock: base,
-    fence: `${base}:fence`,
-    channel: `${base}:unlock`,
-    queue: `${base}:queue`,
-  };
-}

@@ -4,12 +4,16 @@ import { fileURLToPath } from 'node:url';
 import type { RedisClient } from './connection.js';
 import { WriteCoalescer } from './coalesce.js';
 
-/** A Lua script from a `.lua` file. Its key count is derived from the highest `KEYS[n]` it uses. */
+/**
+ * A Lua script from a `.lua` file. Its key count is derived from the highest `KEYS[n]` it uses, or is
+ * left to the caller (`variadic`) when the script reads `#KEYS`.
+ */
 export interface LuaScript {
   readonly name: string;
   readonly source: string;
   readonly sha1: string;
   readonly keyCount: number;
+  readonly variadic: boolean;
 }
 
 const INCLUDE = /^--\s*@include\s+(\S+)\s*$/gm;
@@ -27,6 +31,7 @@ export function loadLuaScript(url: URL): LuaScript {
     source,
     sha1: createHash('sha1').update(source).digest('hex'),
     keyCount: keyIndexes.length === 0 ? 0 : Math.max(...keyIndexes),
+    variadic: source.includes('#KEYS'),
   });
 }
 
@@ -46,15 +51,16 @@ export class ScriptRunner {
   }
 
   run(script: LuaScript, keys: readonly string[], args: readonly ScriptArg[]): Promise<unknown> {
-    if (keys.length !== script.keyCount) {
+    if (script.variadic ? keys.length < script.keyCount : keys.length !== script.keyCount) {
       throw new RangeError(`${script.name} takes ${script.keyCount} keys, got ${keys.length}`);
     }
     const client = this.client;
+    const count = keys.length;
     return this.coalescer
-      .send(() => client.evalsha(script.sha1, script.keyCount, ...keys, ...args))
+      .send(() => client.evalsha(script.sha1, count, ...keys, ...args))
       .catch((error: unknown) => {
         if (!isNoScript(error)) throw error;
-        return client.eval(script.source, script.keyCount, ...keys, ...args);
+        return client.eval(script.source, count, ...keys, ...args);
       });
   }
 }

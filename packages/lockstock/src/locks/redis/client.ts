@@ -3,17 +3,35 @@ import { resolveRedis, type RedisClient, type RedisSource } from '../../redis/co
 import { assertKeyPrefix, DEFAULT_KEY_PREFIX } from '../../redis/keys.js';
 import { ScriptRunner } from '../../redis/scripts.js';
 import { SharedSubscriber } from '../../redis/subscriber.js';
+import type { Wake } from '../core/backend.js';
+import { LiveHolds, type LockCore } from '../core/context.js';
+import { KINDS } from '../core/kind.js';
+import { CoreLock } from '../core/lock.js';
+import { CoreReentrantLock, CoreSemaphore } from '../core/lock-variants.js';
+import { MultiLock } from '../core/multi-lock.js';
+import { Waiters } from '../core/waiter.js';
+import { Watchdog } from '../core/watchdog.js';
 import { InvalidLockOptionError, LockClientClosedError } from '../errors.js';
 import { validateLeaseMs, validateWaitMs } from '../options.js';
 import { newOwnerId } from '../owner.js';
-import type { Lock, LockClientEvents, ReentrantLock } from '../types.js';
-import { WaitQueues } from '../wait-queue.js';
-import { Watchdog } from '../watchdog.js';
-import type { LeaseHandle } from '../handle.js';
-import type { GrantTicket } from './base.js';
+import type {
+  CountDownLatch,
+  Lock,
+  LockClient,
+  LockClientEvents,
+  ReadWriteLock,
+  ReentrantLock,
+  Semaphore,
+  SemaphoreOptions,
+} from '../types.js';
 import type { RedisLockContext } from './context.js';
-import { RedisMutex } from './mutex.js';
-import { RedisReentrantLock } from './reentrant.js';
+import { ExclusiveResource } from './exclusive.js';
+import { FairResource } from './fair.js';
+import { RedisCountDownLatch } from './latch.js';
+import { ReadResource, WriteResource } from './read-write.js';
+import type { RedisResource } from './resource.js';
+import { LOCK_SCRIPTS } from './scripts.js';
+import { CounterSemaphoreResource, SemaphoreResource, validatePermits } from './semaphore.js';
 
 export interface RedisLockClientOptions {
   /**
@@ -32,27 +50,40 @@ export interface RedisLockClientOptions {
    */
   watchdogTimeoutMs?: number;
   /**
-   * Fairness bound, in ms: how long a contended lock may keep passing between waiters of this client
-   * (one round trip per hand-off) before the client that has waited longest gets its turn. Larger
-   * means more throughput under contention, smaller means shorter waits for other clients.
+   * Fairness bound of mutexes and reentrant locks, in ms: how long a contended lock may keep passing
+   * between waiters of this client (one round trip per hand-off) before the client that has waited
+   * longest gets its turn. Larger means more throughput under contention, smaller shorter waits for
+   * other clients.
    * @default 50
    */
   localHandoffWindowMs?: number;
+  /**
+   * How long a waiter of a fair lock keeps its place without trying again, and how long a waiting
+   * writer keeps new readers out, in ms: a dead waiter delays the others by at most this much.
+   * Live waiters try again every third of it.
+   * @default 3000
+   */
+  waiterTimeoutMs?: number;
 }
 
+/** How long a released lock stays reserved for the client whose turn it is (client-turns.lua). */
+const TURN_WINDOW_MS = 100;
+
 /**
- * Entry point of the Redis backend: creates locks, and owns what they share — the script runner,
- * one pub/sub connection for all waiters, the watchdog that renews leases, and the event channel
- * (`lost`, `renewalFailed`, `connectionError`).
+ * The Redis backend: creates locks of every kind, and owns what they share — the script runner, one
+ * pub/sub connection for all waiters, the wait loop, the watchdog that renews leases, and the event
+ * channel (`lost`, `renewed`, `renewalFailed`, `connectionError`).
  */
-export class RedisLockClient extends EventEmitter<LockClientEvents> {
+export class RedisLockClient extends EventEmitter<LockClientEvents> implements LockClient {
   readonly redis: RedisClient;
   private readonly ownsRedis: boolean;
   private readonly subscriber: SharedSubscriber;
   private readonly ctx: RedisLockContext;
   private closed = false;
-  private readonly mutexes = new Map<string, RedisMutex>();
-  private readonly reentrantLocks = new Map<string, RedisReentrantLock>();
+  /** Lock objects hold nothing but key names: cached to spare the allocations, dropped when large. */
+  private readonly cache = new Map<string, unknown>();
+  /** The Redis resource behind each lock this client made (for forceUnlock). */
+  private readonly resources = new WeakMap<object, RedisResource>();
 
   constructor(options: RedisLockClientOptions) {
     super();
@@ -67,60 +98,136 @@ export class RedisLockClient extends EventEmitter<LockClientEvents> {
     assertKeyPrefix(keyPrefix);
     const watchdogTimeoutMs = validateLeaseMs(options.watchdogTimeoutMs ?? 30_000, 'watchdogTimeoutMs');
     const localHandoffWindowMs = validateWaitMs(options.localHandoffWindowMs ?? 50, 'localHandoffWindowMs');
+    const waiterTimeoutMs = validateLeaseMs(options.waiterTimeoutMs ?? 3_000, 'waiterTimeoutMs');
     const { client, owned } = resolveRedis(options.redis);
     this.redis = client;
     this.ownsRedis = owned;
     this.subscriber = new SharedSubscriber(client, (error) => this.emit('connectionError', error));
     const clientId = newOwnerId();
-    const turnWindowMs = 100;
-    const queues = new WaitQueues<LeaseHandle, GrantTicket>(
-      (channel, onRelease) => this.subscriber.subscribe(channel, onRelease),
-      clientId,
-      turnWindowMs,
-      localHandoffWindowMs,
-    );
+    const decode = (message: string): Wake => decodeWake(message, clientId);
+    const core: LockCore = {
+      watchdog: new Watchdog(watchdogTimeoutMs, {
+        renewed: (hold) =>
+          this.emit('renewed', { name: hold.name, owner: hold.owner, fencingToken: hold.fencingToken }),
+        renewalFailed: (hold, error) =>
+          this.emit('renewalFailed', { name: hold.name, owner: hold.owner, error }),
+      }),
+      waiters: new Waiters(
+        (channel, onWake) => this.subscriber.subscribe(channel, (message) => onWake(decode(message))),
+        localHandoffWindowMs,
+      ),
+      holds: new LiveHolds(),
+      events: this,
+      assertOpen: (name) => {
+        if (this.closed) throw new LockClientClosedError(name);
+      },
+      reportError: (error) =>
+        this.emit('connectionError', error instanceof Error ? error : new Error(String(error))),
+    };
     this.ctx = {
       client,
       scripts: new ScriptRunner(client),
       keyPrefix,
       clientId,
-      turnWindowMs,
-      watchdog: new Watchdog(watchdogTimeoutMs, {
-        renewed: (handle) =>
-          this.emit('renewed', { name: handle.name, owner: handle.owner, fencingToken: handle.fencingToken }),
-        renewalFailed: (handle, error) =>
-          this.emit('renewalFailed', { name: handle.name, owner: handle.owner, error }),
-      }),
-      queues,
-      events: this,
-      assertOpen: (name) => {
-        if (this.closed) throw new LockClientClosedError(name);
-      },
+      turnWindowMs: TURN_WINDOW_MS,
+      waiterTimeoutMs,
+      core,
     };
   }
 
-  /** A non-reentrant mutex named `name`. */
+  /** A non-reentrant mutex: a fresh owner per acquire. */
   mutex(name: string): Lock {
-    return this.cached(this.mutexes, name, () => new RedisMutex(this.ctx, name));
+    return this.cached('mutex', name, () => {
+      const resource = ExclusiveResource.mutex(this.ctx, name);
+      return this.track(new CoreLock(this.ctx.core, resource, KINDS.mutex), resource);
+    });
   }
 
-  /** A reentrant lock named `name` (re-entry per `run()` task or explicit owner). */
+  /** A reentrant lock (re-entry per `run()` task or explicit owner). */
   reentrant(name: string): ReentrantLock {
-    return this.cached(this.reentrantLocks, name, () => new RedisReentrantLock(this.ctx, name));
+    return this.cached('reentrant', name, () => {
+      const resource = ExclusiveResource.reentrant(this.ctx, name);
+      return this.track(new CoreReentrantLock(this.ctx.core, resource, KINDS.reentrant), resource);
+    });
+  }
+
+  /** A reentrant lock granted strictly in arrival order across all clients. */
+  fair(name: string): ReentrantLock {
+    return this.cached('fair', name, () => {
+      const resource = new FairResource(this.ctx, name);
+      return this.track(new CoreReentrantLock(this.ctx.core, resource, KINDS.fair), resource);
+    });
+  }
+
+  /** A reentrant lock whose waiters back off instead of subscribing (for very many locks). */
+  spin(name: string): ReentrantLock {
+    return this.cached('spin', name, () => {
+      const resource = ExclusiveResource.spin(this.ctx, name);
+      return this.track(new CoreReentrantLock(this.ctx.core, resource, KINDS.spin), resource);
+    });
+  }
+
+  readWrite(name: string): ReadWriteLock {
+    return this.cached('read-write', name, () => {
+      const read = new ReadResource(this.ctx, name);
+      const write = new WriteResource(this.ctx, name);
+      return {
+        name,
+        read: this.track(new CoreReentrantLock(this.ctx.core, read, KINDS.read), read),
+        write: this.track(new CoreReentrantLock(this.ctx.core, write, KINDS.write), write),
+      };
+    });
+  }
+
+  /** Permits with leases: a crashed holder's permit comes back when its lease ends. */
+  semaphore(name: string, options: SemaphoreOptions): Semaphore {
+    const permits = validatePermits(options?.permits);
+    return this.cached(`semaphore:${permits}`, name, () => {
+      const resource = new SemaphoreResource(this.ctx, name, permits);
+      return this.track(new CoreSemaphore(this.ctx.core, resource, KINDS.semaphore, permits), resource);
+    });
+  }
+
+  /** Permits counted without leases (Redisson's RSemaphore): a crashed holder's permit is lost. */
+  counterSemaphore(name: string, options: SemaphoreOptions): Semaphore {
+    const permits = validatePermits(options?.permits);
+    return this.cached(`counter-semaphore:${permits}`, name, () => {
+      const resource = new CounterSemaphoreResource(this.ctx, name, permits);
+      return this.track(
+        new CoreSemaphore(this.ctx.core, resource, KINDS.counterSemaphore, permits),
+        resource,
+      );
+    });
+  }
+
+  countDownLatch(name: string): CountDownLatch {
+    return this.cached('latch', name, () => {
+      const latch = new RedisCountDownLatch(this.ctx, name);
+      return this.track(latch, latch);
+    });
+  }
+
+  /** All of `locks` or none; the locks may be of any kind and client (Redis Cluster: any slots). */
+  multiLock(locks: readonly Lock[]): Lock {
+    return new MultiLock(locks, this.ctx.core.reportError);
   }
 
   /**
-   * Lock objects hold no state but their key names; reusing them spares the allocations of building
-   * those names on every `mutex(name).acquire()`. The cache is simply dropped when it grows large.
+   * Administrative release: deletes `lock`'s holders whoever they are and wakes its waiters (their
+   * holders learn it on their next renewal: LockLostError 'expired'). True if anything was held.
    */
-  private cached<L>(cache: Map<string, L>, name: string, create: () => L): L {
-    let lock = cache.get(name);
-    if (lock === undefined) {
-      if (cache.size >= 4096) cache.clear();
-      lock = create();
-      cache.set(name, lock);
+  async forceUnlock(lock: Lock | CountDownLatch): Promise<boolean> {
+    if (lock instanceof MultiLock) {
+      return (await Promise.all(lock.locks.map((part) => this.forceUnlock(part)))).some(Boolean);
     }
-    return lock;
+    const resource = this.resources.get(lock);
+    if (!resource) throw new InvalidLockOptionError('lock', 'a lock created by this client', lock);
+    this.ctx.core.assertOpen(lock.name);
+    const keys = [
+      resource.wakeChannel ?? `${this.ctx.keyPrefix}:{${lock.name}}:unlock`,
+      ...resource.holderKeys,
+    ];
+    return (await this.ctx.scripts.run(LOCK_SCRIPTS.forceUnlock, keys, [])) === 1;
   }
 
   /**
@@ -130,9 +237,42 @@ export class RedisLockClient extends EventEmitter<LockClientEvents> {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    this.ctx.watchdog.stop();
-    this.ctx.queues.close();
+    this.ctx.core.watchdog.stop();
+    this.ctx.core.waiters.close();
     await this.subscriber.close();
     if (this.ownsRedis) await this.redis.quit().catch(() => this.redis.disconnect());
   }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.close();
+  }
+
+  private cached<L>(kind: string, name: string, create: () => L): L {
+    const key = `${kind}\0${name}`;
+    let lock = this.cache.get(key) as L | undefined;
+    if (lock === undefined) {
+      if (this.cache.size >= 4096) this.cache.clear(); // safe: per-hold state lives elsewhere
+      lock = create();
+      this.cache.set(key, lock);
+    }
+    return lock;
+  }
+
+  private track<L extends object>(lock: L, resource: RedisResource): L {
+    this.resources.set(lock, resource);
+    return lock;
+  }
+}
+
+const ANY: Wake = Object.freeze({ to: 'any' });
+
+/**
+ * Wake-up messages of every lock channel: '' anyone may try; 't:<client>' a released lock is
+ * reserved for that client's turn (the others hold back for the turn window); 'o:<owner>' only that
+ * waiter should try (fair locks).
+ */
+function decodeWake(message: string, clientId: string): Wake {
+  if (message.startsWith('o:')) return { to: 'owner', owner: message.slice(2) };
+  if (message.startsWith('t:') && message.slice(2) !== clientId) return { to: 'defer', ms: TURN_WINDOW_MS };
+  return ANY;
 }

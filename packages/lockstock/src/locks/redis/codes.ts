@@ -1,17 +1,23 @@
-import type { ExtendStatus } from '../handle.js';
-import type { ReleaseOutcome } from '../types.js';
+import type { ExtendStatus, ReleaseResult } from '../core/backend.js';
 
 /**
  * The one mapping from the integer codes our release/extend scripts return (see their headers) to
- * outcomes. Release: n > 0 holds left, 0 released, -1 no lock, -2 another owner.
- * Extend: 1 extended, -1 no lock, -2 another owner.
+ * outcomes. Release: n > 0 holds left, 0 released, -1 no hold, -2 another owner.
+ * Extend: 1 extended, -1 no hold, -2 another owner.
  */
-export function releaseOutcome(code: unknown): ReleaseOutcome {
+const RELEASE: Record<string, ReleaseResult> = {
+  still_held: Object.freeze({ outcome: 'still_held' }),
+  released: Object.freeze({ outcome: 'released' }),
+  expired: Object.freeze({ outcome: 'expired' }),
+  not_owner: Object.freeze({ outcome: 'not_owner' }),
+};
+
+export function releaseResult(code: unknown): ReleaseResult {
   const n = Number(code);
-  if (n > 0) return 'still_held';
-  if (n === 0) return 'released';
-  if (n === -1) return 'expired';
-  if (n === -2) return 'not_owner';
+  if (n > 0) return RELEASE.still_held!;
+  if (n === 0) return RELEASE.released!;
+  if (n === -1) return RELEASE.expired!;
+  if (n === -2) return RELEASE.not_owner!;
   throw new Error(`unexpected release script reply: ${String(code)}`);
 }
 

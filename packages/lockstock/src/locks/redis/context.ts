@@ -1,24 +1,26 @@
-import type { EventEmitter } from 'node:events';
 import type { RedisClient } from '../../redis/connection.js';
 import type { ScriptRunner } from '../../redis/scripts.js';
-import type { LockClientEvents } from '../types.js';
-import type { LeaseHandle } from '../handle.js';
-import type { WaitQueues } from '../wait-queue.js';
-import type { GrantTicket } from './base.js';
-import type { Watchdog } from '../watchdog.js';
+import type { LockCore } from '../core/context.js';
 
-/** What every Redis lock object shares with the client that created it. */
+/** What every Redis lock resource shares with the client that created it. */
 export interface RedisLockContext {
   readonly client: RedisClient;
   readonly scripts: ScriptRunner;
   readonly keyPrefix: string;
-  /** Identifies this client in the cross-client queue of waiters. */
+  /** Identifies this client in the turn queue of waiting clients (see client-turns.lua). */
   readonly clientId: string;
   /** How long a free lock stays reserved for the client whose turn it is, in ms. */
   readonly turnWindowMs: number;
-  readonly watchdog: Watchdog;
-  readonly queues: WaitQueues<LeaseHandle, GrantTicket>;
-  readonly events: EventEmitter<LockClientEvents>;
-  /** Throws LockClientClosedError after close(). */
-  assertOpen(lockName: string): void;
+  /** How long a silent waiter keeps its place in a fair queue (or a writer's intent), in ms. */
+  readonly waiterTimeoutMs: number;
+  readonly core: LockCore;
+}
+
+/** The keys of one lock name share the hash tag `{name}`, so scripts stay on one Cluster slot. */
+export const lockBase = (ctx: RedisLockContext, name: string): string => `${ctx.keyPrefix}:{${name}}`;
+
+/** A script's `{retry ms}` refusal as a retry hint: negative means "until woken". */
+export function retryHint(reply: unknown): number | undefined {
+  const ms = Array.isArray(reply) ? Number(reply[0]) : NaN;
+  return ms >= 0 ? ms : undefined;
 }

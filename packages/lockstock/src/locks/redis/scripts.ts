@@ -1,16 +1,32 @@
-import { loadLuaScript } from '../../redis/scripts.js';
-import type { LockScripts } from './base.js';
+import { loadLuaScript, type LuaScript } from '../../redis/scripts.js';
 
-export const mutexScripts: LockScripts = {
-  acquire: loadLuaScript(new URL('./mutex-acquire.lua', import.meta.url)),
-  release: loadLuaScript(new URL('./mutex-release.lua', import.meta.url)),
-  extend: loadLuaScript(new URL('./mutex-extend.lua', import.meta.url)),
-};
+const lua = (file: string): LuaScript => loadLuaScript(new URL(`./lua/${file}`, import.meta.url));
 
-export const reentrantScripts: LockScripts = {
-  acquire: loadLuaScript(new URL('./reentrant-acquire.lua', import.meta.url)),
-  release: loadLuaScript(new URL('./reentrant-release.lua', import.meta.url)),
-  extend: loadLuaScript(new URL('./reentrant-extend.lua', import.meta.url)),
-};
-
-export const forceUnlockScript = loadLuaScript(new URL('./force-unlock.lua', import.meta.url));
+/** Every lock script, loaded once per process (see each file's header for KEYS, ARGV and replies). */
+export const LOCK_SCRIPTS = {
+  mutexAcquire: lua('mutex-acquire.lua'),
+  mutexRelease: lua('mutex-release.lua'),
+  mutexExtend: lua('mutex-extend.lua'),
+  reentrantAcquire: lua('reentrant-acquire.lua'),
+  reentrantRelease: lua('reentrant-release.lua'),
+  /** Also extends fair locks and the write side of read-write locks (a hash {owner: count}). */
+  reentrantExtend: lua('reentrant-extend.lua'),
+  fairAcquire: lua('fair-acquire.lua'),
+  fairRelease: lua('fair-release.lua'),
+  fairLeave: lua('fair-leave.lua'),
+  readAcquire: lua('rw-read-acquire.lua'),
+  readRelease: lua('rw-read-release.lua'),
+  readExtend: lua('rw-read-extend.lua'),
+  writeAcquire: lua('rw-write-acquire.lua'),
+  writeRelease: lua('rw-write-release.lua'),
+  writeIntentDrop: lua('rw-intent-drop.lua'),
+  semaphoreAcquire: lua('semaphore-acquire.lua'),
+  semaphoreRelease: lua('semaphore-release.lua'),
+  semaphoreExtend: lua('semaphore-extend.lua'),
+  counterSemaphoreAcquire: lua('counter-semaphore-acquire.lua'),
+  counterSemaphoreRelease: lua('counter-semaphore-release.lua'),
+  leasesInspect: lua('leases-inspect.lua'),
+  latchSet: lua('latch-set.lua'),
+  latchCountDown: lua('latch-count-down.lua'),
+  forceUnlock: lua('force-unlock.lua'),
+} as const;

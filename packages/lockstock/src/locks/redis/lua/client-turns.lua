@@ -76,6 +76,6 @@ local function announce_turn(queue_key, lock_key, channel, mode, releasing_clien
   if mode == 'yield' then
     enqueue(queue_key, releasing_client, lock_key)
   end
-  -- The message names the client whose turn it is, so the others need not try.
-  redis.call('spublish', channel, turn)
+  -- The message names the client whose turn it is ('t:<client>'), so the others need not try.
+  redis.call('spublish', channel, 't:' .. turn)
 end

@@ -15,7 +15,7 @@
   ARGV[5]  owner id of the local waiter ('handoff' / 'yield')
   ARGV[6]  lease of the local waiter in milliseconds ('handoff' / 'yield')
 
-  Publishes on KEYS[3], when it gives another client the turn, that client's id.
+  Publishes on KEYS[3], when it gives another client the turn, 't:<client id>'.
   Returns  {token} (one-element array): handed to ARGV[5] with this fencing token;
            0 released; -1 no lock (expired or deleted); -2 held by another owner.
 ]]

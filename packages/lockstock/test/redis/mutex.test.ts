@@ -17,14 +17,15 @@ describe('mutex', () => {
     const handle = await lock.acquire({ leaseMs: 10_000 });
     expect(await env.redis.get('ls:{m-basic}')).toBe(handle.owner);
     expect(await lock.isLocked()).toBe(true);
-    const ttl = await lock.remainingTtl();
-    expect(ttl).toBeGreaterThan(0);
-    expect(ttl).toBeLessThanOrEqual(10_000);
+    const info = await lock.inspect();
+    expect(info).toMatchObject({ held: true, holders: 1 });
+    expect(info.remainingMs).toBeGreaterThan(0);
+    expect(info.remainingMs).toBeLessThanOrEqual(10_000);
     expect(await lock.tryAcquire()).toBeUndefined();
     expect(await handle.release()).toBe('released');
     expect(await handle.release()).toBe('released'); // idempotent: the first outcome
     expect(await lock.isLocked()).toBe(false);
-    expect(await lock.remainingTtl()).toBeUndefined();
+    expect(await lock.inspect()).toEqual({ held: false, holders: 0, remainingMs: undefined });
   });
 
   it('release reports not_owner and leaves the new holder alone; expired when nothing is left', async () => {
@@ -43,7 +44,7 @@ describe('mutex', () => {
     const lock = env.locks().mutex('m-extend');
     const handle = await lock.acquire({ leaseMs: 10_000 });
     await handle.extend(20_000);
-    expect(await lock.remainingTtl()).toBeGreaterThan(10_000);
+    expect((await lock.inspect()).remainingMs).toBeGreaterThan(10_000);
     await env.redis.set('ls:{m-extend}', 'intruder', 'PX', 10_000);
     const error = await handle.extend().catch((e: unknown) => e);
     expect(error).toBeInstanceOf(LockLostError);
@@ -122,13 +123,14 @@ describe('mutex', () => {
   });
 
   it('forceUnlock deletes any holder and wakes waiters', async () => {
-    const lock = env.locks().mutex('m-force');
+    const locks = env.locks();
+    const lock = locks.mutex('m-force');
     await lock.acquire({ leaseMs: 60_000 });
     const waiter = lock.acquire({ leaseMs: 1_000 });
-    expect(await lock.forceUnlock()).toBe(true);
+    expect(await locks.forceUnlock(lock)).toBe(true);
     const handle = await waiter;
     expect(await handle.release()).toBe('released');
-    expect(await lock.forceUnlock()).toBe(false);
+    expect(await locks.forceUnlock(lock)).toBe(false);
   });
 
   it('rejects bad options with a typed error and touches nothing', async () => {

@@ -1,0 +1,98 @@
+/**
+ * The backend contract: what the generic lock machinery (core/) asks of a store for one lock of one
+ * kind. Redis is the first adapter (locks/redis/); ZooKeeper, etcd and SQL adapters implement the same
+ * interfaces. A resource knows its name and its private key layout — nothing about holds: every call
+ * carries the owner it is about, so resources can be cached and dropped freely.
+ */
+import type { ReleaseOutcome } from '../types.js';
+
+/** One try at taking a lock. */
+export interface AttemptRequest {
+  readonly owner: string;
+  /** Lease to take in ms; undefined when the backend bounds holds by its own session (no renewal). */
+  readonly leaseMs: number | undefined;
+  /** The caller will wait if refused: the backend may queue it (client turns, a fair queue). */
+  readonly waiting: boolean;
+}
+
+/** The lock (or a share of it) was taken. */
+export class Granted {
+  constructor(
+    /** Fencing token: strictly increasing per lock name; re-entry returns the holder's token. */
+    readonly token: number,
+    /** Others may enter too (a read lock, free permits): the next local waiter should try now. */
+    readonly more: boolean,
+  ) {}
+}
+
+/** Refused: held by someone else for about `retryAfterMs` more (undefined: until a wake-up). */
+export class Busy {
+  constructor(readonly retryAfterMs: number | undefined) {}
+}
+
+export type AttemptResult = Granted | Busy;
+
+/**
+ * A release may hand the lock straight to a waiter of the same client (a cohort lock): 'handoff'
+ * always, 'yield' only if no other client waits (then the other client gets the turn).
+ */
+export interface HandOffOffer {
+  readonly mode: 'handoff' | 'yield';
+  readonly owner: string;
+  readonly leaseMs: number | undefined;
+}
+
+export interface ReleaseResult {
+  readonly outcome: ReleaseOutcome;
+  /** Set when the lock was handed to the offered waiter: its fencing token. */
+  readonly handedOffToken?: number;
+}
+
+/** What a renewal (or extend) found: still ours and extended, gone, or someone else's. */
+export type ExtendStatus = 'extended' | 'expired' | 'taken';
+
+/** A wake-up, decoded by the backend: anyone may try; only this owner; or defer (another client's turn). */
+export type Wake =
+  | { readonly to: 'any' }
+  | { readonly to: 'owner'; readonly owner: string }
+  | { readonly to: 'defer'; readonly ms: number };
+
+/** What a lock looks like right now (for monitoring; decisions belong in acquire). */
+export interface LockInfo {
+  readonly held: boolean;
+  /** Holders right now: 0 or 1 for exclusive locks, readers or permits in use for shared ones. */
+  readonly holders: number;
+  /** Time left on the longest current lease, ms; undefined when free or without expiry. */
+  readonly remainingMs: number | undefined;
+}
+
+export interface LockResource {
+  readonly name: string;
+  /**
+   * Groups this client's waiters (and live holds, for re-entry) of one lock: equal for all kinds that
+   * share a lock (the read and the write side of a read-write lock), distinct otherwise.
+   */
+  readonly waitKey: string;
+  /** Where wake-ups for this lock are published; undefined: none (waiters back off and retry). */
+  readonly wakeChannel: string | undefined;
+  /** Whether holds carry a renewable lease ('renewable') or end with a backend session ('none'). */
+  readonly leases: 'renewable' | 'none';
+  /** Whether `release` can hand the lock to an offered local waiter. */
+  readonly handsOff: boolean;
+  attempt(request: AttemptRequest): Promise<AttemptResult>;
+  release(owner: string, offer: HandOffOffer | undefined): Promise<ReleaseResult>;
+  extend(owner: string, leaseMs: number): Promise<ExtendStatus>;
+  inspect(): Promise<LockInfo>;
+  /**
+   * A waiter stops waiting: it `won`, or timed out or aborted; `lastOfClient` when no other waiter of
+   * this client waits for the lock. Backends that queued the waiter or its client dequeue it here.
+   * Fire and forget: failures go to the client's events.
+   */
+  leave(owner: string, won: boolean, lastOfClient: boolean): void;
+
+  /** How many holds `owner` has (reentrant kinds); 0 if none. */
+  holdCount?(owner: string): Promise<number>;
+}
+
+/** Wake-up delivery of a backend (pub/sub, watches). Resolves once the subscription is active. */
+export type SubscribeWakes = (channel: string, onWake: (wake: Wake) => void) => Promise<() => void>;

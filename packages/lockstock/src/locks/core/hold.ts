@@ -1,0 +1,120 @@
+import { LockLostError, NotLockOwnerError, type LockLostReason } from '../errors.js';
+import { validateLeaseMs } from '../options.js';
+import type { LockHandle, ReleaseOutcome } from '../types.js';
+import type { ExtendStatus } from './backend.js';
+import { Lease, monotonicNow } from './lease.js';
+
+/** What a hold calls back into: the lock that granted it. */
+export interface HoldBackend {
+  release(hold: Hold): Promise<ReleaseOutcome>;
+  extend(hold: Hold, leaseMs: number): Promise<ExtendStatus>;
+  /** Called once when the hold ends, released or lost (stop renewing, forget it for re-entry). */
+  ended(hold: Hold): void;
+  /** Called once when the hold is found lost: report it (the client's `lost` event). */
+  lost(hold: Hold, error: LockLostError): void;
+}
+
+/**
+ * A held lock: the owner, its fencing token and, when the backend's holds expire, its lease. Owns the
+ * lost/released state; the AbortSignal is created on first use (most critical sections never ask).
+ */
+export class Hold implements LockHandle {
+  private controller: AbortController | undefined;
+  private lostWith: LockLostError | undefined;
+  private releasing: Promise<ReleaseOutcome> | undefined;
+  private leaseEndTimer: NodeJS.Timeout | undefined;
+
+  constructor(
+    readonly name: string,
+    readonly owner: string,
+    readonly fencingToken: number,
+    /** Undefined when the backend ends holds with its session instead of a lease. */
+    readonly lease: Lease | undefined,
+    private readonly backend: HoldBackend,
+  ) {
+    if (lease && !lease.renewed) this.armLeaseEnd(lease);
+  }
+
+  get leaseMs(): number | undefined {
+    return this.lease?.leaseMs;
+  }
+
+  get renewed(): boolean {
+    return this.lease?.renewed ?? false;
+  }
+
+  get signal(): AbortSignal {
+    if (!this.controller) {
+      this.controller = new AbortController();
+      if (this.lostWith) this.controller.abort(this.lostWith);
+    }
+    return this.controller.signal;
+  }
+
+  get lostError(): LockLostError | undefined {
+    return this.lostWith;
+  }
+
+  get isReleased(): boolean {
+    return this.releasing !== undefined;
+  }
+
+  /** Marks the hold lost (once): aborts the signal and reports the loss. Never throws. */
+  markLost(reason: LockLostReason, cause?: unknown): void {
+    if (this.lostWith || this.releasing) return;
+    this.lostWith = new LockLostError(
+      this.name,
+      reason,
+      this.owner,
+      this.fencingToken,
+      cause === undefined ? undefined : { cause },
+    );
+    clearTimeout(this.leaseEndTimer);
+    this.backend.ended(this);
+    this.controller?.abort(this.lostWith);
+    this.backend.lost(this, this.lostWith);
+  }
+
+  /** One renewal round trip (the watchdog's): whether the hold was still ours. */
+  renewLease(leaseMs: number): Promise<ExtendStatus> {
+    return this.backend.extend(this, leaseMs);
+  }
+
+  async extend(leaseMs?: number): Promise<void> {
+    const lease = this.lease;
+    if (!lease) throw new NotLockOwnerError(this.name, this.owner, 'this hold has no lease to extend');
+    const ms = validateLeaseMs(leaseMs ?? lease.leaseMs);
+    if (this.lostWith) throw this.lostWith;
+    if (this.releasing) throw new NotLockOwnerError(this.name, this.owner, 'this handle was released');
+    const requestedAt = monotonicNow();
+    const status = await this.backend.extend(this, ms);
+    if (status === 'extended') {
+      lease.confirm(requestedAt, ms);
+      if (!lease.renewed) this.armLeaseEnd(lease);
+      return;
+    }
+    this.markLost(status);
+    throw this.lostWith ?? new NotLockOwnerError(this.name, this.owner, 'this handle was released');
+  }
+
+  release(): Promise<ReleaseOutcome> {
+    if (!this.releasing) {
+      clearTimeout(this.leaseEndTimer);
+      if (!this.lostWith) this.backend.ended(this);
+      this.releasing = this.backend.release(this);
+    }
+    return this.releasing;
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.release();
+  }
+
+  /** Explicit leases are not renewed: the signal must abort when the lease can no longer be trusted. */
+  private armLeaseEnd(lease: Lease): void {
+    clearTimeout(this.leaseEndTimer);
+    const delay = Math.max(0, lease.validUntil - monotonicNow());
+    this.leaseEndTimer = setTimeout(() => this.markLost('lease_ended'), delay);
+    this.leaseEndTimer.unref();
+  }
+}

@@ -1,0 +1,49 @@
+/**
+ * A hold's lease: how long the backend keeps it without a renewal, and until when this client may
+ * trust it. The only place the validity rule lives.
+ */
+
+/**
+ * The part of a lease we must assume is gone because clocks drift and replies take time
+ * (node-redlock's rule: 1% of the lease + 2 ms).
+ */
+export const clockDriftMs = (leaseMs: number): number => Math.floor(leaseMs * 0.01) + 2;
+
+export const monotonicNow = (): number => performance.now();
+
+/**
+ * Validity is measured on the monotonic clock from when the request that set the lease was *sent*
+ * (a reply can only be later), so a wall-clock jump on this machine changes nothing.
+ */
+export const validUntil = (requestedAt: number, leaseMs: number): number =>
+  requestedAt + leaseMs - clockDriftMs(leaseMs);
+
+export class Lease {
+  private ms: number;
+  private until: number;
+
+  constructor(
+    leaseMs: number,
+    /** True when the watchdog renews this lease (acquired without an explicit `leaseMs`). */
+    readonly renewed: boolean,
+    requestedAt: number,
+  ) {
+    this.ms = leaseMs;
+    this.until = validUntil(requestedAt, leaseMs);
+  }
+
+  get leaseMs(): number {
+    return this.ms;
+  }
+
+  /** `monotonicNow()` after which the hold may already have expired on the server. */
+  get validUntil(): number {
+    return this.until;
+  }
+
+  /** The backend confirmed the lease (extend or renewal) by a request sent at `requestedAt`. */
+  confirm(requestedAt: number, leaseMs: number): void {
+    this.ms = leaseMs;
+    this.until = validUntil(requestedAt, leaseMs);
+  }
+}

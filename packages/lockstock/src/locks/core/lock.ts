@@ -1,0 +1,195 @@
+import { InvalidLockOptionError, LockAbortedError, LockTimeoutError, type LockLostError } from '../errors.js';
+import { resolveAcquireOptions, type ResolvedAcquireOptions } from '../options.js';
+import { currentTaskOwner, newOwnerId } from '../owner.js';
+import { runLocked } from '../run.js';
+import type {
+  AcquireOptions,
+  CriticalSection,
+  Lock,
+  LockHandle,
+  LockInfo,
+  ReleaseOutcome,
+  RunOptions,
+} from '../types.js';
+import { Busy, type ExtendStatus, type LockResource } from './backend.js';
+import type { LockCore } from './context.js';
+import { Hold, type HoldBackend } from './hold.js';
+import type { LockKind } from './kind.js';
+import { Lease, monotonicNow } from './lease.js';
+import type { Won } from './waiter.js';
+
+/** What a local release needs to hand the lock to a waiting caller directly. */
+interface GrantTicket {
+  readonly owner: string;
+  readonly leaseMs: number | undefined;
+  readonly renewed: boolean;
+}
+
+/**
+ * A lock of any kind on any backend: the kind says who owns a hold and how waiters are admitted, the
+ * resource talks to the backend, the client's core supplies the waiters, the watchdog and the events.
+ * Acquisition is a fast try, then the generic wait loop; holds are Hold objects with an optional lease.
+ */
+export class CoreLock implements Lock, HoldBackend {
+  constructor(
+    protected readonly core: LockCore,
+    protected readonly resource: LockResource,
+    readonly kind: LockKind,
+  ) {}
+
+  get name(): string {
+    return this.resource.name;
+  }
+
+  async acquire(options?: AcquireOptions): Promise<LockHandle> {
+    const resolved = resolveAcquireOptions(options, Infinity);
+    const hold = await this.acquireWith(resolved);
+    if (hold) return hold;
+    throw new LockTimeoutError(this.name, resolved.waitMs);
+  }
+
+  async tryAcquire(options?: AcquireOptions): Promise<LockHandle | undefined> {
+    return this.acquireWith(resolveAcquireOptions(options, 0));
+  }
+
+  run<T>(fn: CriticalSection<T>, options?: RunOptions): Promise<T> {
+    return runLocked(
+      (o) => this.acquire(o),
+      fn,
+      options,
+      (error) => this.core.reportError(error),
+    );
+  }
+
+  async isLocked(): Promise<boolean> {
+    return (await this.inspect()).held;
+  }
+
+  async inspect(): Promise<LockInfo> {
+    this.core.assertOpen(this.name);
+    return this.resource.inspect();
+  }
+
+  protected ownerFor(options: ResolvedAcquireOptions): string {
+    if (options.owner !== undefined) return options.owner;
+    return this.kind.defaultOwner === 'task' ? (currentTaskOwner() ?? newOwnerId()) : newOwnerId();
+  }
+
+  private async acquireWith(options: ResolvedAcquireOptions): Promise<Hold | undefined> {
+    this.core.assertOpen(this.name);
+    const { signal, waitMs } = options;
+    if (signal?.aborted) throw new LockAbortedError(this.name, signal.reason);
+    const startedAt = monotonicNow();
+    const owner = this.ownerFor(options);
+    if (options.leaseMs !== undefined && this.resource.leases === 'none') {
+      throw new InvalidLockOptionError(
+        'leaseMs',
+        `left out: a ${this.kind.name} has no lease`,
+        options.leaseMs,
+      );
+    }
+    const renewed = options.leaseMs === undefined && this.resource.leases === 'renewable';
+    const leaseMs = renewed ? this.core.watchdog.timeoutMs : options.leaseMs;
+    const { waiters, holds } = this.core;
+    const key = this.resource.waitKey;
+    // Fast path: nobody of ours waits (or the caller will not wait), so try right away. An owner that
+    // already holds the lock (re-entry) tries first too: queueing behind waiters that wait for its own
+    // release would deadlock.
+    const reentering = this.kind.reentrant && holds.has(key, owner);
+    if (waitMs === 0 || reentering || !waiters.hasWaiters(key)) {
+      const first = await this.attempt(owner, leaseMs, renewed, false);
+      if (!(first instanceof Busy)) return first.value;
+      if (waitMs === 0) return undefined;
+    }
+    const ticket: GrantTicket = { owner, leaseMs, renewed };
+    return waiters.wait<Hold, GrantTicket>({
+      key,
+      lockName: this.name,
+      channel: this.kind.waiting === 'wake' ? this.resource.wakeChannel : undefined,
+      ordering: this.kind.ordering,
+      owner,
+      ticket,
+      attempt: () => this.attempt(owner, leaseMs, renewed, true),
+      deadline: waitMs === Infinity ? Infinity : startedAt + waitMs,
+      signal,
+      abandon: (hold) => void hold.release().catch((error: unknown) => this.core.reportError(error)),
+      heldUntil: (hold) => hold.lease?.validUntil ?? Infinity,
+      leave: (won, lastOfClient) => this.resource.leave(owner, won, lastOfClient),
+    });
+  }
+
+  private async attempt(
+    owner: string,
+    leaseMs: number | undefined,
+    renewed: boolean,
+    waiting: boolean,
+  ): Promise<Won<Hold> | Busy> {
+    const requestedAt = monotonicNow();
+    const result = await this.resource.attempt({ owner, leaseMs, waiting });
+    if (result instanceof Busy) return result;
+    return { value: this.newHold(owner, result.token, leaseMs, renewed, requestedAt), more: result.more };
+  }
+
+  private newHold(
+    owner: string,
+    token: number,
+    leaseMs: number | undefined,
+    renewed: boolean,
+    requestedAt: number,
+  ): Hold {
+    const lease = leaseMs === undefined ? undefined : new Lease(leaseMs, renewed, requestedAt);
+    const hold = new Hold(this.name, owner, token, lease, this);
+    if (this.kind.reentrant) this.core.holds.add(this.resource.waitKey, owner);
+    if (renewed) this.core.watchdog.add(hold);
+    return hold;
+  }
+
+  // HoldBackend: what holds call back into.
+
+  async release(hold: Hold): Promise<ReleaseOutcome> {
+    const { waiters } = this.core;
+    const key = this.resource.waitKey;
+    const claim = this.resource.handsOff ? waiters.claimHandOff<GrantTicket>(key) : undefined;
+    if (!claim) return (await this.resource.release(hold.owner, undefined)).outcome;
+    // A local waiter queues: the backend may hand it the lock in the release itself.
+    const next = claim.ticket;
+    const requestedAt = monotonicNow();
+    const offer = { mode: claim.mode, owner: next.owner, leaseMs: next.leaseMs };
+    const result = await this.resource.release(hold.owner, offer);
+    if (result.handedOffToken !== undefined) {
+      const granted = this.newHold(
+        next.owner,
+        result.handedOffToken,
+        next.leaseMs,
+        next.renewed,
+        requestedAt,
+      );
+      if (!waiters.granted(key, claim, granted)) {
+        granted.release().catch((error: unknown) => this.core.reportError(error)); // the waiter gave up
+      }
+      return result.outcome;
+    }
+    if (result.outcome === 'expired' || result.outcome === 'not_owner') waiters.notGranted(key);
+    return result.outcome;
+  }
+
+  extend(hold: Hold, leaseMs: number): Promise<ExtendStatus> {
+    return this.resource.extend(hold.owner, leaseMs);
+  }
+
+  ended(hold: Hold): void {
+    if (this.kind.reentrant) this.core.holds.remove(this.resource.waitKey, hold.owner);
+    if (hold.renewed) this.core.watchdog.delete(hold);
+  }
+
+  lost(hold: Hold, error: LockLostError): void {
+    this.core.events.emit('lost', {
+      name: this.name,
+      kind: this.kind.name,
+      owner: hold.owner,
+      fencingToken: hold.fencingToken,
+      reason: error.reason,
+      error,
+    });
+  }
+}

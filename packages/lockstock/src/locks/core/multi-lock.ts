@@ -1,0 +1,153 @@
+import { InvalidLockOptionError, LockTimeoutError, type LockLostError } from '../errors.js';
+import { resolveAcquireOptions, type ResolvedAcquireOptions } from '../options.js';
+import { runLocked } from '../run.js';
+import type {
+  AcquireOptions,
+  CriticalSection,
+  Lock,
+  LockHandle,
+  LockInfo,
+  MultiLockHandle,
+  ReleaseOutcome,
+  RunOptions,
+} from '../types.js';
+import { monotonicNow } from './lease.js';
+
+/**
+ * All of several locks or none (Redisson's RedissonMultiLock), for any kinds and backends: each part
+ * is acquired in name order — so two multi-locks over the same locks cannot deadlock — within one
+ * shared deadline; if one part cannot be had, the parts already taken are released. On Redis Cluster
+ * the parts may live on different slots: each is its own atomic lock.
+ */
+export class MultiLock implements Lock {
+  readonly name: string;
+  /** The parts, in the order they are acquired (by name). */
+  readonly locks: readonly Lock[];
+
+  constructor(
+    locks: readonly Lock[],
+    private readonly reportError: (error: unknown) => void,
+  ) {
+    if (!Array.isArray(locks) || locks.length === 0) {
+      throw new InvalidLockOptionError('locks', 'a non-empty array of locks', locks);
+    }
+    if (new Set(locks).size !== locks.length) {
+      throw new InvalidLockOptionError(
+        'locks',
+        'distinct locks (the same lock twice would wait for itself)',
+        locks,
+      );
+    }
+    this.locks = [...locks].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    this.name = this.locks.map((lock) => lock.name).join('+');
+  }
+
+  async acquire(options?: AcquireOptions): Promise<MultiLockHandle> {
+    const resolved = resolveAcquireOptions(options, Infinity);
+    const handle = await this.acquireAll(resolved);
+    if (handle) return handle;
+    throw new LockTimeoutError(this.name, resolved.waitMs);
+  }
+
+  tryAcquire(options?: AcquireOptions): Promise<MultiLockHandle | undefined> {
+    return this.acquireAll(resolveAcquireOptions(options, 0));
+  }
+
+  run<T>(fn: CriticalSection<T>, options?: RunOptions): Promise<T> {
+    return runLocked((o) => this.acquire(o), fn, options, this.reportError);
+  }
+
+  async isLocked(): Promise<boolean> {
+    return (await this.inspect()).held;
+  }
+
+  /** Held when any part is held; holders and remaining lease of the most occupied part. */
+  async inspect(): Promise<LockInfo> {
+    const parts = await Promise.all(this.locks.map((lock) => lock.inspect()));
+    const held = parts.filter((part) => part.held);
+    return {
+      held: held.length > 0,
+      holders: Math.max(0, ...parts.map((part) => part.holders)),
+      remainingMs:
+        held.length > 0 ? Math.min(...held.map((part) => part.remainingMs ?? Infinity)) : undefined,
+    };
+  }
+
+  private async acquireAll(options: ResolvedAcquireOptions): Promise<MultiLockHandle | undefined> {
+    const deadline = options.waitMs === Infinity ? Infinity : monotonicNow() + options.waitMs;
+    const parts: LockHandle[] = [];
+    try {
+      for (const lock of this.locks) {
+        const waitMs = deadline === Infinity ? Infinity : Math.max(0, deadline - monotonicNow());
+        const part = await lock.tryAcquire({
+          waitMs,
+          ...(options.leaseMs === undefined ? {} : { leaseMs: options.leaseMs }),
+          ...(options.signal === undefined ? {} : { signal: options.signal }),
+          ...(options.owner === undefined ? {} : { owner: options.owner }),
+        });
+        if (!part) {
+          await releaseAll(parts);
+          return undefined;
+        }
+        parts.push(part);
+      }
+    } catch (error) {
+      await releaseAll(parts).catch(this.reportError);
+      throw error;
+    }
+    return new MultiHandle(this.name, parts);
+  }
+}
+
+/** Releases in reverse order of acquisition; says the first outcome that was not 'released'. */
+async function releaseAll(parts: readonly LockHandle[]): Promise<ReleaseOutcome> {
+  let outcome: ReleaseOutcome = 'released';
+  for (const part of [...parts].reverse()) {
+    const released = await part.release();
+    if (outcome === 'released') outcome = released;
+  }
+  return outcome;
+}
+
+class MultiHandle implements MultiLockHandle {
+  readonly owner: string;
+  readonly fencingToken: number;
+  readonly signal: AbortSignal;
+  private releasing: Promise<ReleaseOutcome> | undefined;
+
+  constructor(
+    readonly name: string,
+    readonly parts: readonly LockHandle[],
+  ) {
+    const first = parts[0] as LockHandle;
+    this.owner = first.owner;
+    this.fencingToken = first.fencingToken;
+    this.signal = AbortSignal.any(parts.map((part) => part.signal));
+  }
+
+  get leaseMs(): number | undefined {
+    const leases = this.parts.flatMap((part) => (part.leaseMs === undefined ? [] : [part.leaseMs]));
+    return leases.length === 0 ? undefined : Math.min(...leases);
+  }
+
+  get renewed(): boolean {
+    return this.parts.every((part) => part.renewed);
+  }
+
+  get lostError(): LockLostError | undefined {
+    return this.parts.find((part) => part.lostError)?.lostError;
+  }
+
+  async extend(leaseMs?: number): Promise<void> {
+    await Promise.all(this.parts.map((part) => part.extend(leaseMs)));
+  }
+
+  release(): Promise<ReleaseOutcome> {
+    this.releasing ??= releaseAll(this.parts);
+    return this.releasing;
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.release();
+  }
+}

@@ -1,0 +1,348 @@
+import { LockAbortedError } from '../errors.js';
+import { Busy, type SubscribeWakes, type Wake } from './backend.js';
+import type { LockKind } from './kind.js';
+import { monotonicNow } from './lease.js';
+
+/** A won attempt: the value, and whether others may enter too (shared kinds). */
+export interface Won<T> {
+  readonly value: T;
+  readonly more: boolean;
+}
+
+/** What one caller waits for; `attempt` is one try at the lock. */
+export interface WaitRequest<T, G> {
+  /** The lock's wait key (LockResource.waitKey): waiters of the same lock share one room. */
+  readonly key: string;
+  readonly lockName: string;
+  /** Where wake-ups arrive; undefined: back off and retry (spin). */
+  readonly channel: string | undefined;
+  readonly ordering: LockKind['ordering'];
+  readonly owner: string;
+  /** What a local release needs to hand this waiter the lock directly. */
+  readonly ticket: G;
+  attempt(): Promise<Won<T> | Busy>;
+  /** Monotonic ms; Infinity to wait forever. */
+  readonly deadline: number;
+  readonly signal: AbortSignal | undefined;
+  /** Receives a value won after the caller gave up, so it is released, not leaked. */
+  abandon(value: T): void;
+  /** Monotonic time until which a won value may be held without a release (its lease). */
+  heldUntil(value: T): number;
+  /** The waiter stops waiting (`won` or not); `lastOfClient` when no other local waiter is left. */
+  leave(won: boolean, lastOfClient: boolean): void;
+}
+
+/** A local waiter a release may hand the lock to directly. */
+export interface HandOffClaim<G> {
+  /** 'handoff': grant it; 'yield': grant it only if no other client waits. */
+  readonly mode: 'handoff' | 'yield';
+  readonly ticket: G;
+  readonly waiter: object;
+}
+
+interface Waiter<T, G> {
+  readonly owner: string;
+  readonly ticket: G;
+  /** Ends the waiter's current sleep (a no-op while it is not sleeping). */
+  wake: () => void;
+  /** Counts the wake-ups meant for this waiter, so an attempt can tell it raced with one. */
+  pokes: number;
+  /** Wakes the head when the local holder's lease may have run out without a release. */
+  alarm: NodeJS.Timeout | undefined;
+  /** The waiter does not try before this time: the free lock is reserved for another client. */
+  notBefore: number;
+  /** A lock handed to this waiter by a local release. */
+  granted: T | undefined;
+}
+
+interface Room<T, G> {
+  readonly waiters: Waiter<T, G>[];
+  readonly ordering: LockKind['ordering'];
+  /** Resolves (to the unsubscribe function) once wake-ups are subscribed; undefined for spin. */
+  ready: Promise<(() => void) | undefined>;
+  lingerTimer: NodeJS.Timeout | undefined;
+  /** When the current run of local hand-offs began (monotonic ms; 0: no run). */
+  streakStartedAt: number;
+}
+
+const BACKOFF_START_MS = 2;
+const BACKOFF_MAX_MS = 128;
+
+/**
+ * The one wait loop of every lock kind and backend (Curator's LockInternals, in spirit). Per lock,
+ * this client's waiters form a room. The kind says how they are admitted:
+ * - 'local-fifo': waiters queue in arrival order and only the head tries — when woken, or when the
+ *   holder's lease runs out (the retry time its failed attempt returned). A release costs one attempt
+ *   per client, and a caller that just released cannot barge ahead of local waiters. A local release
+ *   may hand the lock to the head directly (claimHandOff); once the lock has passed around locally for
+ *   `localHandoffWindowMs`, the next release yields to other clients. Shared kinds let the next waiter
+ *   try as soon as one gets in.
+ * - 'server-order': the backend keeps every waiter of every client in order; each waiter tries when a
+ *   wake-up names it (only the next one is woken) or when its retry time comes.
+ * Kinds without wake-ups (spin) back off exponentially, bounded by the holder's remaining lease.
+ *
+ * A room's subscription outlives its last waiter by `lingerMs`, so a busy lock does not subscribe and
+ * unsubscribe on every hand-off.
+ */
+export class Waiters {
+  private readonly rooms = new Map<string, Room<unknown, unknown>>();
+
+  constructor(
+    private readonly subscribe: SubscribeWakes,
+    private readonly localHandoffWindowMs: number,
+    private readonly lingerMs = 5_000,
+  ) {}
+
+  /** True if this client has callers waiting for `key` (new callers must queue behind them). */
+  hasWaiters(key: string): boolean {
+    const room = this.rooms.get(key);
+    return room !== undefined && room.waiters.length > 0;
+  }
+
+  /**
+   * Asked by a local holder about to release `key`. Undefined: no local waiter to hand it to.
+   * Otherwise the release should hand the lock to the head (`ticket`): always ('handoff'), or only if
+   * no other client waits ('yield', once the lock has passed around locally for the hand-off window).
+   * Report the outcome with `granted` or `notGranted`.
+   */
+  claimHandOff<G>(key: string): HandOffClaim<G> | undefined {
+    const room = this.rooms.get(key) as Room<unknown, G> | undefined;
+    const head = room?.waiters[0];
+    if (!room || !head || room.ordering !== 'local-fifo') return undefined;
+    const now = monotonicNow();
+    let mode: HandOffClaim<G>['mode'] = 'handoff';
+    if (room.streakStartedAt === 0) room.streakStartedAt = now;
+    else if (now - room.streakStartedAt >= this.localHandoffWindowMs) {
+      room.streakStartedAt = 0;
+      mode = 'yield';
+    }
+    return { mode, ticket: head.ticket, waiter: head };
+  }
+
+  /** The release handed the lock to the claimed waiter; false if it had gone (caller must release). */
+  granted<T, G>(key: string, claim: HandOffClaim<G>, value: T): boolean {
+    const room = this.rooms.get(key) as Room<T, G> | undefined;
+    const waiter = claim.waiter as Waiter<T, G>;
+    if (!room || !room.waiters.includes(waiter) || waiter.granted !== undefined) return false;
+    waiter.granted = value;
+    poke(waiter);
+    return true;
+  }
+
+  /** The release did not hand the lock over (it was not ours anymore): let the head try itself. */
+  notGranted(key: string): void {
+    this.deliver(key, { to: 'any' });
+  }
+
+  /**
+   * Queues, then attempts whenever this caller may, until it wins or is handed the lock, the deadline
+   * passes (→ undefined) or the signal aborts (→ LockAbortedError).
+   */
+  async wait<T, G>(request: WaitRequest<T, G>): Promise<T | undefined> {
+    const { lockName, deadline, signal } = request;
+    const room = this.enter<T, G>(request);
+    const waiter: Waiter<T, G> = {
+      owner: request.owner,
+      ticket: request.ticket,
+      wake: () => undefined,
+      pokes: 0,
+      alarm: undefined,
+      notBefore: 0,
+      granted: undefined,
+    };
+    room.waiters.push(waiter);
+    let won: Won<T> | undefined;
+    let backoff = BACKOFF_START_MS;
+    try {
+      if ((await raceDeadline(room.ready, deadline, signal, lockName)) === 'deadline') return undefined;
+      for (;;) {
+        if (waiter.granted !== undefined) {
+          if (signal?.aborted) throw new LockAbortedError(lockName, signal.reason);
+          won ??= { value: waiter.granted, more: false };
+          return won.value;
+        }
+        if (room.ordering === 'local-fifo' && room.waiters[0] !== waiter) {
+          if ((await sleep(waiter, deadline, signal, lockName)) === 'deadline') return undefined;
+          continue;
+        }
+        if (waiter.notBefore > monotonicNow()) {
+          const until = Math.min(deadline, waiter.notBefore);
+          const woke = await sleep(waiter, until, signal, lockName);
+          if (woke === 'deadline' && until === deadline) return undefined;
+          if (woke === 'deadline') waiter.notBefore = 0;
+          continue;
+        }
+        const pokes = waiter.pokes;
+        const result = await request.attempt();
+        if (!(result instanceof Busy)) {
+          if (waiter.granted === undefined) {
+            waiter.granted = result.value;
+            won = result;
+          } else request.abandon(result.value); // raced with a hand-off (a re-entry of the same owner)
+          continue;
+        }
+        if (waiter.pokes !== pokes) continue; // released or handed over while we tried
+        let until = deadline;
+        if (request.channel === undefined) {
+          // No wake-ups will come: back off (full jitter), never past the holder's lease end.
+          const pause = Math.random() * backoff;
+          backoff = Math.min(BACKOFF_MAX_MS, backoff * 2);
+          until = Math.min(deadline, monotonicNow() + Math.min(pause, result.retryAfterMs ?? Infinity));
+        } else if (result.retryAfterMs !== undefined) {
+          until = Math.min(deadline, monotonicNow() + result.retryAfterMs + 1);
+        }
+        if ((await sleep(waiter, until, signal, lockName)) === 'deadline' && until === deadline) {
+          return undefined;
+        }
+      }
+    } finally {
+      // A lock handed over while we timed out or aborted is ours to give back.
+      const unclaimed = waiter.granted !== undefined && won === undefined ? waiter.granted : undefined;
+      this.leave(request, room, waiter, won);
+      if (unclaimed !== undefined) request.abandon(unclaimed);
+    }
+  }
+
+  private enter<T, G>(request: WaitRequest<T, G>): Room<T, G> {
+    const existing = this.rooms.get(request.key) as Room<T, G> | undefined;
+    if (existing) {
+      clearTimeout(existing.lingerTimer);
+      existing.lingerTimer = undefined;
+      return existing;
+    }
+    const { key, channel } = request;
+    const room: Room<T, G> = {
+      waiters: [],
+      ordering: request.ordering,
+      ready: Promise.resolve(undefined),
+      lingerTimer: undefined,
+      streakStartedAt: 0,
+    };
+    if (channel !== undefined) {
+      room.ready = this.subscribe(channel, (wake) => this.deliver(key, wake));
+      room.ready.catch(() => this.rooms.get(key) === room && this.rooms.delete(key));
+    }
+    this.rooms.set(key, room as Room<unknown, unknown>);
+    return room;
+  }
+
+  /** Routes a wake-up to the waiters it concerns (see the class comment). */
+  private deliver(key: string, wake: Wake): void {
+    const room = this.rooms.get(key);
+    if (!room) return;
+    if (room.ordering === 'server-order') {
+      if (wake.to === 'defer') return;
+      for (const waiter of room.waiters) if (wake.to === 'any' || waiter.owner === wake.owner) poke(waiter);
+      return;
+    }
+    const head = room.waiters[0];
+    if (!head) return;
+    const now = monotonicNow();
+    if (wake.to !== 'defer') head.notBefore = 0;
+    else if (head.notBefore <= now) head.notBefore = now + wake.ms; // never extended: see turns
+    poke(head);
+  }
+
+  /** `won` is set when the leaving waiter won the lock (so a local hold has it now). */
+  private leave<T, G>(
+    request: WaitRequest<T, G>,
+    room: Room<T, G>,
+    waiter: Waiter<T, G>,
+    won: Won<T> | undefined,
+  ): void {
+    clearTimeout(waiter.alarm);
+    const index = room.waiters.indexOf(waiter);
+    if (index < 0) return;
+    room.waiters.splice(index, 1);
+    request.leave(won !== undefined, room.waiters.length === 0);
+    const next = index === 0 && room.ordering === 'local-fifo' ? room.waiters[0] : undefined;
+    if (next && (won === undefined || won.more)) {
+      poke(next); // the new head must try: it may have missed releases, or there is room for it too
+    } else if (next && won) {
+      // Our hold has the lock: its release will hand it over or wake us. Only if its lease runs out
+      // without a release must the new head look for itself.
+      const heldUntil = request.heldUntil(won.value);
+      clearTimeout(next.alarm);
+      next.alarm = setTimeout(() => poke(next), Math.max(0, heldUntil - monotonicNow()));
+    }
+    if (room.waiters.length > 0 || this.rooms.get(request.key) !== room) return;
+    room.streakStartedAt = 0;
+    room.lingerTimer = setTimeout(() => {
+      if (room.waiters.length > 0 || this.rooms.get(request.key) !== room) return;
+      this.rooms.delete(request.key);
+      room.ready.then((unsubscribe) => unsubscribe?.()).catch(() => undefined);
+    }, this.lingerMs);
+    room.lingerTimer.unref();
+  }
+
+  /** Drops all subscriptions (client shutdown). Waiters still queued time out or abort on their own. */
+  close(): void {
+    for (const [key, room] of this.rooms) {
+      clearTimeout(room.lingerTimer);
+      this.rooms.delete(key);
+      room.ready.then((unsubscribe) => unsubscribe?.()).catch(() => undefined);
+    }
+  }
+}
+
+function poke(waiter: { pokes: number; wake: () => void }): void {
+  waiter.pokes++;
+  waiter.wake();
+}
+
+/** Resolves with the value, or 'deadline'; rejects with LockAbortedError on abort. */
+function raceDeadline<T>(
+  promise: Promise<T>,
+  deadline: number,
+  signal: AbortSignal | undefined,
+  lockName: string,
+): Promise<T | 'deadline'> {
+  return new Promise<T | 'deadline'>((resolve, reject) => {
+    const cleanup = onDeadlineOrAbort(deadline, signal, lockName, () => resolve('deadline'), reject);
+    promise.then(
+      (value) => (cleanup(), resolve(value)),
+      (error: unknown) => (cleanup(), reject(error)),
+    );
+  });
+}
+
+function sleep(
+  waiter: { wake: () => void },
+  until: number,
+  signal: AbortSignal | undefined,
+  lockName: string,
+): Promise<'woken' | 'deadline'> {
+  return new Promise((resolve, reject) => {
+    const cleanup = onDeadlineOrAbort(until, signal, lockName, () => resolve('deadline'), reject);
+    waiter.wake = () => {
+      waiter.wake = () => undefined;
+      cleanup();
+      resolve('woken');
+    };
+  });
+}
+
+/** Arms a deadline timer and an abort listener; returns the function that disarms both. */
+function onDeadlineOrAbort(
+  deadline: number,
+  signal: AbortSignal | undefined,
+  lockName: string,
+  onDeadline: () => void,
+  onAbort: (error: LockAbortedError) => void,
+): () => void {
+  if (signal?.aborted) {
+    onAbort(new LockAbortedError(lockName, signal.reason));
+    return () => undefined;
+  }
+  const timer =
+    deadline === Infinity ? undefined : setTimeout(onDeadline, Math.max(0, deadline - monotonicNow()));
+  const abort = () => {
+    clearTimeout(timer);
+    onAbort(new LockAbortedError(lockName, signal?.reason));
+  };
+  signal?.addEventListener('abort', abort, { once: true });
+  return () => {
+    clearTimeout(timer);
+    signal?.removeEventListener('abort', abort);
+  };
+}

@@ -1,0 +1,69 @@
+import type {
+  AttemptRequest,
+  AttemptResult,
+  ExtendStatus,
+  LockInfo,
+  LockResource,
+  ReleaseResult,
+} from '../core/backend.js';
+import { extendStatus, releaseResult } from './codes.js';
+import type { RedisLockContext } from './context.js';
+import { RedisResource } from './resource.js';
+import { LOCK_SCRIPTS } from './scripts.js';
+
+/**
+ * A reentrant lock granted strictly in arrival order across all clients (fair-*.lua): every waiter
+ * has a place in a queue on Redis with a deadline on Redis's clock that its attempts keep pushing
+ * back, so a dead waiter is dropped instead of stalling the queue. A release wakes only the next
+ * waiter, by name.
+ */
+export class FairResource extends RedisResource implements LockResource {
+  readonly waitKey: string;
+  readonly wakeChannel: string;
+  readonly leases = 'renewable' as const;
+  readonly handsOff = false;
+  readonly holderKeys: readonly string[];
+  private readonly acquireKeys: readonly string[];
+  private readonly releaseKeys: readonly string[];
+
+  constructor(ctx: RedisLockContext, name: string) {
+    super(ctx, name);
+    const lock = `${this.base}:fair`;
+    const queue = `${lock}:queue`;
+    const deadlines = `${lock}:deadlines`;
+    this.waitKey = lock;
+    this.wakeChannel = `${lock}:wake`;
+    this.holderKeys = [lock];
+    this.acquireKeys = [lock, queue, deadlines, this.fence];
+    this.releaseKeys = [lock, queue, deadlines, this.wakeChannel];
+  }
+
+  async attempt({ owner, leaseMs, waiting }: AttemptRequest): Promise<AttemptResult> {
+    const args = [owner, leaseMs ?? 0, waiting ? 1 : 0, this.ctx.waiterTimeoutMs];
+    return RedisResource.attemptResult(
+      await this.run(LOCK_SCRIPTS.fairAcquire, this.acquireKeys, args),
+      false,
+    );
+  }
+
+  async release(owner: string): Promise<ReleaseResult> {
+    return releaseResult(await this.run(LOCK_SCRIPTS.fairRelease, this.releaseKeys, [owner]));
+  }
+
+  async extend(owner: string, leaseMs: number): Promise<ExtendStatus> {
+    return extendStatus(await this.run(LOCK_SCRIPTS.reentrantExtend, [this.waitKey], [owner, leaseMs]));
+  }
+
+  inspect(): Promise<LockInfo> {
+    return this.inspectKey(this.waitKey);
+  }
+
+  leave(owner: string, won: boolean): void {
+    // A waiter that gave up leaves the queue (and passes the turn on if it was next).
+    if (!won) this.background(this.run(LOCK_SCRIPTS.fairLeave, this.releaseKeys, [owner]));
+  }
+
+  async holdCount(owner: string): Promise<number> {
+    return Number((await this.ctx.client.hget(this.waitKey, owner)) ?? 0);
+  }
+}

@@ -1,0 +1,15 @@
+--[[
+  Takes a permit of a counter semaphore (Redisson's RSemaphore): permits in use are one integer, with
+  no owner and no lease — a holder that dies without releasing keeps its permit for good.
+
+  KEYS[1]  permits in use: integer
+  KEYS[2]  fencing counter
+  ARGV[1]  permits: how many holders at once
+
+  Returns  the fencing token when a permit was taken; {-1} when all are in use (wait for a release).
+]]
+if tonumber(redis.call('get', KEYS[1]) or '0') < tonumber(ARGV[1]) then
+  redis.call('incr', KEYS[1])
+  return redis.call('incr', KEYS[2])
+end
+return { -1 }

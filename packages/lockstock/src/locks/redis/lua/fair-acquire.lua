@@ -1,0 +1,60 @@
+--[[
+  Takes or re-enters a fair lock: granted strictly in arrival order across all clients.
+
+  KEYS[1]  lock key: hash {owner: hold count} (one owner at a time), the lease as its TTL
+  KEYS[2]  queue: zset {owner: arrival time, µs} (see fair-queue.lua)
+  KEYS[3]  waiter deadlines: zset {owner: ms on Redis's clock}
+  KEYS[4]  fencing counter: integer, the last token issued for this name (never expires)
+  ARGV[1]  owner id
+  ARGV[2]  lease in milliseconds
+  ARGV[3]  1 if the caller will wait (queue it if refused), else 0
+  ARGV[4]  waiter timeout in milliseconds: a queued waiter that does not try again within it is dropped
+
+  Returns  the fencing token when acquired (re-entry: the holder's token, the counter's value);
+           {retry ms} when refused: try again by then at the latest (a third of the waiter timeout
+           or less, so a live waiter keeps its place), or earlier when woken by name.
+]]
+-- @include fair-queue.lua
+local owner, lease = ARGV[1], tonumber(ARGV[2])
+local waiter_timeout = tonumber(ARGV[4])
+if redis.call('hexists', KEYS[1], owner) == 1 then
+  redis.call('hincrby', KEYS[1], owner, 1)
+  -- Re-entry never shortens the lease the outer hold is relying on.
+  local ttl = redis.call('pttl', KEYS[1])
+  if ttl >= 0 and ttl < lease then
+    redis.call('pexpire', KEYS[1], lease)
+  end
+  return tonumber(redis.call('get', KEYS[4]) or '0')
+end
+local now, now_us = now_ms()
+local head = fair_head(KEYS[2], KEYS[3], now)
+local held = redis.call('exists', KEYS[1]) == 1
+if not held and (not head or head == owner) then
+  redis.call('hset', KEYS[1], owner, 1)
+  redis.call('pexpire', KEYS[1], lease)
+  if head then
+    redis.call('zrem', KEYS[2], owner)
+    redis.call('zrem', KEYS[3], owner)
+  end
+  return redis.call('incr', KEYS[4])
+end
+local retry = math.floor(waiter_timeout / 3)
+if ARGV[3] == '1' then
+  redis.call('zadd', KEYS[2], 'NX', now_us, owner)
+  redis.call('zadd', KEYS[3], now + waiter_timeout, owner)
+  -- The queue outlives its waiters only briefly: each attempt pushes this back.
+  redis.call('pexpire', KEYS[2], waiter_timeout * 2)
+  redis.call('pexpire', KEYS[3], waiter_timeout * 2)
+  head = head or owner
+end
+if held then
+  local ttl = redis.call('pttl', KEYS[1])
+  if ttl >= 0 and ttl < retry then
+    retry = ttl
+  end
+elseif head ~= owner then
+  -- Free but reserved for the head, which was woken. If it is gone, its deadline opens the way.
+  local deadline = tonumber(redis.call('zscore', KEYS[3], head) or now)
+  retry = math.max(0, math.min(retry, deadline - now))
+end
+return { retry }

@@ -1,0 +1,42 @@
+--[[
+  Takes or re-enters the read side of a read-write lock. Writers are preferred: while a writer waits
+  (the intent key exists), new readers are refused, so a stream of readers cannot starve writers.
+
+  KEYS[1]  writer: hash {owner: hold count, '\0t': token}, the write lease as its TTL
+  KEYS[2]  readers: hash (see rw-readers.lua)
+  KEYS[3]  reader leases: zset (see rw-readers.lua)
+  KEYS[4]  write intent: string, the waiting writer's owner id, with a short TTL it keeps refreshing
+  KEYS[5]  fencing counter: integer, the last token issued for this name (never expires)
+  ARGV[1]  owner id
+  ARGV[2]  lease in milliseconds
+
+  Returns  the fencing token when acquired (re-entry: this owner's token). The write holder itself may
+           take the read lock (downgrade: release the write lock afterwards).
+           {retry ms} when refused: the writer's remaining lease, or the intent's.
+]]
+-- @include rw-readers.lua
+local owner, lease = ARGV[1], tonumber(ARGV[2])
+local now = now_ms()
+drop_expired_readers(KEYS[2], KEYS[3], now)
+if redis.call('hexists', KEYS[2], owner) == 1 then
+  redis.call('hincrby', KEYS[2], owner, 1)
+  -- Re-entry never shortens the lease the outer hold is relying on.
+  redis.call('zadd', KEYS[3], 'GT', now + lease, owner)
+  expire_with_last_reader(KEYS[2], KEYS[3], now)
+  return tonumber(redis.call('hget', KEYS[2], TOKEN .. owner))
+end
+if redis.call('hexists', KEYS[1], owner) == 0 then
+  local writer = redis.call('pttl', KEYS[1])
+  if writer ~= -2 then
+    return { math.max(writer, 0) }
+  end
+  local intent = redis.call('pttl', KEYS[4])
+  if intent > 0 then
+    return { intent }
+  end
+end
+local token = redis.call('incr', KEYS[5])
+redis.call('hset', KEYS[2], owner, 1, TOKEN .. owner, token)
+redis.call('zadd', KEYS[3], now + lease, owner)
+expire_with_last_reader(KEYS[2], KEYS[3], now)
+return token

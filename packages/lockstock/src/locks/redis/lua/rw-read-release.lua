@@ -1,0 +1,26 @@
+--[[
+  Releases one read hold; when the last reader leaves, waiters (writers) are woken.
+
+  KEYS[1]  readers: hash (see rw-readers.lua)
+  KEYS[2]  reader leases: zset
+  KEYS[3]  wake-up shard channel (same hash tag as the lock)
+  ARGV[1]  owner id
+
+  Publishes '' on KEYS[3] when no reader is left.
+  Returns  n > 0 holds this owner still has; 0 released; -1 no read hold (its lease ended).
+]]
+-- @include rw-readers.lua
+local count = redis.call('hget', KEYS[1], ARGV[1])
+if not count then
+  return -1
+end
+if tonumber(count) > 1 then
+  return redis.call('hincrby', KEYS[1], ARGV[1], -1)
+end
+redis.call('hdel', KEYS[1], ARGV[1], TOKEN .. ARGV[1])
+redis.call('zrem', KEYS[2], ARGV[1])
+if redis.call('zcard', KEYS[2]) == 0 then
+  redis.call('del', KEYS[1])
+  redis.call('spublish', KEYS[3], '')
+end
+return 0

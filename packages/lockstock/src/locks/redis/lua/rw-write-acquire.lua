@@ -1,0 +1,63 @@
+--[[
+  Takes or re-enters the write side of a read-write lock: free when there is no writer and no reader
+  with a live lease. A refused writer that will wait sets the write intent, which keeps new readers
+  out until it gets the lock (or stops refreshing it).
+
+  KEYS[1]  writer: hash {owner: hold count, '\0t': token}, the write lease as its TTL
+  KEYS[2]  readers: hash (see rw-readers.lua)
+  KEYS[3]  reader leases: zset (see rw-readers.lua)
+  KEYS[4]  write intent: string (owner id of a waiting writer), TTL ARGV[4]
+  KEYS[5]  fencing counter
+  ARGV[1]  owner id
+  ARGV[2]  lease in milliseconds
+  ARGV[3]  1 if the caller will wait (set or refresh the intent), else 0
+  ARGV[4]  intent lifetime in milliseconds (the waiting writer tries again within a third of it)
+
+  Returns  the fencing token when acquired (re-entry: this owner's token); an error reply
+           'LOCKSTOCK_UPGRADE ...' when the owner holds the read lock (it would wait for itself);
+           {retry ms} when refused: when the writer's or the first reader's lease ends, at most a
+           third of the intent lifetime.
+]]
+-- @include rw-readers.lua
+local owner, lease = ARGV[1], tonumber(ARGV[2])
+local intent_ms = tonumber(ARGV[4])
+local now = now_ms()
+drop_expired_readers(KEYS[2], KEYS[3], now)
+if redis.call('hexists', KEYS[1], owner) == 1 then
+  redis.call('hincrby', KEYS[1], owner, 1)
+  local ttl = redis.call('pttl', KEYS[1])
+  if ttl >= 0 and ttl < lease then
+    redis.call('pexpire', KEYS[1], lease)
+  end
+  return tonumber(redis.call('hget', KEYS[1], '\0t'))
+end
+if redis.call('hexists', KEYS[2], owner) == 1 then
+  -- It would wait for its own read hold forever.
+  return redis.error_reply('LOCKSTOCK_UPGRADE a read holder cannot take the write lock')
+end
+local blocked = 0
+local writer = redis.call('pttl', KEYS[1])
+if writer ~= -2 then
+  blocked = math.max(writer, 1)
+else
+  local first = redis.call('zrange', KEYS[3], 0, 0, 'WITHSCORES')[2]
+  if first then
+    blocked = math.max(tonumber(first) - now, 1)
+  end
+end
+if blocked == 0 then
+  local token = redis.call('incr', KEYS[5])
+  redis.call('hset', KEYS[1], owner, 1, '\0t', token)
+  redis.call('pexpire', KEYS[1], lease)
+  if redis.call('get', KEYS[4]) == owner then
+    redis.call('del', KEYS[4]) -- another waiting writer's intent stays: it is next
+  end
+  return token
+end
+if ARGV[3] == '1' then
+  local intent = redis.call('get', KEYS[4])
+  if not intent or intent == owner then
+    redis.call('set', KEYS[4], owner, 'PX', intent_ms)
+  end
+end
+return { math.min(blocked, math.floor(intent_ms / 3)) }

@@ -1,0 +1,23 @@
+--[[
+  Releases one write hold; the last one frees the lock and wakes waiters (readers and writers).
+
+  KEYS[1]  writer: hash {owner: hold count, '\0t': token}
+  KEYS[2]  wake-up shard channel (same hash tag as the lock)
+  ARGV[1]  owner id
+
+  Publishes '' on KEYS[2] when the lock becomes free.
+  Returns  n > 0 holds this owner still has; 0 released; -1 no lock; -2 held by another owner.
+]]
+local count = redis.call('hget', KEYS[1], ARGV[1])
+if not count then
+  if redis.call('exists', KEYS[1]) == 1 then
+    return -2
+  end
+  return -1
+end
+if tonumber(count) > 1 then
+  return redis.call('hincrby', KEYS[1], ARGV[1], -1)
+end
+redis.call('del', KEYS[1])
+redis.call('spublish', KEYS[2], '')
+return 0

@@ -1,0 +1,129 @@
+import { LockUpgradeError } from '../errors.js';
+import type {
+  AttemptRequest,
+  AttemptResult,
+  ExtendStatus,
+  LockInfo,
+  LockResource,
+  ReleaseResult,
+} from '../core/backend.js';
+import { extendStatus, releaseResult } from './codes.js';
+import type { RedisLockContext } from './context.js';
+import { RedisResource } from './resource.js';
+import { LOCK_SCRIPTS } from './scripts.js';
+
+/** The keys of one read-write lock (see rw-*.lua). */
+class ReadWriteKeys {
+  readonly writer: string;
+  readonly readers: string;
+  readonly leases: string;
+  readonly intent: string;
+  readonly channel: string;
+  /** Both sides wait in one room, so a client's readers and writers queue in one FIFO. */
+  readonly waitKey: string;
+
+  constructor(base: string) {
+    this.waitKey = `${base}:rw`;
+    this.writer = `${base}:rw:writer`;
+    this.readers = `${base}:rw:readers`;
+    this.leases = `${base}:rw:leases`;
+    this.intent = `${base}:rw:intent`;
+    this.channel = `${base}:rw:wake`;
+  }
+}
+
+/** One side of a read-write lock; both sides see the whole lock in inspect(). */
+abstract class ReadWriteSide extends RedisResource implements LockResource {
+  readonly waitKey: string;
+  readonly wakeChannel: string;
+  readonly leases = 'renewable' as const;
+  readonly handsOff = false;
+  readonly holderKeys: readonly string[];
+  protected readonly keys: ReadWriteKeys;
+  protected readonly acquireKeys: readonly string[];
+
+  constructor(ctx: RedisLockContext, name: string) {
+    super(ctx, name);
+    this.keys = new ReadWriteKeys(this.base);
+    this.waitKey = this.keys.waitKey;
+    this.wakeChannel = this.keys.channel;
+    this.holderKeys = [this.keys.writer, this.keys.readers, this.keys.leases];
+    this.acquireKeys = [this.keys.writer, this.keys.readers, this.keys.leases, this.keys.intent, this.fence];
+  }
+
+  abstract attempt(request: AttemptRequest): Promise<AttemptResult>;
+  abstract release(owner: string): Promise<ReleaseResult>;
+  abstract extend(owner: string, leaseMs: number): Promise<ExtendStatus>;
+  abstract leave(owner: string, won: boolean): void;
+  abstract holdCount(owner: string): Promise<number>;
+
+  async inspect(): Promise<LockInfo> {
+    const [writer, readers] = await Promise.all([
+      this.ctx.client.pttl(this.keys.writer),
+      this.run(LOCK_SCRIPTS.leasesInspect, [this.keys.leases], []) as Promise<[number, number]>,
+    ]);
+    if (writer !== -2) return { held: true, holders: 1, remainingMs: writer >= 0 ? writer : undefined };
+    const [live, remaining] = readers;
+    return { held: live > 0, holders: live, remainingMs: live > 0 ? remaining : undefined };
+  }
+}
+
+/** Shared: many readers with a lease each, refused while a writer holds or waits. */
+export class ReadResource extends ReadWriteSide {
+  async attempt({ owner, leaseMs }: AttemptRequest): Promise<AttemptResult> {
+    const reply = await this.run(LOCK_SCRIPTS.readAcquire, this.acquireKeys, [owner, leaseMs ?? 0]);
+    return RedisResource.attemptResult(reply, true);
+  }
+
+  async release(owner: string): Promise<ReleaseResult> {
+    const keys = [this.keys.readers, this.keys.leases, this.keys.channel];
+    return releaseResult(await this.run(LOCK_SCRIPTS.readRelease, keys, [owner]));
+  }
+
+  async extend(owner: string, leaseMs: number): Promise<ExtendStatus> {
+    const keys = [this.keys.readers, this.keys.leases];
+    return extendStatus(await this.run(LOCK_SCRIPTS.readExtend, keys, [owner, leaseMs]));
+  }
+
+  leave(): void {
+    // Readers queue nowhere on Redis.
+  }
+
+  async holdCount(owner: string): Promise<number> {
+    return Number((await this.ctx.client.hget(this.keys.readers, owner)) ?? 0);
+  }
+}
+
+/** Exclusive: no writer and no reader; a waiting writer's intent keeps new readers out. */
+export class WriteResource extends ReadWriteSide {
+  async attempt({ owner, leaseMs, waiting }: AttemptRequest): Promise<AttemptResult> {
+    const args = [owner, leaseMs ?? 0, waiting ? 1 : 0, this.ctx.waiterTimeoutMs];
+    const reply = await this.run(LOCK_SCRIPTS.writeAcquire, this.acquireKeys, args).catch(
+      (error: unknown) => {
+        if (error instanceof Error && error.message.startsWith('LOCKSTOCK_UPGRADE')) {
+          throw new LockUpgradeError(this.name, owner);
+        }
+        throw error;
+      },
+    );
+    return RedisResource.attemptResult(reply, false);
+  }
+
+  async release(owner: string): Promise<ReleaseResult> {
+    return releaseResult(
+      await this.run(LOCK_SCRIPTS.writeRelease, [this.keys.writer, this.keys.channel], [owner]),
+    );
+  }
+
+  async extend(owner: string, leaseMs: number): Promise<ExtendStatus> {
+    return extendStatus(await this.run(LOCK_SCRIPTS.reentrantExtend, [this.keys.writer], [owner, leaseMs]));
+  }
+
+  leave(owner: string, won: boolean): void {
+    if (!won) this.background(this.run(LOCK_SCRIPTS.writeIntentDrop, [this.keys.intent], [owner]));
+  }
+
+  async holdCount(owner: string): Promise<number> {
+    return Number((await this.ctx.client.hget(this.keys.writer, owner)) ?? 0);
+  }
+}

@@ -1,0 +1,46 @@
+import { assertKeyName } from '../../redis/keys.js';
+import type { ScriptArg, LuaScript } from '../../redis/scripts.js';
+import { Busy, Granted, type AttemptResult } from '../core/backend.js';
+import type { RedisLockContext } from './context.js';
+
+/** What every Redis lock resource has: its name, key base `<prefix>:{name}`, fencing counter. */
+export abstract class RedisResource {
+  /** `<prefix>:{<name>}`: every key of the lock starts with it, so they share one Cluster slot. */
+  protected readonly base: string;
+  /** Fencing counter, shared by every kind under this name: tokens grow per lock name. */
+  protected readonly fence: string;
+  /** The keys an administrative force unlock deletes (holders only, never queues). */
+  abstract readonly holderKeys: readonly string[];
+  abstract readonly wakeChannel: string | undefined;
+
+  constructor(
+    protected readonly ctx: RedisLockContext,
+    readonly name: string,
+  ) {
+    assertKeyName('Lock', name);
+    this.base = `${ctx.keyPrefix}:{${name}}`;
+    this.fence = `${this.base}:fence`;
+  }
+
+  protected run(script: LuaScript, keys: readonly string[], args: readonly ScriptArg[]): Promise<unknown> {
+    return this.ctx.scripts.run(script, keys, args);
+  }
+
+  /** Fire-and-forget work (dequeueing a waiter): failures go to the client's events. */
+  protected background(work: Promise<unknown>): void {
+    work.catch((error: unknown) => this.ctx.core.reportError(error));
+  }
+
+  /** An acquire script's reply: a token (taken), or {retry ms} (refused; negative: until woken). */
+  protected static attemptResult(reply: unknown, more: boolean): AttemptResult {
+    if (typeof reply === 'number') return new Granted(reply, more);
+    const ms = Array.isArray(reply) ? Number(reply[0]) : NaN;
+    return new Busy(ms >= 0 ? ms : undefined);
+  }
+
+  /** A lock held by a key with a TTL: held while it exists, its TTL the remaining lease. */
+  protected async inspectKey(key: string) {
+    const ttl = await this.ctx.client.pttl(key);
+    return { held: ttl !== -2, holders: ttl === -2 ? 0 : 1, remainingMs: ttl >= 0 ? ttl : undefined };
+  }
+}

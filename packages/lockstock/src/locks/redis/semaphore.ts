@@ -1,0 +1,122 @@
+import { InvalidLockOptionError } from '../errors.js';
+import type {
+  AttemptRequest,
+  AttemptResult,
+  ExtendStatus,
+  LockInfo,
+  LockResource,
+  ReleaseResult,
+} from '../core/backend.js';
+import { extendStatus, releaseResult } from './codes.js';
+import type { RedisLockContext } from './context.js';
+import { RedisResource } from './resource.js';
+import { LOCK_SCRIPTS } from './scripts.js';
+
+export function validatePermits(permits: unknown): number {
+  if (typeof permits !== 'number' || !Number.isSafeInteger(permits) || permits < 1) {
+    throw new InvalidLockOptionError('permits', 'a positive integer', permits);
+  }
+  return permits;
+}
+
+/** Permits each with a lease, in a zset on Redis's clock (semaphore-*.lua). */
+export class SemaphoreResource extends RedisResource implements LockResource {
+  readonly waitKey: string;
+  readonly wakeChannel: string;
+  readonly leases = 'renewable' as const;
+  readonly handsOff = false;
+  readonly holderKeys: readonly string[];
+  private readonly acquireKeys: readonly string[];
+  private readonly releaseKeys: readonly string[];
+
+  constructor(
+    ctx: RedisLockContext,
+    name: string,
+    readonly permits: number,
+  ) {
+    super(ctx, name);
+    this.waitKey = `${this.base}:semaphore`;
+    this.wakeChannel = `${this.waitKey}:wake`;
+    this.holderKeys = [this.waitKey];
+    this.acquireKeys = [this.waitKey, this.fence];
+    this.releaseKeys = [this.waitKey, this.wakeChannel];
+  }
+
+  async attempt({ owner, leaseMs }: AttemptRequest): Promise<AttemptResult> {
+    const reply = await this.run(LOCK_SCRIPTS.semaphoreAcquire, this.acquireKeys, [
+      owner,
+      leaseMs ?? 0,
+      this.permits,
+    ]);
+    return RedisResource.attemptResult(reply, true);
+  }
+
+  async release(owner: string): Promise<ReleaseResult> {
+    return releaseResult(await this.run(LOCK_SCRIPTS.semaphoreRelease, this.releaseKeys, [owner]));
+  }
+
+  async extend(owner: string, leaseMs: number): Promise<ExtendStatus> {
+    return extendStatus(await this.run(LOCK_SCRIPTS.semaphoreExtend, [this.waitKey], [owner, leaseMs]));
+  }
+
+  async inspect(): Promise<LockInfo> {
+    const [live, remaining] = (await this.run(LOCK_SCRIPTS.leasesInspect, [this.waitKey], [])) as [
+      number,
+      number,
+    ];
+    return { held: live > 0, holders: live, remainingMs: live > 0 ? remaining : undefined };
+  }
+
+  leave(): void {
+    // Waiters queue nowhere on Redis.
+  }
+}
+
+/**
+ * Redisson's RSemaphore: permits in use are one integer, without owners or leases. Cheap, but a
+ * holder that dies keeps its permit for good (reset the key by hand) — prefer SemaphoreResource.
+ */
+export class CounterSemaphoreResource extends RedisResource implements LockResource {
+  readonly waitKey: string;
+  readonly wakeChannel: string;
+  readonly leases = 'none' as const;
+  readonly handsOff = false;
+  readonly holderKeys: readonly string[];
+  private readonly acquireKeys: readonly string[];
+  private readonly releaseKeys: readonly string[];
+
+  constructor(
+    ctx: RedisLockContext,
+    name: string,
+    readonly permits: number,
+  ) {
+    super(ctx, name);
+    this.waitKey = `${this.base}:counter-semaphore`;
+    this.wakeChannel = `${this.waitKey}:wake`;
+    this.holderKeys = [this.waitKey];
+    this.acquireKeys = [this.waitKey, this.fence];
+    this.releaseKeys = [this.waitKey, this.wakeChannel];
+  }
+
+  async attempt(): Promise<AttemptResult> {
+    const reply = await this.run(LOCK_SCRIPTS.counterSemaphoreAcquire, this.acquireKeys, [this.permits]);
+    return RedisResource.attemptResult(reply, true);
+  }
+
+  async release(): Promise<ReleaseResult> {
+    return releaseResult(await this.run(LOCK_SCRIPTS.counterSemaphoreRelease, this.releaseKeys, []));
+  }
+
+  async extend(): Promise<ExtendStatus> {
+    return 'extended'; // nothing expires
+  }
+
+  async inspect(): Promise<LockInfo> {
+    const used = Number((await this.ctx.client.get(this.waitKey)) ?? 0);
+    return { held: used > 0, holders: used, remainingMs: undefined };
+  }
+
+  leave(): void {
+    // Waiters queue nowhere on Redis.
+  }
+}

@@ -1,0 +1,204 @@
+import { describe, expect, it } from 'vitest';
+import {
+  LockAbortedError,
+  LockLostError,
+  LockTimeoutError,
+  type Lock,
+  type LockClient,
+  type LockHandle,
+  type LockLostEvent,
+} from '../../src/index.js';
+import { checkHistory, type SectionRecord } from '../helpers/history.js';
+import { forkFixtures, startTogether } from '../helpers/processes.js';
+import type { BackendFixture } from './backends.js';
+import { SUBJECTS, type Subject } from './subjects.mjs';
+
+const PROCESSES = 4;
+const LOOPS = 2;
+const SECTIONS = 15;
+const LEASE_MS = 1_000;
+
+let unique = 0;
+const lockName = (label: string) => `contract-${label}-${process.pid}-${++unique}`;
+
+/**
+ * Takes enough holds that the next acquire of `subject` must wait: the opposite side's lock for
+ * readers, otherwise as many holds as the kind admits, each under its own owner.
+ */
+async function occupy(subject: Subject, client: LockClient, name: string): Promise<LockHandle[]> {
+  if (subject.opposite) return [await subject.opposite(client, name).acquire()];
+  const lock = subject.make(client, name);
+  const holds: LockHandle[] = [];
+  for (let i = 0; i < subject.bound; i++) holds.push(await lock.acquire({ owner: `occupant-${i}` }));
+  return holds;
+}
+
+const releaseAll = (holds: LockHandle[]) => Promise.all(holds.map((h) => h.release()));
+
+function nextLost(client: LockClient, name: string): Promise<LockLostEvent> {
+  const events = client as unknown as NodeJS.EventEmitter;
+  return new Promise((resolve) => {
+    const listener = (event: LockLostEvent) => {
+      if (!event.name.startsWith(name)) return;
+      events.off('lost', listener);
+      resolve(event);
+    };
+    events.on('lost', listener);
+  });
+}
+
+/**
+ * The lock contract, written against the public API only, for every kind it applies to. A backend's
+ * suite file calls it with its fixture; the same checks run unchanged for every backend.
+ */
+export function lockContract(
+  backend: BackendFixture,
+  subjects: readonly string[] = Object.keys(SUBJECTS),
+): void {
+  describe.each(subjects)('%s', (label) => {
+    const subject = SUBJECTS[label] as Subject;
+    const mixedOnly = subject.mixed !== undefined;
+
+    it.skipIf(subject.bound === Infinity && !mixedOnly)(
+      `holds its bound across ${PROCESSES} OS processes`,
+      async () => {
+        const name = lockName(label);
+        const config = JSON.stringify({
+          backend: backend.config({ watchdogTimeoutMs: 5_000 }),
+          subject: label,
+          name,
+          loops: LOOPS,
+          sections: SECTIONS,
+          probeUrl: backend.probeUrl,
+        });
+        const contenders = forkFixtures(
+          'contender.mjs',
+          Array.from({ length: PROCESSES }, () => [config]),
+        );
+        await startTogether(contenders); // every process is ready before any of them starts
+        const done = await Promise.all(contenders.map((c) => c.next('done')));
+        await Promise.all(contenders.map((c) => c.exited));
+        const records = done.flatMap((m) => m.records as SectionRecord[]);
+        const report = checkHistory(records);
+        expect(new Set(records.map((r) => r.pid)).size).toBe(PROCESSES);
+        expect(records.every((r) => r.outcome === 'released')).toBe(true);
+        expect(report.sections).toBe(PROCESSES * LOOPS * SECTIONS);
+        expect(report.overlaps).toBe(0);
+        expect(report.tokenRegressions).toBe(0);
+        expect(report.maxInside).toBeLessThanOrEqual(subject.bound);
+        expect(report.maxConcurrent).toBeLessThanOrEqual(subject.bound);
+        const exclusive = records.filter((r) => r.mode === 'exclusive').length;
+        const probe = await import('ioredis').then(({ Redis }) => new Redis(backend.probeUrl));
+        const counter = Number((await probe.get(`probe:{${name}}:counter`)) ?? 0);
+        probe.disconnect();
+        expect(counter).toBe(exclusive); // no lost update: exclusive sections really were alone
+        if (subject.bound > 1 && subject.bound !== Infinity) expect(report.maxInside).toBeGreaterThan(1);
+        expect(new Set(records.map((r) => r.token)).size).toBe(records.length);
+      },
+    );
+
+    it.skipIf(mixedOnly)('try, timeout and abort leave nothing behind', async () => {
+      const client = backend.client();
+      const name = lockName(label);
+      const lock = subject.make(client, name);
+      const holds = await occupy(subject, backend.client(), name);
+      expect(await lock.tryAcquire()).toBeUndefined();
+      expect(await lock.tryAcquire({ waitMs: 30 })).toBeUndefined();
+      await expect(lock.acquire({ waitMs: 30 })).rejects.toBeInstanceOf(LockTimeoutError);
+      const controller = new AbortController();
+      const aborted = lock.acquire({ signal: controller.signal });
+      controller.abort(new Error('gave up'));
+      await expect(aborted).rejects.toBeInstanceOf(LockAbortedError);
+      await releaseAll(holds);
+      // None of the refused or abandoned attempts holds anything: the lock is free for a newcomer.
+      const handle = await lock.acquire({ waitMs: 5_000 });
+      expect(await handle.release()).toBe('released');
+      expect(await lock.isLocked()).toBe(false);
+    });
+
+    it.skipIf(mixedOnly || !subject.leased)(
+      'only the owner releases; a stale release changes nothing',
+      async () => {
+        const [a, b] = [backend.client(), backend.client()];
+        const name = lockName(label);
+        const stale = await subject.make(a, name).acquire();
+        await backend.breakHolds(a, subject.make(a, name)); // its hold ends behind its back
+        const fresh = await subject.make(b, name).acquire({ waitMs: 5_000 });
+        expect(['not_owner', 'expired']).toContain(await stale.release());
+        expect(await subject.make(b, name).isLocked()).toBe(true);
+        expect(await fresh.release()).toBe('released');
+      },
+    );
+
+    it.skipIf(mixedOnly)(
+      subject.leased
+        ? 'a SIGKILLed holder frees it within its lease'
+        : 'a SIGKILLed holder keeps its permit for good (no lease)',
+      async () => {
+        for (const mode of subject.leased ? (['lease', 'watchdog'] as const) : (['watchdog'] as const)) {
+          const name = lockName(`${label}-${mode}`);
+          const holds = subject.opposite ? 1 : subject.bound;
+          const [holder] = forkFixtures('holder.mjs', [
+            [JSON.stringify({ backend: backend.config(), subject: label, name, mode, ms: LEASE_MS, holds })],
+          ]);
+          const acquired = await holder!.next('acquired');
+          const client = backend.client();
+          const blocked = subject.opposite ? subject.opposite(client, name) : subject.make(client, name);
+          expect(await blocked.tryAcquire()).toBeUndefined();
+          holder!.kill('SIGKILL');
+          expect((await holder!.exited)[1]).toBe('SIGKILL');
+          const killedAt = performance.now();
+          // Nobody releases it: only the lease running out can let us in.
+          const handle = await blocked.tryAcquire({ waitMs: LEASE_MS + 3_000 });
+          if (!subject.leased) {
+            expect(handle).toBeUndefined();
+            continue;
+          }
+          expect(handle).toBeDefined();
+          expect(performance.now() - killedAt).toBeLessThanOrEqual(LEASE_MS + 1_500);
+          expect(handle!.fencingToken).toBeGreaterThan(Math.max(...(acquired.tokens as number[])));
+          await handle!.release();
+        }
+      },
+    );
+
+    it.skipIf(mixedOnly || !subject.leased)('a lost lease aborts the signal and is reported', async () => {
+      const client = backend.client({ watchdogTimeoutMs: 300 });
+      const name = lockName(label);
+      const lock = subject.make(client, name);
+      const handle = await lock.acquire();
+      const lost = nextLost(client, name);
+      await backend.breakHolds(client, lock);
+      await new Promise((resolve) => handle.signal.addEventListener('abort', resolve, { once: true }));
+      expect(handle.signal.reason).toBeInstanceOf(LockLostError);
+      expect(handle.lostError).toBeInstanceOf(LockLostError);
+      expect((await lost).error).toBeInstanceOf(LockLostError);
+      await handle.release();
+    });
+
+    it.skipIf(mixedOnly)('fencing tokens strictly increase across holders', async () => {
+      const [a, b] = [backend.client(), backend.client()];
+      const name = lockName(label);
+      const tokens: number[] = [];
+      for (let i = 0; i < 6; i++) {
+        const lock: Lock = subject.make(i % 2 ? a : b, name);
+        const handle = await lock.acquire({ owner: `owner-${i}` });
+        tokens.push(handle.fencingToken);
+        await handle.release();
+      }
+      for (let i = 1; i < tokens.length; i++) expect(tokens[i]).toBeGreaterThan(tokens[i - 1]!);
+    });
+
+    it.skipIf(mixedOnly || !subject.reentrant)('re-entry within a run() task keeps the token', async () => {
+      const client = backend.client();
+      const lock = subject.make(client, lockName(label));
+      await lock.run(async (_signal, outer) => {
+        const inner = await lock.acquire({ waitMs: 2_000 });
+        expect(inner.fencingToken).toBe(outer.fencingToken);
+        expect(await inner.release()).toBe('still_held');
+        expect(await lock.isLocked()).toBe(true);
+      });
+      expect(await lock.isLocked()).toBe(false);
+    });
+  });
+}

@@ -1,0 +1,56 @@
+// The lock kinds the contract suite runs against, by name, in a form both the tests (TypeScript) and
+// the fixture processes (plain Node) can use. Each subject says how to make its lock from any
+// LockClient, how many holders it admits at once, and which parts of the contract apply.
+import { RedisLockClient } from 'lockstock';
+
+const rw = (client, name) => client.readWrite(name);
+
+/** @type {Record<string, import('./subjects.d.mts').Subject>} */
+export const SUBJECTS = {
+  mutex: { bound: 1, reentrant: false, leased: true, make: (c, n) => c.mutex(n) },
+  reentrant: { bound: 1, reentrant: true, leased: true, make: (c, n) => c.reentrant(n) },
+  fair: { bound: 1, reentrant: true, leased: true, make: (c, n) => c.fair(n) },
+  spin: { bound: 1, reentrant: true, leased: true, make: (c, n) => c.spin(n) },
+  write: { bound: 1, reentrant: true, leased: true, make: (c, n) => rw(c, n).write },
+  // Readers share: what blocks them (and what a dead reader blocks) is the write side.
+  read: {
+    bound: Infinity,
+    reentrant: true,
+    leased: true,
+    make: (c, n) => rw(c, n).read,
+    opposite: (c, n) => rw(c, n).write,
+  },
+  // Mixed sections on one read-write lock: writers alone, readers together.
+  'read-write': {
+    bound: Infinity,
+    reentrant: true,
+    leased: true,
+    make: (c, n) => rw(c, n).write,
+    mixed: (c, n, i) =>
+      i % 3 === 0 ? { mode: 'exclusive', lock: rw(c, n).write } : { mode: 'shared', lock: rw(c, n).read },
+  },
+  semaphore: { bound: 3, reentrant: false, leased: true, make: (c, n) => c.semaphore(n, { permits: 3 }) },
+  'counter-semaphore': {
+    bound: 3,
+    reentrant: false,
+    leased: false,
+    make: (c, n) => c.counterSemaphore(n, { permits: 3 }),
+  },
+  'multi-lock': {
+    bound: 1,
+    reentrant: false,
+    leased: true,
+    make: (c, n) => c.multiLock([c.reentrant(`${n}:b`), c.mutex(`${n}:a`)]),
+  },
+};
+
+/** A lock client for a backend described in JSON (fixture processes receive it on their command line). */
+export function connect(backend) {
+  if (backend.kind === 'redis') {
+    return new RedisLockClient({
+      redis: backend.url,
+      watchdogTimeoutMs: backend.watchdogTimeoutMs ?? 30_000,
+    });
+  }
+  throw new Error(`unknown backend ${backend.kind}`);
+}

@@ -1,0 +1,100 @@
+import { describe, expect, it } from 'vitest';
+import { forkFixtures } from '../helpers/processes.js';
+import { useRedis } from '../helpers/redis.js';
+
+const env = useRedis();
+
+/** Attempts of lock scripts so far (every attempt is one EVALSHA on the server). */
+async function evalshaCalls(): Promise<number> {
+  const info = await env.redis.info('commandstats');
+  return Number(/cmdstat_evalsha:calls=(\d+)/.exec(info)?.[1] ?? 0);
+}
+
+/** Resolves once `count` waiters are queued, observed through the lock's own view of itself. */
+async function untilQueued(name: string, count: number): Promise<void> {
+  // The queue is not part of the public API; its length is observable as the number of acquires
+  // that were refused and stayed: poll the server's queue size by its documented layout.
+  for (;;) {
+    if ((await env.redis.zcard(`ls:{${name}}:fair:queue`)) >= count) return;
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+}
+
+describe('fair lock', () => {
+  it('grants in arrival order across clients, whoever releases', async () => {
+    const clients = Array.from({ length: 4 }, () => env.locks());
+    const name = 'f-order';
+    const first = await clients[0]!.fair(name).acquire();
+    const order: number[] = [];
+    const waiting: Promise<unknown>[] = [];
+    // Arrivals alternate between clients, so per-client FIFO alone would not give this order.
+    for (let i = 0; i < 8; i++) {
+      const client = clients[i % 4]!;
+      waiting.push(
+        client
+          .fair(name)
+          .acquire({ owner: `w${i}` })
+          .then(async (h) => (order.push(i), h.release())),
+      );
+      await untilQueued(name, i + 1);
+    }
+    await first.release();
+    await Promise.all(waiting);
+    expect(order).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
+  });
+
+  it('a release wakes only the next waiter', async () => {
+    const [a, b] = [env.locks(), env.locks()];
+    const name = 'f-herd';
+    const held = await a.fair(name).acquire();
+    const waiters = Array.from({ length: 10 }, (_, i) => b.fair(name).acquire({ owner: `h${i}` }));
+    await untilQueued(name, 10);
+    const before = await evalshaCalls();
+    await held.release();
+    const next = await Promise.race(waiters);
+    // The release and the next waiter's attempt; the nine others stay asleep.
+    expect((await evalshaCalls()) - before).toBeLessThanOrEqual(3);
+    await next.release();
+    for (const w of waiters) await (await w).release();
+  });
+
+  it('a dead waiter does not stall the queue: it is dropped after the waiter timeout', async () => {
+    const waiterTimeoutMs = 600;
+    const locks = env.locks({ waiterTimeoutMs });
+    const name = 'f-dead';
+    const held = await locks.fair(name).acquire();
+    // A waiter in another process queues first, then dies without leaving the queue.
+    const [dead] = forkFixtures('fair-waiter.mjs', [[env.server.url, name, String(waiterTimeoutMs)]]);
+    await dead!.next('queued');
+    dead!.kill('SIGKILL');
+    await dead!.exited;
+    const next = locks.fair(name).acquire({ owner: 'alive' });
+    await untilQueued(name, 2);
+    const releasedAt = performance.now();
+    await held.release(); // wakes the dead waiter, which never comes
+    const handle = await next;
+    const waited = performance.now() - releasedAt;
+    expect(waited).toBeLessThanOrEqual(waiterTimeoutMs + 1_000);
+    expect(handle.owner).toBe('alive');
+    await handle.release();
+  });
+
+  it('a waiter that gives up leaves the queue: the next one is served at once', async () => {
+    const locks = env.locks();
+    const name = 'f-give-up';
+    const held = await locks.fair(name).acquire({ leaseMs: 60_000 });
+    const controller = new AbortController();
+    const quitter = locks.fair(name).acquire({ owner: 'quitter', signal: controller.signal });
+    await untilQueued(name, 1);
+    const patient = locks.fair(name).acquire({ owner: 'patient' });
+    await untilQueued(name, 2);
+    controller.abort();
+    await expect(quitter).rejects.toMatchObject({ code: 'ERR_LOCK_ABORTED' });
+    const before = await evalshaCalls();
+    await held.release(); // names the patient waiter, not the one that left
+    const handle = await patient;
+    expect((await evalshaCalls()) - before).toBeLessThanOrEqual(3);
+    expect(handle.owner).toBe('patient');
+    await handle.release();
+  });
+});

@@ -1,0 +1,61 @@
+import { describe, expect, it } from 'vitest';
+import { InvalidLockOptionError } from '../../src/index.js';
+import { useRedis } from '../helpers/redis.js';
+
+const env = useRedis();
+
+describe('semaphores', () => {
+  it('admits up to its permits, tells how many are free, and wakes a waiter on release', async () => {
+    const [a, b] = [env.locks(), env.locks()];
+    const semaphore = a.semaphore('sem-basic', { permits: 2 });
+    const first = await semaphore.acquire();
+    const second = await b.semaphore('sem-basic', { permits: 2 }).acquire();
+    expect(await semaphore.available()).toBe(0);
+    const third = semaphore.acquire({ waitMs: 5_000 });
+    expect(await second.release()).toBe('released');
+    const handle = await third;
+    expect(handle.fencingToken).toBeGreaterThan(second.fencingToken);
+    expect(await semaphore.available()).toBe(0);
+    await Promise.all([first.release(), handle.release()]);
+    expect(await semaphore.available()).toBe(2);
+  });
+
+  it('a counter semaphore has no lease: leaseMs is refused before anything is taken', async () => {
+    const semaphore = env.locks().counterSemaphore('sem-counter', { permits: 1 });
+    await expect(semaphore.acquire({ leaseMs: 1_000 })).rejects.toBeInstanceOf(InvalidLockOptionError);
+    const handle = await semaphore.acquire();
+    expect(handle.leaseMs).toBeUndefined();
+    expect(handle.renewed).toBe(false);
+    await expect(handle.extend(1_000)).rejects.toMatchObject({ code: 'ERR_NOT_LOCK_OWNER' });
+    expect(await semaphore.available()).toBe(0);
+    expect(await handle.release()).toBe('released');
+    expect(await semaphore.available()).toBe(1);
+  });
+
+  it('rejects a bad number of permits', () => {
+    const locks = env.locks();
+    for (const permits of [0, -1, 1.5, Number.NaN, '2']) {
+      expect(() => locks.semaphore('sem-bad', { permits: permits as number })).toThrow(
+        InvalidLockOptionError,
+      );
+    }
+  });
+});
+
+describe('countdown latch', () => {
+  it('releases every waiter of every client when the count reaches zero', async () => {
+    const [a, b, c] = [env.locks(), env.locks(), env.locks()];
+    const latch = a.countDownLatch('latch-basic');
+    expect(await latch.trySetCount(3)).toBe(true);
+    expect(await latch.trySetCount(5)).toBe(false); // counting down already: unchanged
+    const waits = [b, b, c].map((client) => client.countDownLatch('latch-basic').wait({ waitMs: 5_000 }));
+    expect(await latch.countDown()).toBe(2);
+    expect(await c.countDownLatch('latch-basic').countDown()).toBe(1);
+    expect(await b.countDownLatch('latch-basic').wait({ waitMs: 20 })).toBe(false);
+    expect(await latch.countDown()).toBe(0);
+    expect(await Promise.all(waits)).toEqual([true, true, true]);
+    expect(await latch.count()).toBe(0);
+    expect(await latch.countDown()).toBe(0); // never below zero
+    expect(await latch.wait()).toBe(true);
+  });
+});
