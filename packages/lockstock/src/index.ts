@@ -40,3 +40,6 @@ export type { RedisClient, RedisSource } from './redis/connection.js';
 export type { Fence, FencedClaim, FencedStore } from './locks/fencing/fence.js';
 export { RedisFencedStore } from './locks/fencing/redis-fenced-store.js';
 export { PostgresFencedStore, type Queryable } from './locks/fencing/postgres-fenced-store.js';
+export { RedlockClient, type RedlockClientOptions } from './locks/redlock/client.js';
+export { PostgresTokenSource, type FencingTokenSource } from './locks/redlock/token-source.js';
+export { QuorumUnavailableError, type Vote } from './locks/redlock/votes.js';

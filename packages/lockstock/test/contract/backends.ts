@@ -1,7 +1,13 @@
-import { Redis } from 'ioredis';
 import { afterAll, beforeAll } from 'vitest';
-import { RedisLockClient, type Lock, type LockClient } from '../../src/index.js';
-import { RedisServer } from '../../src/servers/index.js';
+import pg from 'pg';
+import {
+  PostgresTokenSource,
+  RedisLockClient,
+  RedlockClient,
+  type Lock,
+  type LockClient,
+} from '../../src/index.js';
+import { PostgresServer, RedisServer, startRedisServers } from '../../src/servers/index.js';
 import type { BackendConfig } from './subjects.mjs';
 
 /**
@@ -12,6 +18,8 @@ import type { BackendConfig } from './subjects.mjs';
 export interface BackendFixture {
   readonly name: string;
   config(options?: { watchdogTimeoutMs?: number }): BackendConfig;
+  /** The servers, for fault tests (stop, pause, restart them). */
+  readonly servers: readonly RedisServer[];
   client(options?: { watchdogTimeoutMs?: number }): LockClient;
   breakHolds(client: LockClient, lock: Lock): Promise<void>;
   /** A Redis for the suite's own probes (not the lock backend's state). */
@@ -22,13 +30,11 @@ export interface BackendFixture {
 export function useRedisBackend(): BackendFixture {
   let server: RedisServer;
   const clients: LockClient[] = [];
-  const probes: Redis[] = [];
   beforeAll(async () => {
     server = await RedisServer.start();
   });
   afterAll(async () => {
     await Promise.all(clients.map((c) => c.close()));
-    probes.forEach((p) => p.disconnect());
     await server.stop();
   });
   return {
@@ -44,6 +50,61 @@ export function useRedisBackend(): BackendFixture {
     },
     get probeUrl() {
       return server.url;
+    },
+    get servers() {
+      return [server];
+    },
+  };
+}
+
+/**
+ * Redlock on five private redis-servers (independent masters), fencing tokens from a private
+ * PostgreSQL. Redlock offers the mutex only, so that is the subject its suite runs.
+ */
+export function useRedlockBackend(): BackendFixture {
+  let masters: RedisServer[];
+  let postgres: PostgresServer;
+  let probe: RedisServer;
+  let pool: pg.Pool;
+  const clients: RedlockClient[] = [];
+  beforeAll(async () => {
+    [masters, postgres, probe] = await Promise.all([
+      startRedisServers(5),
+      PostgresServer.start(),
+      RedisServer.start(),
+    ]);
+    pool = new pg.Pool({ connectionString: postgres.url, max: 4 });
+    pool.on('error', () => undefined); // idle connections see the server stop at the end
+  });
+  afterAll(async () => {
+    await Promise.all(clients.map((c) => c.close()));
+    await pool.end();
+    await Promise.all([...masters.map((m) => m.stop()), postgres.stop(), probe.stop()]);
+  });
+  const config = (options: { watchdogTimeoutMs?: number } = {}): BackendConfig => ({
+    kind: 'redlock',
+    urls: masters.map((m) => m.url),
+    databaseUrl: postgres.url,
+    ...options,
+  });
+  return {
+    name: 'redlock',
+    config,
+    client(options = {}) {
+      // As the fixture processes connect (subjects.mjs), but with this suite's copy of the classes.
+      const urls = masters.map((m) => m.url);
+      const client = new RedlockClient({ nodes: urls, fencing: new PostgresTokenSource(pool), ...options });
+      clients.push(client);
+      return client as unknown as LockClient;
+    },
+    async breakHolds(client, lock) {
+      await (client as unknown as RedlockClient).forceUnlock(lock);
+    },
+    get probeUrl() {
+      return probe.url;
+    },
+    get servers() {
+      return masters;
     },
   };
 }

@@ -13,11 +13,9 @@ export interface Subject {
   mixed?: (client: LockClient, name: string, i: number) => { mode: 'exclusive' | 'shared'; lock: Lock };
 }
 
-export interface BackendConfig {
-  kind: 'redis';
-  url: string;
-  watchdogTimeoutMs?: number;
-}
+export type BackendConfig =
+  | { kind: 'redis'; url: string; watchdogTimeoutMs?: number }
+  | { kind: 'redlock'; urls: string[]; databaseUrl: string; watchdogTimeoutMs?: number };
 
 export declare const SUBJECTS: Record<string, Subject>;
 export declare function connect(backend: BackendConfig): LockClient;

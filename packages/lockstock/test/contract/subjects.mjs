@@ -1,7 +1,8 @@
 // The lock kinds the contract suite runs against, by name, in a form both the tests (TypeScript) and
 // the fixture processes (plain Node) can use. Each subject says how to make its lock from any
 // LockClient, how many holders it admits at once, and which parts of the contract apply.
-import { RedisLockClient } from 'lockstock';
+import pg from 'pg';
+import { PostgresTokenSource, RedisLockClient, RedlockClient } from 'lockstock';
 
 const rw = (client, name) => client.readWrite(name);
 
@@ -51,6 +52,21 @@ export function connect(backend) {
       redis: backend.url,
       watchdogTimeoutMs: backend.watchdogTimeoutMs ?? 30_000,
     });
+  }
+  if (backend.kind === 'redlock') {
+    const pool = new pg.Pool({ connectionString: backend.databaseUrl, max: 2 });
+    pool.on('error', () => undefined); // idle connections see the test's server stop at the end
+    const client = new RedlockClient({
+      nodes: backend.urls,
+      fencing: new PostgresTokenSource(pool),
+      watchdogTimeoutMs: backend.watchdogTimeoutMs ?? 30_000,
+    });
+    const close = client.close.bind(client);
+    client.close = async () => {
+      await close();
+      await pool.end();
+    };
+    return client;
   }
   throw new Error(`unknown backend ${backend.kind}`);
 }

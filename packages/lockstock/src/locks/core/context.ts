@@ -1,7 +1,9 @@
 import type { EventEmitter } from 'node:events';
+import { LockClientClosedError } from '../errors.js';
 import type { LockClientEvents } from '../types.js';
-import type { Waiters } from './waiter.js';
-import type { Watchdog } from './watchdog.js';
+import type { SubscribeWakes } from './backend.js';
+import { Waiters } from './waiter.js';
+import { Watchdog } from './watchdog.js';
 
 /**
  * Live holds per lock and owner, in this client: a reentrant owner that already holds a lock must try
@@ -41,4 +43,39 @@ export interface LockCore {
   assertOpen(lockName: string): void;
   /** Background failures (a release nobody awaits) go to the `connectionError` event. */
   reportError(error: unknown): void;
+}
+
+/** The core of a client of any backend; `isClosed` is asked on every call. */
+export function createLockCore(
+  events: EventEmitter<LockClientEvents>,
+  options: {
+    watchdogTimeoutMs: number;
+    localHandoffWindowMs: number;
+    subscribe: SubscribeWakes;
+    isClosed: () => boolean;
+  },
+): LockCore {
+  const reportError = (error: unknown) =>
+    events.emit('connectionError', error instanceof Error ? error : new Error(String(error)));
+  return {
+    watchdog: new Watchdog(options.watchdogTimeoutMs, {
+      renewed: (hold) =>
+        events.emit('renewed', { name: hold.name, owner: hold.owner, fencingToken: hold.fencingToken }),
+      renewalFailed: (hold, error) =>
+        events.emit('renewalFailed', { name: hold.name, owner: hold.owner, error }),
+    }),
+    waiters: new Waiters(options.subscribe, options.localHandoffWindowMs),
+    holds: new LiveHolds(),
+    events,
+    assertOpen: (name) => {
+      if (options.isClosed()) throw new LockClientClosedError(name);
+    },
+    reportError,
+  };
+}
+
+/** Stops what a core runs in the background (renewals, subscriptions); held locks then expire. */
+export function stopLockCore(core: LockCore): void {
+  core.watchdog.stop();
+  core.waiters.close();
 }

@@ -23,7 +23,7 @@ export interface LockKind {
 }
 
 export type KindName =
-  'mutex' | 'reentrant' | 'fair' | 'read' | 'write' | 'semaphore' | 'counter-semaphore' | 'spin';
+  'mutex' | 'reentrant' | 'fair' | 'read' | 'write' | 'semaphore' | 'counter-semaphore' | 'spin' | 'redlock';
 
 const kind = (k: LockKind): LockKind => Object.freeze(k);
 
@@ -96,6 +96,15 @@ export const KINDS = {
     name: 'spin',
     defaultOwner: 'task',
     reentrant: true,
+    ordering: 'local-fifo',
+    shared: false,
+    waiting: 'backoff',
+  }),
+  /** Exclusive on a majority of independent masters; waiters back off (no shared channel). */
+  redlock: kind({
+    name: 'redlock',
+    defaultOwner: 'fresh',
+    reentrant: false,
     ordering: 'local-fifo',
     shared: false,
     waiting: 'backoff',

@@ -150,7 +150,12 @@ export class CoreLock implements Lock, HoldBackend {
     const { waiters } = this.core;
     const key = this.resource.waitKey;
     const claim = this.resource.handsOff ? waiters.claimHandOff<GrantTicket>(key) : undefined;
-    if (!claim) return (await this.resource.release(hold.owner, undefined)).outcome;
+    if (!claim) {
+      const { outcome } = await this.resource.release(hold.owner, undefined);
+      // No wake-ups come from a backend without a channel: tell this client's waiters ourselves.
+      if (this.resource.wakeChannel === undefined) waiters.notGranted(key);
+      return outcome;
+    }
     // A local waiter queues: the backend may hand it the lock in the release itself.
     const next = claim.ticket;
     const requestedAt = monotonicNow();

@@ -256,8 +256,10 @@ export class Waiters {
     room.waiters.splice(index, 1);
     request.leave(won !== undefined, room.waiters.length === 0);
     const next = index === 0 && room.ordering === 'local-fifo' ? room.waiters[0] : undefined;
-    if (next && (won === undefined || won.more)) {
-      poke(next); // the new head must try: it may have missed releases, or there is room for it too
+    if (next && (won === undefined || won.more || request.channel === undefined)) {
+      // The new head must try: it may have missed releases, there may be room for it too, or no
+      // wake-up will ever come (it backs off from here).
+      poke(next);
     } else if (next && won) {
       // Our hold has the lock: its release will hand it over or wake us. Only if its lease runs out
       // without a release must the new head look for itself.

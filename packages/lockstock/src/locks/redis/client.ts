@@ -4,14 +4,12 @@ import { assertKeyPrefix, DEFAULT_KEY_PREFIX } from '../../redis/keys.js';
 import { ScriptRunner } from '../../redis/scripts.js';
 import { SharedSubscriber } from '../../redis/subscriber.js';
 import type { Wake } from '../core/backend.js';
-import { LiveHolds, type LockCore } from '../core/context.js';
+import { createLockCore, stopLockCore } from '../core/context.js';
 import { KINDS } from '../core/kind.js';
 import { CoreLock } from '../core/lock.js';
 import { CoreReentrantLock, CoreSemaphore } from '../core/lock-variants.js';
 import { MultiLock } from '../core/multi-lock.js';
-import { Waiters } from '../core/waiter.js';
-import { Watchdog } from '../core/watchdog.js';
-import { InvalidLockOptionError, LockClientClosedError } from '../errors.js';
+import { InvalidLockOptionError } from '../errors.js';
 import { validateLeaseMs, validateWaitMs } from '../options.js';
 import { newOwnerId } from '../owner.js';
 import type {
@@ -105,25 +103,13 @@ export class RedisLockClient extends EventEmitter<LockClientEvents> implements L
     this.subscriber = new SharedSubscriber(client, (error) => this.emit('connectionError', error));
     const clientId = newOwnerId();
     const decode = (message: string): Wake => decodeWake(message, clientId);
-    const core: LockCore = {
-      watchdog: new Watchdog(watchdogTimeoutMs, {
-        renewed: (hold) =>
-          this.emit('renewed', { name: hold.name, owner: hold.owner, fencingToken: hold.fencingToken }),
-        renewalFailed: (hold, error) =>
-          this.emit('renewalFailed', { name: hold.name, owner: hold.owner, error }),
-      }),
-      waiters: new Waiters(
-        (channel, onWake) => this.subscriber.subscribe(channel, (message) => onWake(decode(message))),
-        localHandoffWindowMs,
-      ),
-      holds: new LiveHolds(),
-      events: this,
-      assertOpen: (name) => {
-        if (this.closed) throw new LockClientClosedError(name);
-      },
-      reportError: (error) =>
-        this.emit('connectionError', error instanceof Error ? error : new Error(String(error))),
-    };
+    const core = createLockCore(this, {
+      watchdogTimeoutMs,
+      localHandoffWindowMs,
+      subscribe: (channel, onWake) =>
+        this.subscriber.subscribe(channel, (message) => onWake(decode(message))),
+      isClosed: () => this.closed,
+    });
     this.ctx = {
       client,
       scripts: new ScriptRunner(client),
@@ -237,8 +223,7 @@ export class RedisLockClient extends EventEmitter<LockClientEvents> implements L
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    this.ctx.core.watchdog.stop();
-    this.ctx.core.waiters.close();
+    stopLockCore(this.ctx.core);
     await this.subscriber.close();
     if (this.ownsRedis) await this.redis.quit().catch(() => this.redis.disconnect());
   }

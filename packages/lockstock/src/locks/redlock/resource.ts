@@ -1,0 +1,194 @@
+import type { RedisClient } from '../../redis/connection.js';
+import { ScriptRunner, loadLuaScript } from '../../redis/scripts.js';
+import {
+  Busy,
+  Granted,
+  type AttemptRequest,
+  type AttemptResult,
+  type ExtendStatus,
+  type LockInfo,
+  type LockResource,
+  type ReleaseResult,
+} from '../core/backend.js';
+import { clockDriftMs, monotonicNow } from '../core/lease.js';
+import type { FencingTokenSource } from './token-source.js';
+import { countVotes, QuorumUnavailableError, type Vote } from './votes.js';
+
+const lua = (file: string) => loadLuaScript(new URL(`./lua/${file}`, import.meta.url));
+const SCRIPTS = {
+  acquire: lua('redlock-acquire.lua'),
+  release: lua('redlock-release.lua'),
+  extend: lua('redlock-extend.lua'),
+};
+
+/** One independent master. */
+export interface RedlockNode {
+  readonly label: string;
+  readonly client: RedisClient;
+  readonly scripts: ScriptRunner;
+}
+
+/** How long a first connection to a master may take before its vote counts as an error. */
+const CONNECT_GRACE_MS = 2_000;
+
+/**
+ * A master's vote may only be asked once its connection is up: a new connection gets a grace period
+ * to come up; a master known to be down (reconnecting) answers 'error' at once instead of having the
+ * request queued behind its reconnection.
+ */
+async function whenConnected(node: RedlockNode): Promise<void> {
+  const { client } = node;
+  if (client.status === 'ready') return;
+  if (client.status !== 'wait' && client.status !== 'connecting' && client.status !== 'connect') {
+    throw new Error(`${node.label} is ${client.status}`);
+  }
+  if (client.status === 'wait') void client.connect().catch(() => undefined);
+  await withTimeout(
+    new Promise<void>((resolve, reject) => {
+      client.once('ready', resolve);
+      client.once('error', reject);
+    }),
+    CONNECT_GRACE_MS,
+    node.label,
+  );
+}
+
+/** Rejects after `ms` (a master that hangs — paused, partitioned — must not stall the vote). */
+function withTimeout<T>(work: Promise<T>, ms: number, label: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${label} did not answer within ${ms} ms`)), ms);
+  });
+  return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
+}
+
+/** Replies of one script on every node, as votes; a node that fails is an 'error' vote, never a throw. */
+async function poll(
+  nodes: readonly RedlockNode[],
+  timeoutMs: number,
+  run: (node: RedlockNode) => Promise<unknown>,
+  classify: (reply: unknown) => Vote['vote'] | { remainingMs: number },
+): Promise<Vote[]> {
+  return Promise.all(
+    nodes.map(async (node): Promise<Vote> => {
+      try {
+        await whenConnected(node);
+        const verdict = classify(await withTimeout(run(node), timeoutMs, node.label));
+        if (typeof verdict === 'object')
+          return { node: node.label, vote: 'held', remainingMs: verdict.remainingMs };
+        if (verdict === 'error')
+          return { node: node.label, vote: 'error', error: new Error('unexpected reply') };
+        return { node: node.label, vote: verdict } as Vote;
+      } catch (error) {
+        return {
+          node: node.label,
+          vote: 'error',
+          error: error instanceof Error ? error : new Error(String(error)),
+        };
+      }
+    }),
+  );
+}
+
+const byCode = (reply: unknown) => {
+  const code = Number(reply);
+  return code === 1 || code === 0 ? ('yes' as const) : code === -2 ? { remainingMs: 0 } : ('gone' as const);
+};
+
+/**
+ * Redlock (the Redis distributed-lock spec) as a lock resource: a hold is a majority of independent
+ * masters agreeing within the lease, measured on the monotonic clock from before the first request
+ * (validity = lease − elapsed − drift; the hold's lease carries the same rule). A failed attempt
+ * releases whatever it got everywhere. Extends must reach a majority again or the hold is lost.
+ */
+export class RedlockResource implements LockResource {
+  readonly waitKey: string;
+  readonly wakeChannel = undefined; // independent masters: waiters back off and retry
+  readonly leases = 'renewable' as const;
+  readonly handsOff = false;
+  private readonly keys: readonly string[];
+  private readonly quorum: number;
+
+  constructor(
+    private readonly nodes: readonly RedlockNode[],
+    readonly name: string,
+    keyPrefix: string,
+    private readonly fencing: FencingTokenSource | undefined,
+    /** How long one master may take to answer before its vote counts as an error. */
+    private readonly nodeTimeoutMs: number,
+  ) {
+    this.waitKey = `${keyPrefix}:{${name}}:redlock`;
+    this.keys = [this.waitKey];
+    this.quorum = Math.floor(nodes.length / 2) + 1;
+  }
+
+  async attempt({ owner, leaseMs }: AttemptRequest): Promise<AttemptResult> {
+    const lease = leaseMs ?? 0;
+    const startedAt = monotonicNow();
+    const votes = await poll(
+      this.nodes,
+      this.nodeTimeoutMs,
+      (node) => node.scripts.run(SCRIPTS.acquire, this.keys, [owner, lease]),
+      (reply) =>
+        Number(reply) === 1 ? 'yes' : { remainingMs: Math.max(0, Number((reply as unknown[])[0])) },
+    );
+    const validityMs = lease - (monotonicNow() - startedAt) - clockDriftMs(lease);
+    if (countVotes(votes, 'yes') >= this.quorum && validityMs > 0) {
+      try {
+        return new Granted(this.fencing ? await this.fencing.next(this.name) : 0, false);
+      } catch (error) {
+        await this.release(owner);
+        throw error;
+      }
+    }
+    // No majority in time: give back what we got, so others (and our retry) are not blocked by it.
+    if (countVotes(votes, 'yes') > 0) await this.release(owner);
+    if (countVotes(votes, 'error') > this.nodes.length - this.quorum) {
+      throw new QuorumUnavailableError(this.name, this.quorum, votes);
+    }
+    // Held elsewhere: the waiter backs off (jittered), never past the first of those leases to end.
+    const held = votes.flatMap((v) => (v.vote === 'held' ? [v.remainingMs] : []));
+    return new Busy(held.length > 0 ? Math.min(...held) : undefined);
+  }
+
+  async release(owner: string): Promise<ReleaseResult> {
+    const votes = await poll(
+      this.nodes,
+      this.nodeTimeoutMs,
+      (node) => node.scripts.run(SCRIPTS.release, this.keys, [owner]),
+      byCode,
+    );
+    if (countVotes(votes, 'yes') > 0) return { outcome: 'released' };
+    if (countVotes(votes, 'held') > 0) return { outcome: 'not_owner' };
+    return { outcome: 'expired' };
+  }
+
+  async extend(owner: string, leaseMs: number): Promise<ExtendStatus> {
+    const startedAt = monotonicNow();
+    const votes = await poll(
+      this.nodes,
+      this.nodeTimeoutMs,
+      (node) => node.scripts.run(SCRIPTS.extend, this.keys, [owner, leaseMs]),
+      byCode,
+    );
+    const validityMs = leaseMs - (monotonicNow() - startedAt) - clockDriftMs(leaseMs);
+    if (countVotes(votes, 'yes') >= this.quorum && validityMs > 0) return 'extended';
+    return countVotes(votes, 'held') >= this.quorum ? 'taken' : 'expired';
+  }
+
+  /** Held when a majority of the masters that answered hold it. */
+  async inspect(): Promise<LockInfo> {
+    const ttls = await Promise.all(this.nodes.map((node) => node.client.pttl(this.waitKey).catch(() => -2)));
+    const held = ttls.filter((ttl) => ttl !== -2).sort((a, b) => b - a);
+    const ok = held.length >= this.quorum;
+    return {
+      held: ok,
+      holders: ok ? 1 : 0,
+      remainingMs: ok ? Math.max(0, held[this.quorum - 1]!) : undefined,
+    };
+  }
+
+  leave(): void {
+    // Waiters queue nowhere.
+  }
+}

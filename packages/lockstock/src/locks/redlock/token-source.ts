@@ -1,0 +1,36 @@
+import { readAsset } from '../../support/assets.js';
+import type { Queryable } from '../fencing/postgres-fenced-store.js';
+
+const sequenceSql = readAsset(new URL('./token-sequence.sql', import.meta.url));
+const nextSql = readAsset(new URL('./token-next.sql', import.meta.url));
+
+/**
+ * Where Redlock holds get their fencing tokens. It must be strictly increasing per lock name across
+ * every holder, every restart and every failover — which takes a store with consensus or durable
+ * transactions. Redlock's masters cannot supply it: a counter on one master goes backwards when that
+ * master restarts without persistence (or its replica takes over), and a counter incremented on a
+ * majority gives two holders the same number once one master of the majority has forgotten it.
+ */
+export interface FencingTokenSource {
+  next(lockName: string): Promise<number>;
+}
+
+/**
+ * Fencing tokens from one PostgreSQL sequence (durable, monotonic across restarts): strictly
+ * increasing for every name, which is all fencing needs (tokens need not be dense per name).
+ */
+export class PostgresTokenSource implements FencingTokenSource {
+  private ready: Promise<unknown> | undefined;
+
+  constructor(private readonly db: Queryable) {}
+
+  async next(): Promise<number> {
+    this.ready ??= this.db.query(sequenceSql).catch((error: unknown) => {
+      this.ready = undefined; // try again next time
+      throw error;
+    });
+    await this.ready;
+    const { rows } = await this.db.query(nextSql);
+    return Number(rows[0]?.token);
+  }
+}
