@@ -7,3 +7,4 @@ export { freePort } from './ports.js';
 export { RedisServer, startRedisServers, findRedisServer, type RedisServerOptions } from './redis.js';
 export { PostgresServer, findPostgresBinDir, type PostgresServerOptions } from './postgres.js';
 export { installDebianPackages, whichExecutable } from './packages.js';
+export { RedisCluster, type RedisClusterOptions } from './cluster.js';

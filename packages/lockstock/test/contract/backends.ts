@@ -1,4 +1,5 @@
 import { afterAll, beforeAll } from 'vitest';
+import { Cluster } from 'ioredis';
 import pg from 'pg';
 import {
   PostgresTokenSource,
@@ -7,7 +8,7 @@ import {
   type Lock,
   type LockClient,
 } from '../../src/index.js';
-import { PostgresServer, RedisServer, startRedisServers } from '../../src/servers/index.js';
+import { PostgresServer, RedisCluster, RedisServer, startRedisServers } from '../../src/servers/index.js';
 import type { BackendConfig } from './subjects.mjs';
 
 /**
@@ -53,6 +54,42 @@ export function useRedisBackend(): BackendFixture {
     },
     get servers() {
       return [server];
+    },
+  };
+}
+
+/** A private 3-master Redis Cluster; clients are ioredis Cluster clients. */
+export function useRedisClusterBackend(): BackendFixture {
+  let cluster: RedisCluster;
+  let probe: RedisServer;
+  const clients: RedisLockClient[] = [];
+  const connections: Cluster[] = [];
+  beforeAll(async () => {
+    [cluster, probe] = await Promise.all([RedisCluster.start({ masters: 3 }), RedisServer.start()]);
+  });
+  afterAll(async () => {
+    await Promise.all(clients.map((c) => c.close()));
+    connections.forEach((c) => c.disconnect());
+    await Promise.all([cluster.stop(), probe.stop()]);
+  });
+  return {
+    name: 'redis-cluster',
+    config: (options = {}) => ({ kind: 'redis-cluster', nodes: cluster.startupNodes, ...options }),
+    client(options = {}) {
+      const connection = new Cluster(cluster.startupNodes);
+      connections.push(connection);
+      const client = new RedisLockClient({ redis: connection, ...options });
+      clients.push(client);
+      return client;
+    },
+    async breakHolds(client, lock) {
+      await (client as RedisLockClient).forceUnlock(lock);
+    },
+    get probeUrl() {
+      return probe.url;
+    },
+    get servers() {
+      return cluster.nodes;
     },
   };
 }

@@ -2,6 +2,7 @@
 // the fixture processes (plain Node) can use. Each subject says how to make its lock from any
 // LockClient, how many holders it admits at once, and which parts of the contract apply.
 import pg from 'pg';
+import { Cluster } from 'ioredis';
 import { PostgresTokenSource, RedisLockClient, RedlockClient } from 'lockstock';
 
 const rw = (client, name) => client.readWrite(name);
@@ -52,6 +53,19 @@ export function connect(backend) {
       redis: backend.url,
       watchdogTimeoutMs: backend.watchdogTimeoutMs ?? 30_000,
     });
+  }
+  if (backend.kind === 'redis-cluster') {
+    const cluster = new Cluster(backend.nodes);
+    const client = new RedisLockClient({
+      redis: cluster,
+      watchdogTimeoutMs: backend.watchdogTimeoutMs ?? 30_000,
+    });
+    const close = client.close.bind(client);
+    client.close = async () => {
+      await close();
+      cluster.disconnect(); // the caller's connection: the lock client leaves it open
+    };
+    return client;
   }
   if (backend.kind === 'redlock') {
     const pool = new pg.Pool({ connectionString: backend.databaseUrl, max: 2 });
