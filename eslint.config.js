@@ -14,6 +14,25 @@ export default tseslint.config(
     },
   },
   {
+    // Browser modules are served as they are: an import of a server module or a package would fail in
+    // the page, so from outside their folder they may import types only.
+    files: ['packages/*/src/**/browser/**/*.ts'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex: '^(?!\\./)',
+              allowTypeImports: true,
+              message: 'Browser modules import values only from their own folder (use `import type`).',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
     files: ['**/*.mjs', '**/*.js'],
     languageOptions: { globals: globals.node },
   },

@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { buildApp } from '../http/app.js';
 import { signToken } from '../http/auth.js';
 import { httpConfigFromEnv } from '../http/config.js';
+import { SaleActivity } from '../sale/activity.js';
 import { intOption } from './options.js';
 import { action } from './lifecycle.js';
 import { jwtSecret, startRuntime, type Runtime } from './runtime.js';
@@ -50,12 +51,18 @@ export function registerServe(program: Command): void {
           resources,
         );
         const secret = jwtSecret(options.dataDir);
+        // Registered before the HTTP server, so it is closed after it: the last counts get written.
+        const activity = new SaleActivity(runtime.redis, { logger: runtime.logger }).start();
+        resources.add('the dashboard counters', () => activity.close());
+        const embedded = runtime.embedded.redis && runtime.embedded.database;
         const app = await buildApp({
           service: runtime.service,
           redis: runtime.redis,
           db: runtime.db,
           metrics: runtime.metrics,
-          config: httpConfigFromEnv(process.env, secret),
+          // Demo buyers (POST /api/demo/token) are on for the embedded default only, unless LOCKSTOCK_DEMO says.
+          config: httpConfigFromEnv(process.env, secret, { demoBuyers: embedded }),
+          activity,
           logger: runtime.logger,
         });
         resources.add('the HTTP server', () => app.close());

@@ -3,11 +3,15 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { Redis } from 'ioredis';
 import { collectDefaultMetrics, Histogram } from 'prom-client';
+import type { SaleActivity } from '../sale/activity.js';
 import type { SaleMetrics } from '../sale/metrics.js';
 import type { SaleService } from '../sale/service.js';
+import { readSaleStats } from '../sale/stats.js';
 import type { Database } from '../sale/store/db.js';
 import { registerAuth } from './auth.js';
 import type { HttpConfig } from './config.js';
+import { LiveFeed } from './dashboard/feed.js';
+import { dashboardRoutes } from './dashboard/routes.js';
 import { errorHandler, sendError } from './errors.js';
 import { registerRateLimits } from './rate-limit.js';
 import { healthRoutes } from './routes/health.js';
@@ -21,6 +25,11 @@ export interface AppDeps {
   db: Database;
   metrics: SaleMetrics;
   config: HttpConfig;
+  /**
+   * Counts purchase outcomes and visitors for the dashboard (buffered, written to Redis about once a
+   * second; the caller starts and closes it). None: the dashboard shows no attempts or visitors.
+   */
+  activity?: SaleActivity;
   /** A pino logger for requests (none: no request logging). */
   logger?: FastifyBaseLogger;
 }
@@ -72,9 +81,28 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     perUser: deps.config.rateLimitPerUser,
     keyPrefix: deps.config.keyPrefix ?? 'ls',
   });
-  await app.register(salesRoutes, { service: deps.service });
-  await app.register(ordersRoutes, { service: deps.service, ...(limitUser ? { limitUser } : {}) });
+  const activity = deps.activity ? { activity: deps.activity } : {};
+  await app.register(salesRoutes, { service: deps.service, ...activity });
+  await app.register(ordersRoutes, {
+    service: deps.service,
+    ...(limitUser ? { limitUser } : {}),
+    ...activity,
+  });
   await app.register(healthRoutes, { redis: deps.redis, db: deps.db, registry: deps.metrics.registry });
+  const keyPrefix = deps.config.keyPrefix;
+  const feed = new LiveFeed({
+    read: () => readSaleStats(deps, keyPrefix ? { keyPrefix } : {}),
+    ...(deps.logger ? { logger: deps.logger } : {}),
+  });
+  await app.register(dashboardRoutes, {
+    feed,
+    redis: deps.redis,
+    db: deps.db,
+    service: deps.service,
+    jwtSecret: deps.config.jwtSecret,
+    demoBuyers: deps.config.demoBuyers ?? false,
+    ...(keyPrefix ? { keyPrefix } : {}),
+  });
   return app;
 }
 

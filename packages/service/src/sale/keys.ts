@@ -17,6 +17,10 @@ export interface SaleKeys {
   readonly stream: string;
   /** stream: entries the pipeline gave up on (poison messages) */
   readonly dead: string;
+  /** hash: purchase outcome → attempts, for the dashboard (written by SaleActivity) */
+  readonly outcomes: string;
+  /** HyperLogLog of the visitors (user ids, client addresses) who looked at or tried to buy the sale */
+  readonly visitors: string;
   /** string per (user, Idempotency-Key): "<orderId>:<quantity>" */
   idempotency(userId: string, key: string): string;
 }
@@ -36,6 +40,8 @@ export function saleKeys(saleId: string, prefix = DEFAULT_KEY_PREFIX): SaleKeys 
     buyers: `${base}:buyers`,
     stream: `${base}:orders`,
     dead: `${base}:dead`,
+    outcomes: `${base}:outcomes`,
+    visitors: `${base}:visitors`,
     idempotency: (userId, key) => `${base}:idem:${userId}:${key}`,
   };
 }

@@ -3,20 +3,9 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { installDebianPackages, whichExecutable } from 'lockstock/servers';
+import { launchChromium } from '../helpers/browser.js';
 import { spawnCli } from '../helpers/cli.js';
-
-/** Debian's chromium (never a browser download); installed like the servers when missing. */
-function findChromium(): string {
-  const found = whichExecutable('chromium');
-  if (found) return found;
-  installDebianPackages('chromium', ['chromium']);
-  const installed = whichExecutable('chromium');
-  if (!installed) throw new Error('chromium is not on PATH after installing it');
-  return installed;
-}
 
 let dir: string;
 beforeAll(async () => {
@@ -74,10 +63,7 @@ describe('lockstock lab (CLI)', () => {
       expect(run.oversold).toBe(Math.max(0, run.sold - run.stock));
     }
 
-    const browser = await chromium.launch({
-      executablePath: findChromium(),
-      args: ['--headless', '--no-sandbox', '--disable-gpu'],
-    });
+    const browser = await launchChromium();
     try {
       const page = await browser.newPage();
       const errors: string[] = [];

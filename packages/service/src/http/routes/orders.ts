@@ -1,5 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
+import type { SaleActivity } from '../../sale/activity.js';
+import { outcomeOf } from '../../sale/outcomes.js';
 import type { SaleService } from '../../sale/service.js';
 import type { RefusalCode } from '../../sale/types.js';
 import { authenticate } from '../auth.js';
@@ -27,11 +29,13 @@ export interface OrdersRouteOptions {
   service: SaleService;
   /** Per-user rate check (after authentication); undefined when per-user limiting is off. */
   limitUser?: (request: FastifyRequest) => Promise<void>;
+  /** Counts attempts by outcome and buyers as visitors (the dashboard); none: not counted. */
+  activity?: SaleActivity;
 }
 
 export const ordersRoutes: FastifyPluginAsyncTypebox<OrdersRouteOptions> = async (
   app,
-  { service, limitUser },
+  { service, limitUser, activity },
 ) => {
   app.post(
     '/api/sales/:id/orders',
@@ -59,6 +63,11 @@ export const ordersRoutes: FastifyPluginAsyncTypebox<OrdersRouteOptions> = async
         quantity: request.body.quantity ?? 1,
         ...(idempotencyKey ? { idempotencyKey } : {}),
       });
+      const outcome = outcomeOf(result);
+      if (activity && outcome) {
+        activity.attempt(request.params.id, outcome); // in memory: the purchase pays no round trip
+        activity.visit(request.params.id, `u:${caller.userId}`);
+      }
       if (!result.ok) throw new ApiError(result.code, REFUSAL_MESSAGES[result.code]);
       return reply.code(202).send({ orderId: result.orderId, status: 'reserved' as const });
     },

@@ -1,10 +1,12 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { SaleActivity } from '../../sale/activity.js';
 import { SaleInputError } from '../../sale/errors.js';
 import type { SaleService } from '../../sale/service.js';
 import type { SaleView as SaleViewType } from '../../sale/types.js';
 import { requireAdmin } from '../auth.js';
 import { ApiError } from '../errors.js';
 import { errorResponses, NewSaleBody, SaleIdParams, SaleView } from '../schemas.js';
+import { visitorOf } from '../visitors.js';
 
 const toJson = (sale: SaleViewType) => ({
   ...sale,
@@ -12,7 +14,16 @@ const toJson = (sale: SaleViewType) => ({
   endsAt: sale.endsAt.toISOString(),
 });
 
-export const salesRoutes: FastifyPluginAsyncTypebox<{ service: SaleService }> = async (app, { service }) => {
+export interface SalesRouteOptions {
+  service: SaleService;
+  /** Counts who looks at a sale (the dashboard's visitors); none: not counted. */
+  activity?: SaleActivity;
+}
+
+export const salesRoutes: FastifyPluginAsyncTypebox<SalesRouteOptions> = async (
+  app,
+  { service, activity },
+) => {
   app.post(
     '/api/sales',
     {
@@ -53,6 +64,7 @@ export const salesRoutes: FastifyPluginAsyncTypebox<{ service: SaleService }> = 
     async (request) => {
       const sale = await service.getSale(request.params.id);
       if (!sale) throw new ApiError('not_found', `There is no sale ${request.params.id}.`);
+      activity?.visit(sale.id, await visitorOf(request));
       return toJson(sale);
     },
   );

@@ -16,4 +16,5 @@ export const queries = {
   getOrder: sql('get-order'),
   saleCounts: sql('sale-counts'),
   userPurchases: sql('user-purchases'),
+  dashboardSales: sql('dashboard-sales'),
 } as const;

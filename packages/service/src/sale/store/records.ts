@@ -22,6 +22,15 @@ const toSale = (row: SaleRow): Sale & { persistedSold: number } => ({
   persistedSold: row.sold ?? 0,
 });
 
+/** A sale with what the record says about it: confirmed units (persistedSold), orders, buyers. */
+export interface RecordedSale extends Sale {
+  persistedSold: number;
+  confirmedOrders: number;
+  rejectedOrders: number;
+  /** Users holding at least one unit. */
+  buyers: number;
+}
+
 /** Sales and orders as recorded in the database. */
 export const records = {
   async insertSale(db: Queryable, sale: Omit<Sale, 'id'>): Promise<Sale> {
@@ -80,6 +89,19 @@ export const records = {
       rejectedOrders: row.rejected_orders,
       buyers: row.buyers,
     };
+  },
+
+  /** The newest `limit` sales not ended more than a day ago, with their recorded totals (dashboard). */
+  async dashboardSales(db: Queryable, limit: number): Promise<RecordedSale[]> {
+    const { rows } = await db.query<
+      SaleRow & { confirmed_orders: number; rejected_orders: number; buyers: number }
+    >(queries.dashboardSales, [limit]);
+    return rows.map((row) => ({
+      ...toSale(row),
+      confirmedOrders: row.confirmed_orders,
+      rejectedOrders: row.rejected_orders,
+      buyers: row.buyers,
+    }));
   },
 
   async userPurchases(db: Queryable, saleId: string): Promise<Map<string, number>> {

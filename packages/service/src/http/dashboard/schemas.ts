@@ -1,0 +1,121 @@
+import { Type, type Static, type TSchema } from 'typebox';
+import type { AttemptOutcome } from '../../sale/outcomes.js';
+
+/**
+ * The dashboard's JSON (TypeBox): the HTTP routes validate and serialize with these schemas, and the
+ * browser code imports their static types (types only: this module must stay free of Node imports).
+ */
+
+/** One value per purchase outcome; the `satisfies` makes the compiler insist on every outcome. */
+const perOutcome = <T extends TSchema>(value: () => T) =>
+  Type.Object({
+    reserved: value(),
+    duplicate: value(),
+    sold_out: value(),
+    limit_reached: value(),
+    not_started: value(),
+    ended: value(),
+    idempotency_key_reused: value(),
+  } satisfies Record<AttemptOutcome, T>);
+
+const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
+
+export const LiveSale = Type.Object({
+  id: Type.String(),
+  name: Type.String(),
+  stock: Type.Integer(),
+  perUserLimit: Type.Integer(),
+  startsAt: Type.String({ format: 'date-time' }),
+  endsAt: Type.String({ format: 'date-time' }),
+  status: Type.Union([
+    Type.Literal('scheduled'),
+    Type.Literal('active'),
+    Type.Literal('sold_out'),
+    Type.Literal('ended'),
+  ]),
+  remaining: Nullable(Type.Integer({ description: 'units Redis still offers; null: not in Redis' })),
+  sold: Type.Integer({ description: 'units reserved: stock - remaining' }),
+  attempts: perOutcome(() => Type.Integer({ minimum: 0 })),
+  rates: perOutcome(() => Type.Number({ minimum: 0, description: 'attempts per second, recent' })),
+  visitors: Type.Integer({ description: 'distinct users or addresses that looked or tried (estimate)' }),
+  buyers: Type.Integer({ description: 'users holding at least one recorded unit' }),
+  conversion: Nullable(Type.Number({ description: 'buyers / visitors' })),
+  recorded: Type.Object({
+    confirmedOrders: Type.Integer(),
+    confirmedUnits: Type.Integer(),
+    rejectedOrders: Type.Integer(),
+  }),
+  pipeline: Type.Object({
+    pending: Type.Integer({ description: 'delivered to a consumer, not acknowledged' }),
+    undelivered: Type.Integer({ description: 'not read by any consumer yet' }),
+    lagMs: Nullable(Type.Integer({ description: 'age of the oldest unacknowledged reservation' })),
+    deadLetters: Type.Integer(),
+  }),
+});
+export type LiveSale = Static<typeof LiveSale>;
+
+export const DashboardSnapshot = Type.Object({
+  at: Type.String({ format: 'date-time' }),
+  tickMs: Type.Integer(),
+  sales: Type.Array(LiveSale),
+});
+export type DashboardSnapshot = Static<typeof DashboardSnapshot>;
+
+/** What the charts plot per sale and tick. */
+export const SalePoint = Type.Object({
+  remaining: Nullable(Type.Integer()),
+  rates: perOutcome(() => Type.Number()),
+  recordedUnits: Type.Integer(),
+  pending: Type.Integer(),
+  lagMs: Nullable(Type.Integer()),
+});
+export type SalePoint = Static<typeof SalePoint>;
+
+export const DashboardPoint = Type.Object({
+  t: Type.Integer({ description: 'ms since the epoch' }),
+  sales: Type.Record(Type.String(), SalePoint),
+});
+export type DashboardPoint = Static<typeof DashboardPoint>;
+
+/** Server-Sent Events of GET /api/live (`event: <name>`, `data: <JSON>`). */
+export interface LiveEvents {
+  /** Sent once on connect: the points this process has kept (a few minutes). */
+  history: { points: DashboardPoint[] };
+  /** Every tick. */
+  tick: { snapshot: DashboardSnapshot; point: DashboardPoint };
+  /** A tick that could not read Redis or the database. */
+  unavailable: { error: string; message: string };
+}
+
+export const ReconcileBody = Type.Object(
+  {
+    repair: Type.Optional(
+      Type.Boolean({ default: false, description: 'set Redis to what the record allows' }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export const ReconcileReport = Type.Object({
+  repaired: Type.Boolean(),
+  sales: Type.Array(
+    Type.Object({
+      saleId: Type.String(),
+      stock: Type.Integer(),
+      redisRemaining: Nullable(Type.Integer()),
+      recordedUnits: Type.Integer(),
+      inFlightUnits: Type.Integer(),
+      drift: Type.Integer({ description: 'stock - remaining - recorded - in flight; 0 when in sync' }),
+      buyersBelowRecord: Type.Integer(),
+      repairedRemaining: Type.Optional(Type.Integer()),
+    }),
+  ),
+});
+export type ReconcileReport = Static<typeof ReconcileReport>;
+
+export const DemoToken = Type.Object({
+  userId: Type.String(),
+  token: Type.String(),
+  expiresAt: Type.String({ format: 'date-time' }),
+});
+export type DemoToken = Static<typeof DemoToken>;

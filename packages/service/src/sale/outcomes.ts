@@ -1,0 +1,31 @@
+import type { RefusalCode, Reservation } from './types.js';
+
+/**
+ * What a purchase attempt on an existing sale ended as, as the dashboard counts it. `not_found` is
+ * not one: attempts on sales that do not exist are not counted (they would let anyone create keys).
+ * This module has no runtime dependencies, so the dashboard's browser code can import its types.
+ */
+export type AttemptOutcome = 'reserved' | 'duplicate' | Exclude<RefusalCode, 'not_found'>;
+
+// A Record so that the compiler insists on every outcome; the list is derived from it.
+const OUTCOMES: Record<AttemptOutcome, true> = {
+  reserved: true,
+  duplicate: true,
+  sold_out: true,
+  limit_reached: true,
+  not_started: true,
+  ended: true,
+  idempotency_key_reused: true,
+};
+
+export const ATTEMPT_OUTCOMES = Object.keys(OUTCOMES) as AttemptOutcome[];
+
+export function isAttemptOutcome(value: string): value is AttemptOutcome {
+  return Object.hasOwn(OUTCOMES, value);
+}
+
+/** The outcome to count for a reservation result; undefined when the sale does not exist. */
+export function outcomeOf(result: Reservation): AttemptOutcome | undefined {
+  if (result.ok) return result.duplicate ? 'duplicate' : 'reserved';
+  return result.code === 'not_found' ? undefined : result.code;
+}

@@ -1,0 +1,86 @@
+import { type RedisClient, DEFAULT_KEY_PREFIX, loadLuaScript, ScriptRunner } from 'lockstock/redis';
+import { ORDER_GROUP, saleKeys } from './keys.js';
+import { ATTEMPT_OUTCOMES, isAttemptOutcome, type AttemptOutcome } from './outcomes.js';
+import { statusOf } from './service.js';
+import type { Database } from './store/db.js';
+import { records, type RecordedSale } from './store/records.js';
+import type { SaleStatus } from './types.js';
+
+const statsScript = loadLuaScript(new URL('./stats.lua', import.meta.url));
+
+/** One sale as the dashboard shows it: Redis (live) and PostgreSQL (the record) side by side. */
+export interface SaleStats extends RecordedSale {
+  status: SaleStatus;
+  /** Units Redis still offers; null when the sale is not in Redis. */
+  remaining: number | null;
+  /** Purchase attempts by outcome, from every process (SaleActivity). */
+  attempts: Record<AttemptOutcome, number>;
+  /** Distinct visitors (users or client addresses), estimated by a HyperLogLog. */
+  visitors: number;
+  pipeline: {
+    /** Entries delivered to a pipeline consumer and not acknowledged yet. */
+    pending: number;
+    /** Entries no consumer has read yet. */
+    undelivered: number;
+    /** Age of the oldest unacknowledged entry, ms (by Redis's clock); null when there is none. */
+    lagMs: number | null;
+    /** Entries in the dead-letter stream. */
+    deadLetters: number;
+  };
+}
+
+export interface ReadSaleStatsOptions {
+  /** Sales at most, newest first. @default 12 */
+  limit?: number;
+  /** @default 'ls' */
+  keyPrefix?: string;
+}
+
+type StatsReply = [number, string[], number, number, number, number, string, number];
+
+/**
+ * Reads the newest sales with their live and recorded numbers: one query for the record, one script
+ * call per sale for Redis (concurrent; the calls of one tick leave in one write). Redis and the
+ * record are read separately, so a purchase made in between shows as reserved, not yet recorded.
+ */
+export async function readSaleStats(
+  deps: { redis: RedisClient; db: Database },
+  options: ReadSaleStatsOptions = {},
+): Promise<SaleStats[]> {
+  const scripts = new ScriptRunner(deps.redis);
+  const prefix = options.keyPrefix ?? DEFAULT_KEY_PREFIX;
+  const sales = await records.dashboardSales(deps.db, options.limit ?? 12);
+  return Promise.all(
+    sales.map(async (sale) => {
+      const keys = saleKeys(sale.id, prefix);
+      const [remaining, outcomes, visitors, dead, pending, undelivered, oldest, nowMs] = (await scripts.run(
+        statsScript,
+        [keys.meta, keys.outcomes, keys.visitors, keys.stream, keys.dead],
+        [ORDER_GROUP],
+      )) as StatsReply;
+      const inRedis = remaining >= 0;
+      return {
+        ...sale,
+        remaining: inRedis ? remaining : null,
+        status: statusOf(sale, inRedis ? remaining : sale.stock - sale.persistedSold),
+        attempts: attemptsFrom(outcomes),
+        visitors,
+        pipeline: {
+          pending,
+          undelivered,
+          lagMs: oldest ? Math.max(0, nowMs - Number(oldest.split('-')[0])) : null,
+          deadLetters: dead,
+        },
+      };
+    }),
+  );
+}
+
+function attemptsFrom(flat: string[]): Record<AttemptOutcome, number> {
+  const attempts = Object.fromEntries(ATTEMPT_OUTCOMES.map((o) => [o, 0])) as Record<AttemptOutcome, number>;
+  for (let i = 0; i + 1 < flat.length; i += 2) {
+    const outcome = flat[i] as string;
+    if (isAttemptOutcome(outcome)) attempts[outcome] = Number(flat[i + 1]);
+  }
+  return attempts;
+}
