@@ -72,3 +72,29 @@ export async function waitUntilHealthy(url: string): Promise<void> {
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }
+
+/**
+ * Runs the CLI with stdout and stderr on a pseudo-terminal of `columns` columns (util-linux
+ * `script`), as a user at a terminal sees it; resolves with the exit code and the output as lines:
+ * a return to the start of the line (how a progress bar redraws) starts a new line, and the other
+ * escape sequences (colours, cursor) are removed.
+ */
+export async function runInTerminal(
+  args: string[],
+  columns: number,
+): Promise<{ code: number | null; output: string; raw: string }> {
+  const quote = (s: string) => `'${s.replaceAll("'", "'\\''")}'`;
+  const command = `stty cols ${columns} rows 50; exec ${[process.execPath, cli, ...args].map(quote).join(' ')}`;
+  const child = spawn('script', ['-qefc', command, '/dev/null'], {
+    env: { ...process.env, LOG_LEVEL: 'warn' },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  let raw = '';
+  child.stdout.on('data', (chunk: Buffer) => (raw += chunk.toString()));
+  const [code] = (await once(child, 'exit')) as [number | null];
+  const output = raw
+    .replace(/\x1b\[(?:1G|2K|0J)|\r/g, '\n') // eslint-disable-line no-control-regex
+    .replace(/\x1b\[[0-9;?]*[A-Za-z]/g, '') // eslint-disable-line no-control-regex
+    .replace(/\n{2,}/g, '\n');
+  return { code, output, raw };
+}
