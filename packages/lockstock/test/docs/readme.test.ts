@@ -9,6 +9,7 @@ import {
   readmeBlocks,
   runBlock,
   serversOf,
+  type Compiled,
   type CompiledBlock,
   type ReadmeBlock,
 } from '../helpers/readme.js';
@@ -27,7 +28,7 @@ const blocks: ReadmeBlock[] = READMES.flatMap((file) =>
 );
 
 let dir: string;
-let compiled: CompiledBlock[];
+let compiled: Compiled;
 let redis: RedisServer;
 let postgres: PostgresServer | undefined;
 
@@ -40,7 +41,9 @@ beforeAll(async () => {
   [redis, postgres, compiled] = await Promise.all([
     RedisServer.start(),
     needsPostgres ? PostgresServer.start() : undefined,
-    Promise.resolve().then(() => compileBlocks(blocks, dir)),
+    Promise.resolve().then(() =>
+      compileBlocks(blocks, dir, { declarations: [join(root, 'packages/lockstock/dist')] }),
+    ),
   ]);
 });
 afterAll(async () => {
@@ -49,9 +52,13 @@ afterAll(async () => {
 });
 
 const env = () => ({ REDIS_URL: redis.url, ...(postgres ? { DATABASE_URL: postgres.url } : {}) });
-const compiledOf = (block: ReadmeBlock) => compiled.find((c) => c.block === block) as CompiledBlock;
+const compiledOf = (block: ReadmeBlock) => compiled.blocks.find((c) => c.block === block) as CompiledBlock;
 
 describe('README code blocks', () => {
+  it("compile against lockstock's published typings, which type-check themselves", () => {
+    expect(compiled.libraryErrors).toEqual([]);
+  });
+
   it('are found: both READMEs have runnable TypeScript', () => {
     for (const file of READMES) {
       expect(blocks.filter((b) => b.file === file && b.mode === 'run').length, file).toBeGreaterThan(0);
@@ -139,7 +146,7 @@ describe('the README block conventions', () => {
       ['```ts', 'const n: number = "one";', '```', '```ts', 'setInterval(() => {}, 1000);', '```'].join('\n'),
     ) as [ReadmeBlock, ReadmeBlock];
     const cache = join(dir, 'conventions');
-    const [brokenOut, hangingOut] = compileBlocks([broken, hanging], cache, { skipLibCheck: true }) as [
+    const [brokenOut, hangingOut] = compileBlocks([broken, hanging], cache).blocks as [
       CompiledBlock,
       CompiledBlock,
     ];

@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { mkdirSync, realpathSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import ts from 'typescript';
 
 /**
@@ -92,7 +92,11 @@ export function readmeBlocks(markdown: string, file: string): ReadmeBlock[] {
   return blocks;
 }
 
-/** How a README's reader compiles: strict, ESM on Node 20, `await using`; library typings checked too. */
+/**
+ * How a README's reader compiles: strict, ESM on Node 20, `await using`. Library typings are not
+ * checked wholesale (all of @types/node takes seconds); `compileBlocks` checks the blocks and the
+ * declarations of the library under test.
+ */
 export const README_COMPILER_OPTIONS: ts.CompilerOptions = {
   strict: true,
   target: ts.ScriptTarget.ES2022,
@@ -100,28 +104,43 @@ export const README_COMPILER_OPTIONS: ts.CompilerOptions = {
   moduleResolution: ts.ModuleResolutionKind.NodeNext,
   lib: ['lib.es2023.d.ts', 'lib.esnext.disposable.d.ts'],
   types: ['node'],
-  skipLibCheck: false,
   noEmitOnError: false,
 };
 
 export interface CompiledBlock {
   readonly block: ReadmeBlock;
-  /** `README.md:42: error TS2304: Cannot find name 'x'.` — empty when it type-checks. */
+  /** `README.md:42: TS2304: Cannot find name 'x'.` — empty when it type-checks. */
   readonly errors: string[];
   /** The emitted module, to run with node. */
   readonly js: string;
 }
 
+export interface CompileOptions {
+  /**
+   * Directories whose `.d.ts` files are type-checked too, as `tsc` with `skipLibCheck: false` would:
+   * the library under test, so that its published typings are checked against the ioredis and
+   * @types/node the reader has.
+   */
+  readonly declarations?: readonly string[];
+  readonly compilerOptions?: ts.CompilerOptions;
+}
+
+export interface Compiled {
+  readonly blocks: CompiledBlock[];
+  /** Errors in the checked declarations and global ones (a missing @types/node). */
+  readonly libraryErrors: string[];
+}
+
 /**
  * Writes each block as a module of its own (prelude first) into `dir` — which must resolve
  * `lockstock` and the block's other imports from a `node_modules` in or above it — and compiles them
- * all in one TypeScript program. Errors point at README lines.
+ * all in one TypeScript program. Errors in blocks point at README lines.
  */
 export function compileBlocks(
   blocks: readonly ReadmeBlock[],
   dir: string,
-  options: ts.CompilerOptions = {},
-): CompiledBlock[] {
+  options: CompileOptions = {},
+): Compiled {
   mkdirSync(join(dir, 'out'), { recursive: true });
   writeFileSync(join(dir, 'package.json'), '{ "private": true, "type": "module" }\n');
   const files = blocks.map((block, i) => {
@@ -132,25 +151,44 @@ export function compileBlocks(
   });
   const program = ts.createProgram(files, {
     ...README_COMPILER_OPTIONS,
-    ...options,
+    ...options.compilerOptions,
     outDir: join(dir, 'out'),
   });
   program.emit();
-  const diagnostics = ts.getPreEmitDiagnostics(program);
-  return blocks.map((block, i) => {
-    const file = files[i] as string;
-    const preludeLines = block.prelude.split('\n').length;
-    const errors = diagnostics
-      .filter((d) => d.file === undefined || relative(d.file.fileName, file) === '')
-      .map((d) => {
+  const declarationDirs = (options.declarations ?? []).map((d) => `${realpathSync(d)}/`);
+  const declarationFiles = program
+    .getSourceFiles()
+    .filter((sf) => sf.isDeclarationFile && declarationDirs.some((d) => sf.fileName.startsWith(d)));
+  if (declarationDirs.length > 0 && declarationFiles.length === 0) {
+    throw new Error(`no declarations of ${options.declarations?.join(', ')} in the program: not imported?`);
+  }
+  const diagnosticsOf = (sf: ts.SourceFile) => [
+    ...program.getSyntacticDiagnostics(sf),
+    ...program.getSemanticDiagnostics(sf),
+  ];
+  const format = (d: ts.Diagnostic) => {
+    const text = ts.flattenDiagnosticMessageText(d.messageText, '\n');
+    if (!d.file || d.start === undefined) return `TS${d.code}: ${text}`;
+    return `${d.file.fileName}:${d.file.getLineAndCharacterOfPosition(d.start).line + 1}: TS${d.code}: ${text}`;
+  };
+  return {
+    blocks: blocks.map((block, i) => {
+      const preludeLines = block.prelude.split('\n').length;
+      const sourceFile = program.getSourceFile(files[i] as string) as ts.SourceFile;
+      const errors = diagnosticsOf(sourceFile).map((d) => {
         const text = ts.flattenDiagnosticMessageText(d.messageText, '\n');
-        if (!d.file || d.start === undefined) return `${block.file}:${block.line}: TS${d.code}: ${text}`;
-        const at = d.file.getLineAndCharacterOfPosition(d.start).line - preludeLines;
+        const at = sourceFile.getLineAndCharacterOfPosition(d.start ?? 0).line - preludeLines;
         const where = at < 0 ? `${block.file}:${block.line} (prelude)` : `${block.file}:${block.line + at}`;
         return `${where}: TS${d.code}: ${text}`;
       });
-    return { block, errors, js: join(dir, 'out', `block-${i + 1}.js`) };
-  });
+      return { block, errors, js: join(dir, 'out', `block-${i + 1}.js`) };
+    }),
+    libraryErrors: [
+      ...program.getOptionsDiagnostics(),
+      ...program.getGlobalDiagnostics(),
+      ...declarationFiles.flatMap(diagnosticsOf),
+    ].map(format),
+  };
 }
 
 export interface BlockRun {
