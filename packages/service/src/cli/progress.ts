@@ -188,6 +188,7 @@ class BarProgress implements StepProgress {
     if (!this.bar) return;
     clearInterval(this.ticker);
     this.bar = undefined;
+    this.bars.update(); // writes results logged since the last frame: stop() would drop them
     this.bars.stop();
   }
 }

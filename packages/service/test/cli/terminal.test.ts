@@ -3,7 +3,7 @@ import { whichExecutable } from 'lockstock/servers';
 import { createProgress, formatDuration, PlanTracker } from '../../src/cli/progress.js';
 import { STRATEGIES } from '../../src/lab/strategies/index.js';
 import { renderTable, tableStyleFor, type TableData } from '../../src/support/table.js';
-import { runInTerminal, spawnCli } from '../helpers/cli.js';
+import { runCli, runInTerminal } from '../helpers/cli.js';
 
 const sample: TableData = {
   columns: [{ header: 'name' }, { header: 'ops/s', align: 'right' }, { header: 'verdict', wrap: true }],
@@ -97,12 +97,11 @@ describe('lockstock lab and bench in a terminal and in a pipe', () => {
   const script = whichExecutable('script');
 
   it('lab --list names every strategy with its one-line description', async () => {
-    const piped = spawnCli(['lab', '--list']);
-    const [code] = (await piped.exited) as [number | null];
+    const { code, stdout } = await runCli(['lab', '--list']);
     expect(code).toBe(0);
     for (const strategy of STRATEGIES) {
-      expect(piped.output()).toContain(`| ${strategy.name} | ${strategy.expectation.replaceAll('_', ' ')} |`);
-      expect(piped.output()).toContain(`| ${strategy.title} |`);
+      expect(stdout).toContain(`| ${strategy.name} | ${strategy.expectation.replaceAll('_', ' ')} |`);
+      expect(stdout).toContain(`| ${strategy.title} |`);
     }
   });
 
@@ -136,7 +135,7 @@ describe('lockstock lab and bench in a terminal and in a pipe', () => {
   );
 
   it('bench locks: steps and ETA on stderr, the machine and a Markdown table on stdout when piped', async () => {
-    const cli = spawnCli([
+    const { code, stdout, stderr } = await runCli([
       'bench',
       'locks',
       '--runs',
@@ -148,16 +147,12 @@ describe('lockstock lab and bench in a terminal and in a pipe', () => {
       '--libraries',
       'lockstock',
     ]);
-    const stdout: string[] = [];
-    cli.child.stdout?.on('data', (chunk: Buffer) => stdout.push(chunk.toString()));
-    const [code] = (await cli.exited) as [number | null];
-    expect(code, cli.output()).toBe(0);
-    expect(cli.output()).toMatch(/^\[1\/2\] run 1\/1 \[default\] uncontended lockstock: \d+ pairs\/s \(ETA/m);
-    expect(cli.output()).toMatch(/^\[2\/2\] run 1\/1 \[default\] contended lockstock: \d+ CS\/s/m);
-    const report = stdout.join('');
-    expect(report).toMatch(/^machine: .+ cores, .+ node v\d+/);
-    expect(report).toContain('| scenario | client | library | ops/s |');
-    expect(report).toMatch(/^\| contended \| default \| lockstock \| \d+ \|/m);
-    expect(report).not.toContain('[1/2]'); // progress stays on stderr
+    expect(code, stderr).toBe(0);
+    expect(stderr).toMatch(/^\[1\/2\] run 1\/1 \[default\] uncontended lockstock: \d+ pairs\/s \(ETA/m);
+    expect(stderr).toMatch(/^\[2\/2\] run 1\/1 \[default\] contended lockstock: \d+ CS\/s/m);
+    expect(stdout).toMatch(/^machine: .+ cores, .+ node v\d+/);
+    expect(stdout).toContain('| scenario | client | library | ops/s | × best peer |');
+    expect(stdout).toMatch(/^\| contended \| default \| lockstock \| \d+ \|/m);
+    expect(stdout).not.toContain('[1/2]'); // progress stays on stderr
   });
 });

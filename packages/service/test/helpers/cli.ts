@@ -89,12 +89,34 @@ export async function runInTerminal(
     env: { ...process.env, LOG_LEVEL: 'warn' },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
-  let raw = '';
-  child.stdout.on('data', (chunk: Buffer) => (raw += chunk.toString()));
-  const [code] = (await once(child, 'exit')) as [number | null];
+  const chunks: Buffer[] = [];
+  child.stdout.on('data', (chunk: Buffer) => chunks.push(chunk));
+  const [code] = (await once(child, 'close')) as [number | null];
+  // Decoded once: a chunk may end inside a multi-byte character (the table's box drawing).
+  const raw = Buffer.concat(chunks).toString('utf8');
   const output = raw
     .replace(/\x1b\[(?:1G|2K|0J)|\r/g, '\n') // eslint-disable-line no-control-regex
     .replace(/\x1b\[[0-9;?]*[A-Za-z]/g, '') // eslint-disable-line no-control-regex
     .replace(/\n{2,}/g, '\n');
   return { code, output, raw };
+}
+
+/** Runs the CLI to its end with piped output; stdout and stderr apart, each decoded whole. */
+export async function runCli(
+  args: string[],
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, [cli, ...args], {
+    env: { ...process.env, LOG_LEVEL: 'warn' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const stdout: Buffer[] = [];
+  const stderr: Buffer[] = [];
+  child.stdout.on('data', (chunk: Buffer) => stdout.push(chunk));
+  child.stderr.on('data', (chunk: Buffer) => stderr.push(chunk));
+  const [code] = (await once(child, 'close')) as [number | null];
+  return {
+    code,
+    stdout: Buffer.concat(stdout).toString('utf8'),
+    stderr: Buffer.concat(stderr).toString('utf8'),
+  };
 }
