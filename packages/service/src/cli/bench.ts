@@ -1,8 +1,11 @@
 import type { Command } from 'commander';
-import { benchLocks, LIBRARIES } from '../bench/locks/run.js';
-import { benchSale } from '../bench/sale/run.js';
-import { action } from './lifecycle.js';
+import { benchLocks, LIBRARIES, lockBenchTable } from '../bench/locks/run.js';
+import type { MachineInfo } from '../bench/machine.js';
+import { benchSale, saleBenchTable } from '../bench/sale/run.js';
+import { renderTable, tableStyleFor, type TableData } from '../support/table.js';
+import { action, type Resources } from './lifecycle.js';
 import { intOption, listOption } from './options.js';
+import { createProgress } from './progress.js';
 
 export function registerBench(program: Command): void {
   const bench = program.command('bench').description('benchmarks against peer libraries (not tests)');
@@ -10,6 +13,7 @@ export function registerBench(program: Command): void {
     .command('locks')
     .description('lockstock vs node-redlock vs redis-semaphore: uncontended pairs/s and contended hand-offs')
     .option('--json <file>', 'write the results as JSON')
+    .option('--markdown', 'print the table as Markdown (the default when stdout is not a terminal)')
     .option('--redis <url>', 'use this Redis instead of a private redis-server')
     .option('--runs <n>', 'runs per library (the report shows medians)', intOption(1, 100), 3)
     .option('--uncontended-ms <ms>', 'duration of one uncontended run', intOption(100), 3_000)
@@ -22,8 +26,8 @@ export function registerBench(program: Command): void {
     )
     .option('--libraries <list>', `libraries: ${LIBRARIES.join(', ')}`, listOption(LIBRARIES), [...LIBRARIES])
     .action(
-      action(async (_resources, opts) => {
-        await benchLocks({
+      action(async (resources, opts) => {
+        const { machine, results } = await benchLocks({
           redisUrl: opts.redis,
           runs: opts.runs,
           uncontendedMs: opts.uncontendedMs,
@@ -31,7 +35,9 @@ export function registerBench(program: Command): void {
           clients: opts.clients,
           libraries: opts.libraries,
           json: opts.json,
+          progress: progress(resources),
         });
+        printReport(machine, lockBenchTable(results), opts.markdown === true);
       }),
     );
   bench
@@ -40,11 +46,36 @@ export function registerBench(program: Command): void {
       'reservations/s vs a bare script, HTTP purchases/s vs hello-world Fastify, pipeline orders/s',
     )
     .option('--json <file>', 'write the results as JSON')
+    .option('--markdown', 'print the table as Markdown (the default when stdout is not a terminal)')
     .option('--runs <n>', 'runs (the report shows medians)', intOption(1, 100), 3)
     .option('--duration-ms <ms>', 'duration of one measurement', intOption(100), 3_000)
     .action(
-      action(async (_resources, opts) => {
-        await benchSale({ runs: opts.runs, durationMs: opts.durationMs, json: opts.json });
+      action(async (resources, opts) => {
+        const { machine, results } = await benchSale({
+          runs: opts.runs,
+          durationMs: opts.durationMs,
+          json: opts.json,
+          progress: progress(resources),
+        });
+        printReport(machine, saleBenchTable(results), opts.markdown === true);
       }),
     );
+}
+
+/** Progress on stderr: a step per scenario × run (the bar goes away on Ctrl-C too). */
+function progress(resources: Resources) {
+  const reporter = createProgress({ unit: 'steps' });
+  resources.add('progress bar', () => reporter.end());
+  return reporter;
+}
+
+/** The report on stdout: what it ran on, then the table. */
+function printReport(machine: MachineInfo, table: TableData, markdown: boolean): void {
+  const style = tableStyleFor(process.stdout, markdown);
+  const lines = [
+    `machine: ${machine.cpu}, ${machine.cores} cores, ${machine.memoryGiB} GiB, node ${machine.node}, redis ${machine.redis}`,
+    '',
+    ...renderTable(table, style, process.stdout.columns),
+  ];
+  process.stdout.write(`${lines.join('\n')}\n`);
 }

@@ -1,12 +1,14 @@
 import { writeFileSync } from 'node:fs';
 import type { Command } from 'commander';
-import cliProgress from 'cli-progress';
+import type { RunResult } from '../lab/checker.js';
 import { renderHtmlReport } from '../lab/html.js';
-import { formatTable, summarize } from '../lab/report.js';
+import { formatTable, summarize, verdict } from '../lab/report.js';
 import { runLab } from '../lab/runner.js';
 import { STRATEGIES } from '../lab/strategies/index.js';
 import { action } from './lifecycle.js';
 import { intOption, knobOption, listOption } from './options.js';
+import { createProgress } from './progress.js';
+import { renderTable, tableStyleFor, type TableData } from '../support/table.js';
 
 export function registerLab(program: Command): void {
   program
@@ -39,40 +41,64 @@ export function registerLab(program: Command): void {
       'PostgreSQL (DATABASE_URL); default: a private server',
       process.env.DATABASE_URL,
     )
+    .option('--markdown', 'print the table as Markdown (the default when stdout is not a terminal)')
+    .option('--list', 'list the strategies with a line on each, and exit')
     .action(
-      action(async (_resources, opts) => {
+      action(async (resources, opts) => {
+        const style = tableStyleFor(process.stdout, opts.markdown === true);
+        if (opts.list) {
+          printTable(renderTable(strategyTable(), style, process.stdout.columns));
+          return;
+        }
         const strategies: string[] = opts.strategies ?? STRATEGIES.map((s) => s.name);
-        const interactive = process.stderr.isTTY;
-        const bars = interactive
-          ? new cliProgress.MultiBar(
-              { format: ' {label} |{bar}| {value}/{total}', hideCursor: true, clearOnComplete: true },
-              cliProgress.Presets.shades_grey,
-            )
-          : undefined;
-        const perProcess = Math.ceil(opts.buyers / opts.processes);
-        let processBars: cliProgress.SingleBar[] = [];
-        const results = await runLab({
-          strategies,
-          stock: opts.stock,
-          buyers: opts.buyers,
-          processes: opts.processes,
-          concurrency: opts.concurrency,
-          runs: opts.runs,
-          ...(opts.set ? { strategyOptions: opts.set } : {}),
-          ...(opts.redis ? { redisUrl: opts.redis } : {}),
-          ...(opts.database ? { databaseUrl: opts.database } : {}),
-          onRunStart: (strategy, run) => {
-            if (!bars) return process.stderr.write(`${strategy} run ${run}/${opts.runs}\n`);
-            for (const bar of processBars) bars.remove(bar);
-            processBars = Array.from({ length: opts.processes }, (_, i) =>
-              bars.create(perProcess, 0, { label: `${strategy} #${run} process ${i + 1}`.padEnd(44) }),
-            );
-          },
-          onProgress: (index, done) => processBars[index]?.update(done),
-        });
-        bars?.stop();
+        const progress = createProgress({ unit: 'runs' });
+        resources.add('progress bar', () => progress.end());
+        progress.begin(
+          strategies.flatMap((strategy) =>
+            Array.from({ length: opts.runs }, (_, i) => ({
+              label: `${strategy} run ${i + 1}/${opts.runs}`,
+              weight: 1,
+            })),
+          ),
+        );
+        const doneByProcess: number[] = [];
+        const runsSoFar: RunResult[] = [];
+        let results: RunResult[];
+        try {
+          results = await runLab({
+            strategies,
+            stock: opts.stock,
+            buyers: opts.buyers,
+            processes: opts.processes,
+            concurrency: opts.concurrency,
+            runs: opts.runs,
+            ...(opts.set ? { strategyOptions: opts.set } : {}),
+            ...(opts.redis ? { redisUrl: opts.redis } : {}),
+            ...(opts.database ? { databaseUrl: opts.database } : {}),
+            onRunStart: () => {
+              doneByProcess.fill(0);
+              progress.start();
+            },
+            onProgress: (index, done) => {
+              doneByProcess[index] = done;
+              progress.advance(doneByProcess.reduce((a, b) => a + b, 0) / opts.buyers);
+            },
+            onRunDone: (result) => {
+              runsSoFar.push(result);
+              // After a strategy's last run, what its runs showed (the table comes at the end).
+              if (result.run < opts.runs) return progress.finish();
+              const [summary] = summarize(runsSoFar.filter((r) => r.strategy === result.strategy));
+              progress.finish(
+                summary &&
+                  `${summary.strategy}: ${verdict(summary)}${summary.asExpected ? '' : ' (NOT as expected)'}`,
+              );
+            },
+          });
+        } finally {
+          progress.end();
+        }
         const summaries = summarize(results);
-        process.stdout.write(`${formatTable(summaries).join('\n')}\n`);
+        printTable(formatTable(summaries, style, process.stdout.columns));
         const settings = {
           stock: opts.stock,
           buyers: opts.buyers,
@@ -89,4 +115,20 @@ export function registerLab(program: Command): void {
         if (opts.html) writeFileSync(opts.html, renderHtmlReport(summaries, results, settings));
       }),
     );
+}
+
+/** `lab --list`: every strategy, what the seeds say it does, and its one-line description. */
+function strategyTable(): TableData {
+  return {
+    columns: [
+      { header: 'strategy' },
+      { header: 'seeds say', wrap: true },
+      { header: 'what it is', wrap: true },
+    ],
+    rows: STRATEGIES.map((s) => [s.name, s.expectation.replaceAll('_', ' '), s.title]),
+  };
+}
+
+function printTable(lines: string[]): void {
+  process.stdout.write(`${lines.join('\n')}\n`);
 }

@@ -1,4 +1,5 @@
 import type { RunResult } from './checker.js';
+import { renderTable, type TableData, type TableStyle } from '../support/table.js';
 import { strategyByName } from './strategies/index.js';
 
 /** Per strategy: runs summed (sold, oversold, errors...) and medians of the timings. */
@@ -101,15 +102,43 @@ export function verdict(s: StrategySummary): string {
   return parts.length === 0 ? 'correct: no oversell, nothing left unsold' : parts.join('; ');
 }
 
-export function formatTable(summaries: StrategySummary[]): string[] {
-  const lines = [
-    '| strategy | seeds say | as expected | oversold (runs) | min final stock | duplicates | unsold | errors | attempts/s | p50 / p99 ms | verdict |',
-    '|---|---|---|---:|---:|---:|---:|---:|---:|---:|---|',
-  ];
-  for (const s of summaries) {
-    lines.push(
-      `| ${s.strategy} | ${s.expectation.replaceAll('_', ' ')} | ${s.asExpected ? 'yes' : 'NO'} | ${s.oversold} (${s.runsOversold}/${s.runs}) | ${s.minFinalStock} | ${s.duplicateBuyers} | ${s.unsold} | ${s.errors} | ${s.throughputPerSec} | ${s.p50} / ${s.p99} | ${verdict(s)} |`,
-    );
-  }
-  return lines;
+/** The summary table: one row per strategy (the terminal table and the README's Markdown). */
+export function labTable(summaries: StrategySummary[]): TableData {
+  const right = 'right' as const;
+  return {
+    columns: [
+      { header: 'strategy' },
+      { header: 'seeds say', wrap: true },
+      { header: 'as expected' },
+      { header: 'oversold (runs)', align: right },
+      { header: 'min final stock', align: right },
+      { header: 'duplicates', align: right },
+      { header: 'unsold', align: right },
+      { header: 'errors', align: right },
+      { header: 'attempts/s', align: right },
+      { header: 'p50 / p99 ms', align: right },
+      { header: 'verdict', wrap: true },
+    ],
+    rows: summaries.map((s) => [
+      s.strategy,
+      s.expectation.replaceAll('_', ' '),
+      s.asExpected ? 'yes' : 'NO',
+      `${s.oversold} (${s.runsOversold}/${s.runs})`,
+      String(s.minFinalStock),
+      String(s.duplicateBuyers),
+      String(s.unsold),
+      String(s.errors),
+      String(s.throughputPerSec),
+      `${s.p50} / ${s.p99}`,
+      verdict(s),
+    ]),
+  };
+}
+
+export function formatTable(
+  summaries: StrategySummary[],
+  style: TableStyle = 'markdown',
+  width?: number,
+): string[] {
+  return renderTable(labTable(summaries), style, width);
 }

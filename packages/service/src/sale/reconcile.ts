@@ -1,8 +1,9 @@
-import { type RedisClient, DEFAULT_KEY_PREFIX, loadLuaScript, ScriptRunner } from 'lockstock/redis';
+import { DEFAULT_KEY_PREFIX, loadLuaScript, ScriptRunner } from 'lockstock/redis';
 import { ORDER_GROUP, saleKeys } from './keys.js';
 import type { SaleService } from './service.js';
 import type { Database } from './store/db.js';
 import { records } from './store/records.js';
+import type { SaleRedis } from './redis.js';
 
 const snapshotScript = loadLuaScript(new URL('./reconcile-snapshot.lua', import.meta.url));
 const applyScript = loadLuaScript(new URL('./reconcile-apply.lua', import.meta.url));
@@ -30,7 +31,7 @@ export interface SaleDrift {
  * With `repair`, Redis stock is set to what the record allows and buyer counts are raised to it.
  */
 export async function reconcile(
-  deps: { redis: RedisClient; db: Database; service: SaleService },
+  deps: { redis: SaleRedis; db: Database; service: SaleService },
   options: { repair?: boolean; keyPrefix?: string; saleIds?: string[] } = {},
 ): Promise<SaleDrift[]> {
   const { redis, db, service } = deps;

@@ -1,6 +1,7 @@
-import { type RedisClient, DEFAULT_KEY_PREFIX, loadLuaScript, ScriptRunner } from 'lockstock/redis';
+import { DEFAULT_KEY_PREFIX, loadLuaScript, ScriptRunner } from 'lockstock/redis';
 import { ID_PATTERN, saleKeys, type SaleKeys } from './keys.js';
 import type { RefusalCode, Reservation } from './types.js';
+import type { SaleRedis } from './redis.js';
 
 const reserveScript = loadLuaScript(new URL('./reserve.lua', import.meta.url));
 const reserveIdempotentScript = loadLuaScript(new URL('./reserve-idempotent.lua', import.meta.url));
@@ -35,7 +36,7 @@ export class Reserver {
   private readonly keysBySale = new Map<string, { keys: SaleKeys; list: string[] }>();
 
   constructor(
-    redis: RedisClient,
+    redis: SaleRedis,
     private readonly nextOrderId: () => string,
     private readonly keyPrefix = DEFAULT_KEY_PREFIX,
   ) {

@@ -1,4 +1,4 @@
-import { type RedisClient, DEFAULT_KEY_PREFIX, loadLuaScript, ScriptRunner } from 'lockstock/redis';
+import { DEFAULT_KEY_PREFIX, loadLuaScript, ScriptRunner } from 'lockstock/redis';
 import { SaleInputError } from './errors.js';
 import { activeSalesKey, ORDER_GROUP, saleKeys } from './keys.js';
 import type { SaleMetrics } from './metrics.js';
@@ -6,6 +6,7 @@ import { Reserver, type ReserveRequest } from './reserve.js';
 import type { Database } from './store/db.js';
 import { records } from './store/records.js';
 import type { NewSale, Order, Reservation, Sale, SaleStatus, SaleView } from './types.js';
+import type { SaleRedis } from './redis.js';
 
 const warmScript = loadLuaScript(new URL('./warm-sale.lua', import.meta.url));
 
@@ -14,7 +15,7 @@ export const MAX_STOCK = 10_000_000;
 export const MAX_PER_USER_LIMIT = 1_000;
 
 export interface SaleServiceDeps {
-  redis: RedisClient;
+  redis: SaleRedis;
   db: Database;
   /** Order ids without a round trip (SnowflakeIdGenerator.next). */
   nextOrderId: () => string;

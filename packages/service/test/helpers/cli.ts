@@ -72,3 +72,51 @@ export async function waitUntilHealthy(url: string): Promise<void> {
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }
+
+/**
+ * Runs the CLI with stdout and stderr on a pseudo-terminal of `columns` columns (util-linux
+ * `script`), as a user at a terminal sees it; resolves with the exit code and the output as lines:
+ * a return to the start of the line (how a progress bar redraws) starts a new line, and the other
+ * escape sequences (colours, cursor) are removed.
+ */
+export async function runInTerminal(
+  args: string[],
+  columns: number,
+): Promise<{ code: number | null; output: string; raw: string }> {
+  const quote = (s: string) => `'${s.replaceAll("'", "'\\''")}'`;
+  const command = `stty cols ${columns} rows 50; exec ${[process.execPath, cli, ...args].map(quote).join(' ')}`;
+  const child = spawn('script', ['-qefc', command, '/dev/null'], {
+    env: { ...process.env, LOG_LEVEL: 'warn' },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const chunks: Buffer[] = [];
+  child.stdout.on('data', (chunk: Buffer) => chunks.push(chunk));
+  const [code] = (await once(child, 'close')) as [number | null];
+  // Decoded once: a chunk may end inside a multi-byte character (the table's box drawing).
+  const raw = Buffer.concat(chunks).toString('utf8');
+  const output = raw
+    .replace(/\x1b\[(?:1G|2K|0J)|\r/g, '\n') // eslint-disable-line no-control-regex
+    .replace(/\x1b\[[0-9;?]*[A-Za-z]/g, '') // eslint-disable-line no-control-regex
+    .replace(/\n{2,}/g, '\n');
+  return { code, output, raw };
+}
+
+/** Runs the CLI to its end with piped output; stdout and stderr apart, each decoded whole. */
+export async function runCli(
+  args: string[],
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, [cli, ...args], {
+    env: { ...process.env, LOG_LEVEL: 'warn' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const stdout: Buffer[] = [];
+  const stderr: Buffer[] = [];
+  child.stdout.on('data', (chunk: Buffer) => stdout.push(chunk));
+  child.stderr.on('data', (chunk: Buffer) => stderr.push(chunk));
+  const [code] = (await once(child, 'close')) as [number | null];
+  return {
+    code,
+    stdout: Buffer.concat(stdout).toString('utf8'),
+    stderr: Buffer.concat(stderr).toString('utf8'),
+  };
+}

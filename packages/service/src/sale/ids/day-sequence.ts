@@ -1,4 +1,5 @@
-import { type RedisClient, DEFAULT_KEY_PREFIX } from 'lockstock/redis';
+import { DEFAULT_KEY_PREFIX } from 'lockstock/redis';
+import type { SaleRedis } from '../redis.js';
 
 /** 2024-01-01T00:00:00Z in seconds. */
 const EPOCH_SECONDS = 1_704_067_200;
@@ -11,7 +12,7 @@ const EPOCH_SECONDS = 1_704_067_200;
  */
 export class RedisDayIdGenerator {
   constructor(
-    private readonly redis: RedisClient,
+    private readonly redis: SaleRedis,
     private readonly namespace = 'order',
     private readonly keyPrefix = DEFAULT_KEY_PREFIX,
   ) {}

@@ -1,5 +1,6 @@
 import { randomBytes, randomInt } from 'node:crypto';
-import { type RedisClient, DEFAULT_KEY_PREFIX, loadLuaScript, ScriptRunner } from 'lockstock/redis';
+import { DEFAULT_KEY_PREFIX, loadLuaScript, ScriptRunner } from 'lockstock/redis';
+import type { SaleRedis } from '../redis.js';
 
 const renewScript = loadLuaScript(new URL('./worker-renew.lua', import.meta.url));
 
@@ -36,7 +37,7 @@ export class SnowflakeIdGenerator {
   private readonly instance = randomBytes(12).toString('base64url');
 
   constructor(
-    private readonly redis: RedisClient,
+    private readonly redis: SaleRedis,
     private readonly options: {
       keyPrefix?: string;
       /** Lease of the worker id in ms. @default 30000 */

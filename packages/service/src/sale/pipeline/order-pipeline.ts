@@ -1,7 +1,7 @@
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
-import { type RedisClient, duplicateClient, DEFAULT_KEY_PREFIX } from 'lockstock/redis';
+import { duplicateClient, DEFAULT_KEY_PREFIX } from 'lockstock/redis';
 import { activeSalesKey, ORDER_GROUP, saleKeys } from '../keys.js';
 import { silentLogger, type Logger } from '../logger.js';
 import type { SaleMetrics } from '../metrics.js';
@@ -16,6 +16,7 @@ import {
   type ReadEntry,
   type StreamsReply,
 } from './stream.js';
+import type { SaleRedis } from '../redis.js';
 
 export interface OrderPipelineOptions {
   /** This consumer's name in the group. @default "<host>-<pid>-<random>" */
@@ -56,7 +57,7 @@ interface Processed {
  */
 export class OrderPipeline {
   readonly consumer: string;
-  private readonly reader: RedisClient;
+  private readonly reader: SaleRedis;
   private readonly options: Required<Omit<OrderPipelineOptions, 'consumer' | 'metrics' | 'faults'>>;
   private running = false;
   private loop: Promise<void> | undefined;
@@ -67,7 +68,7 @@ export class OrderPipeline {
   private streamsReadAt = 0;
 
   constructor(
-    private readonly redis: RedisClient,
+    private readonly redis: SaleRedis,
     private readonly db: Database,
     private readonly config: OrderPipelineOptions = {},
   ) {

@@ -1,5 +1,5 @@
-import type { RedisClient } from 'lockstock/redis';
 import type { OrderEntry } from '../store/decide.js';
+import type { SaleRedis } from '../redis.js';
 
 /** One stream entry as Redis returns it. */
 export type RawEntry = [id: string, fields: string[]];
@@ -52,7 +52,7 @@ export function nextStreamId(id: string): string {
  * with nothing pending, everything up to the last entry the group was given. Entries not yet
  * delivered are never touched.
  */
-export async function trimAcknowledged(redis: RedisClient, stream: string, group: string): Promise<number> {
+export async function trimAcknowledged(redis: SaleRedis, stream: string, group: string): Promise<number> {
   const groups = (await redis.xinfo('GROUPS', stream)) as Array<Array<string | number>>;
   const info = groups.map(toMap).find((g) => g.name === group);
   if (!info) return 0;

@@ -1,0 +1,159 @@
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PostgresServer, RedisServer } from '../../src/servers/index.js';
+import {
+  compileBlocks,
+  readmeBlocks,
+  runBlock,
+  serversOf,
+  type Compiled,
+  type CompiledBlock,
+  type ReadmeBlock,
+} from '../helpers/readme.js';
+
+/**
+ * The READMEs cannot drift from the API: every ```ts block is compiled with `tsc --strict` against
+ * the built packages (`npm test` builds first; `lockstock` resolves to packages/lockstock/dist
+ * through the workspace) and run against a private redis-server and PostgreSQL. Conventions:
+ * test/helpers/readme.ts.
+ */
+
+const root = fileURLToPath(new URL('../../../../', import.meta.url));
+const READMES = ['README.md', 'packages/lockstock/README.md'];
+const blocks: ReadmeBlock[] = READMES.flatMap((file) =>
+  readmeBlocks(readFileSync(join(root, file), 'utf8'), file),
+);
+
+let dir: string;
+let compiled: Compiled;
+let redis: RedisServer;
+let postgres: PostgresServer | undefined;
+
+beforeAll(async () => {
+  // Under the workspace's node_modules, so the blocks resolve `lockstock`, `ioredis` and `pg` there.
+  const cache = join(dirname(createRequire(import.meta.url).resolve('ioredis/package.json')), '..', '.cache');
+  mkdirSync(cache, { recursive: true });
+  dir = mkdtempSync(join(cache, 'lockstock-readme-'));
+  const needsPostgres = blocks.some((b) => b.mode !== 'typecheck-only' && serversOf(b).postgres);
+  [redis, postgres, compiled] = await Promise.all([
+    RedisServer.start(),
+    needsPostgres ? PostgresServer.start() : undefined,
+    Promise.resolve().then(() =>
+      compileBlocks(blocks, dir, { declarations: [join(root, 'packages/lockstock/dist')] }),
+    ),
+  ]);
+});
+afterAll(async () => {
+  await Promise.all([redis?.stop(), postgres?.stop()]);
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+const env = () => ({ REDIS_URL: redis.url, ...(postgres ? { DATABASE_URL: postgres.url } : {}) });
+const compiledOf = (block: ReadmeBlock) => compiled.blocks.find((c) => c.block === block) as CompiledBlock;
+
+describe('README code blocks', () => {
+  it("compile against lockstock's published typings, which type-check themselves", () => {
+    expect(compiled.libraryErrors).toEqual([]);
+  });
+
+  it('are found: both READMEs have runnable TypeScript', () => {
+    for (const file of READMES) {
+      expect(blocks.filter((b) => b.file === file && b.mode === 'run').length, file).toBeGreaterThan(0);
+    }
+  });
+
+  it.each(blocks.map((b) => [`${b.file}:${b.line} (${b.mode})`, b] as const))('%s', async (_name, block) => {
+    const { errors, js } = compiledOf(block);
+    if (block.mode === 'expect-fail') {
+      const fails = errors.length > 0 || (await runBlock(js, env())).code !== 0;
+      expect(
+        fails,
+        `${block.file}:${block.line} is marked expect-fail (${block.todo}) but now compiles and runs: drop the marker`,
+      ).toBe(true);
+      return;
+    }
+    expect(errors).toEqual([]);
+    if (block.mode === 'typecheck-only') return;
+
+    // The block must connect where the test says, not to whatever listens on the default port.
+    const needs = serversOf(block);
+    const code = `${block.prelude}\n${block.code}`;
+    if (needs.redis) expect(code, 'a runnable block reads REDIS_URL').toContain('process.env.REDIS_URL');
+    if (needs.postgres)
+      expect(code, 'a runnable block reads DATABASE_URL').toContain('process.env.DATABASE_URL');
+    const run = await runBlock(js, env());
+    expect(run.timedOut, `did not exit by itself (a missing close()?)\n${run.output}`).toBe(false);
+    expect(run.code, run.output).toBe(0);
+  });
+});
+
+describe('the README block conventions', () => {
+  const parse = (markdown: string) => readmeBlocks(markdown, 'X.md');
+
+  it('runs a block by default; typecheck-only, expect-fail and a prelude apply to the next ts block', () => {
+    const markdown = [
+      '```ts', // line 1
+      'run();',
+      '```',
+      '<!-- readme-test: typecheck-only -->',
+      '<!-- readme-test prelude',
+      'declare function fragment(): void;',
+      '-->',
+      '',
+      '```ts',
+      'fragment();',
+      '```',
+      '```sh',
+      'npm test',
+      '```',
+      '<!-- readme-test: expect-fail TODO: needs Foo.bar() -->',
+      '```typescript',
+      'Foo.bar();',
+      '```',
+    ].join('\n');
+    expect(parse(markdown)).toEqual([
+      { file: 'X.md', line: 2, code: 'run();', prelude: '', mode: 'run' },
+      {
+        file: 'X.md',
+        line: 10,
+        code: 'fragment();',
+        prelude: 'declare function fragment(): void;',
+        mode: 'typecheck-only',
+      },
+      {
+        file: 'X.md',
+        line: 17,
+        code: 'Foo.bar();',
+        prelude: '',
+        mode: 'expect-fail',
+        todo: 'TODO: needs Foo.bar()',
+      },
+    ]);
+  });
+
+  it('refuses a directive that does not sit right before a ts block, and an expect-fail without a TODO', () => {
+    expect(() => parse('<!-- readme-test: typecheck-only -->\ntext\n```ts\nx\n```')).toThrow(/right before/);
+    expect(() => parse('<!-- readme-test: typecheck-only -->\n```sh\nx\n```')).toThrow(/before a sh block/);
+    expect(() => parse('<!-- readme-test: typecheck-only -->\n')).toThrow(/no ts block after it/);
+    expect(() => parse('<!-- readme-test: expect-fail -->\n```ts\nx\n```')).toThrow(/needs a TODO/);
+  });
+
+  it('reports type errors at README lines, and a block that never exits as such', async () => {
+    const [broken, hanging] = parse(
+      ['```ts', 'const n: number = "one";', '```', '```ts', 'setInterval(() => {}, 1000);', '```'].join('\n'),
+    ) as [ReadmeBlock, ReadmeBlock];
+    const cache = join(dir, 'conventions');
+    const [brokenOut, hangingOut] = compileBlocks([broken, hanging], cache).blocks as [
+      CompiledBlock,
+      CompiledBlock,
+    ];
+    expect(brokenOut.errors).toEqual([
+      expect.stringMatching(/^X\.md:2: TS2322: Type 'string' is not assignable to type 'number'/),
+    ]);
+    expect(hangingOut.errors).toEqual([]);
+    expect(await runBlock(hangingOut.js, {}, 1_000)).toMatchObject({ timedOut: true });
+  });
+});
