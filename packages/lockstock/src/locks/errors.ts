@@ -114,21 +114,4 @@ export class LockClientClosedError extends LockError {
   }
 }
 
-/** An option had a wrong type or an out-of-range value; reported before any I/O. */
-export class InvalidLockOptionError extends TypeError {
-  override readonly name = 'InvalidLockOptionError';
-  readonly code = 'ERR_INVALID_LOCK_OPTION';
-  constructor(
-    readonly option: string,
-    expectation: string,
-    readonly value: unknown,
-  ) {
-    super(`Option "${option}" must be ${expectation}; got ${formatValue(value)}`);
-  }
-}
-
-function formatValue(value: unknown): string {
-  if (typeof value === 'string') return JSON.stringify(value);
-  if (typeof value === 'number' || typeof value === 'boolean' || value == null) return String(value);
-  return typeof value;
-}
+export { InvalidLockOptionError } from '../support/option-error.js';

@@ -1,5 +1,5 @@
 import { Redis, type RedisOptions } from 'ioredis';
-import { InvalidLockOptionError } from '../locks/errors.js';
+import { InvalidLockOptionError } from '../support/option-error.js';
 
 /**
  * What lockstock needs from a Redis client, by shape: an ioredis `Redis` or `Cluster`, of ioredis 5
@@ -25,6 +25,8 @@ export interface RedisClient {
   /** Remaining time to live in ms; -1 without expiry, -2 if the key does not exist. */
   pttl(key: string): Promise<number>;
   zrem(key: string, ...members: string[]): Promise<number>;
+  /** Administrative deletes (Redlock's forceUnlock). */
+  del(...keys: string[]): Promise<number>;
   /** For health checks (the service's `/healthz`). */
   ping(): Promise<string>;
   ssubscribe(...channels: string[]): Promise<unknown>;
@@ -35,6 +37,10 @@ export interface RedisClient {
   on(event: 'smessage', listener: (channel: string, message: string) => void): unknown;
   on(event: 'ready', listener: () => void): unknown;
   on(event: 'error', listener: (error: Error) => void): unknown;
+  once(event: 'ready', listener: () => void): unknown;
+  once(event: 'error', listener: (error: Error) => void): unknown;
+  /** Starts connecting a client created with `lazyConnect` (Redlock waits for its masters). */
+  connect(): Promise<unknown>;
   quit(): Promise<unknown>;
   disconnect(): void;
 }

@@ -1,4 +1,5 @@
-import { type RedisClient, DEFAULT_KEY_PREFIX } from 'lockstock/redis';
+import { DEFAULT_KEY_PREFIX } from 'lockstock/redis';
+import type { SaleRedis } from './redis.js';
 import { saleKeys } from './keys.js';
 import { silentLogger, type Logger } from './logger.js';
 import type { AttemptOutcome } from './outcomes.js';
@@ -34,7 +35,7 @@ export class SaleActivity {
   private readonly logger: Logger;
 
   constructor(
-    private readonly redis: RedisClient,
+    private readonly redis: SaleRedis,
     options: SaleActivityOptions = {},
   ) {
     this.flushEveryMs = options.flushEveryMs ?? 1000;

@@ -1,4 +1,5 @@
-import { type RedisClient, DEFAULT_KEY_PREFIX, loadLuaScript, ScriptRunner } from 'lockstock/redis';
+import { DEFAULT_KEY_PREFIX, loadLuaScript, ScriptRunner } from 'lockstock/redis';
+import type { SaleRedis } from './redis.js';
 import { ORDER_GROUP, saleKeys } from './keys.js';
 import { ATTEMPT_OUTCOMES, isAttemptOutcome, type AttemptOutcome } from './outcomes.js';
 import { statusOf } from './service.js';
@@ -44,7 +45,7 @@ type StatsReply = [number, string[], number, number, number, number, string, num
  * record are read separately, so a purchase made in between shows as reserved, not yet recorded.
  */
 export async function readSaleStats(
-  deps: { redis: RedisClient; db: Database },
+  deps: { redis: SaleRedis; db: Database },
   options: ReadSaleStatsOptions = {},
 ): Promise<SaleStats[]> {
   const scripts = new ScriptRunner(deps.redis);

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
 import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { RedisClient } from 'lockstock/redis';
+import type { SaleRedis } from '../../sale/redis.js';
 import { reconcile } from '../../sale/reconcile.js';
 import type { SaleService } from '../../sale/service.js';
 import type { Database } from '../../sale/store/db.js';
@@ -15,7 +15,7 @@ import { DashboardSnapshot, DemoToken, ReconcileBody, ReconcileReport } from './
 
 export interface DashboardRouteOptions {
   feed: LiveFeed;
-  redis: RedisClient;
+  redis: SaleRedis;
   db: Database;
   service: SaleService;
   keyPrefix?: string;
