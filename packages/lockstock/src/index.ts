@@ -4,6 +4,7 @@
  * `lockstock/servers` starts real servers for tests.
  */
 export { RedisLockClient, type RedisLockClientOptions } from './locks/redis/client.js';
+export type { ReplicaAcks } from './locks/redis/replicated.js';
 export type {
   AcquireOptions,
   CountDownLatch,
@@ -28,8 +29,10 @@ export type {
 export {
   InvalidLockOptionError,
   LockAbortedError,
+  LockBackendError,
   LockClientClosedError,
   LockError,
+  LockNotReplicatedError,
   LockLostError,
   LockTimeoutError,
   LockUpgradeError,

@@ -90,6 +90,44 @@ export class LockAbortedError extends LockError {
   }
 }
 
+/**
+ * The lock's backend failed or could not be reached (connection refused, timed out, closed); `cause`
+ * is the client's own error. Nothing is known to be held: retry, or treat the work as unprotected.
+ */
+export class LockBackendError extends LockError {
+  override readonly name = 'LockBackendError';
+  readonly code = 'ERR_LOCK_BACKEND';
+  constructor(lockName: string, cause: unknown) {
+    super(
+      lockName,
+      `The backend of lock "${lockName}" failed: ${cause instanceof Error ? cause.message : String(cause)}`,
+      { cause },
+    );
+  }
+}
+
+/** Wraps a backend's own error (a lockstock error passes through unchanged). */
+export function backendError(lockName: string, error: unknown): Error {
+  if (error instanceof LockError || error instanceof InvalidLockOptionError) return error;
+  return new LockBackendError(lockName, error);
+}
+
+/** The lock was granted on the master but not acknowledged by enough replicas in time (WAIT). */
+export class LockNotReplicatedError extends LockError {
+  override readonly name = 'LockNotReplicatedError';
+  readonly code = 'ERR_LOCK_NOT_REPLICATED';
+  constructor(
+    lockName: string,
+    readonly acknowledged: number,
+    readonly required: number,
+  ) {
+    super(
+      lockName,
+      `Lock "${lockName}" was acknowledged by ${acknowledged} of the ${required} replicas required; it was given back`,
+    );
+  }
+}
+
 /** A read holder asked for the write lock of the same read-write lock: it would wait for itself. */
 export class LockUpgradeError extends LockError {
   override readonly name = 'LockUpgradeError';
@@ -114,4 +152,6 @@ export class LockClientClosedError extends LockError {
   }
 }
 
-export { InvalidLockOptionError } from '../support/option-error.js';
+import { InvalidLockOptionError } from '../support/option-error.js';
+
+export { InvalidLockOptionError };

@@ -27,6 +27,8 @@ export interface RedisClient {
   zrem(key: string, ...members: string[]): Promise<number>;
   /** Administrative deletes (Redlock's forceUnlock). */
   del(...keys: string[]): Promise<number>;
+  /** WAIT: blocks this connection until its writes reached `numReplicas` replicas, or the timeout. */
+  wait(numReplicas: number, timeoutMs: number): Promise<number>;
   /** For health checks (the service's `/healthz`). */
   ping(): Promise<string>;
   ssubscribe(...channels: string[]): Promise<unknown>;
@@ -118,7 +120,12 @@ export function resolveRedis(source: RedisSource): { client: RedisClient; owned:
  * the type of the client it was made from (ioredis' `duplicate` returns the same kind of client).
  */
 export function duplicateClient<C extends RedisClient>(client: C): C {
+  // No ready check on the copy: ioredis 5 sends its INFO after an asynchronous CLIENT SETINFO, and a
+  // subscription issued in between puts the connection in subscriber mode first — the INFO is then
+  // refused (an unhandled rejection inside ioredis) and the connection never becomes ready.
   return (
-    isCluster(client) ? client.duplicate(undefined, { shardedSubscribers: true }) : client.duplicate()
+    isCluster(client)
+      ? client.duplicate(undefined, { shardedSubscribers: true })
+      : client.duplicate({ enableReadyCheck: false })
   ) as C;
 }

@@ -8,3 +8,4 @@ export { RedisServer, startRedisServers, findRedisServer, type RedisServerOption
 export { PostgresServer, findPostgresBinDir, type PostgresServerOptions } from './postgres.js';
 export { installDebianPackages, whichExecutable } from './packages.js';
 export { RedisCluster, type RedisClusterOptions } from './cluster.js';
+export { RedisSentinelGroup, type SentinelGroupOptions } from './sentinel.js';

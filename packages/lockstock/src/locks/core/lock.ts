@@ -1,4 +1,10 @@
-import { InvalidLockOptionError, LockAbortedError, LockTimeoutError, type LockLostError } from '../errors.js';
+import {
+  backendError,
+  InvalidLockOptionError,
+  LockAbortedError,
+  LockTimeoutError,
+  type LockLostError,
+} from '../errors.js';
 import { resolveAcquireOptions, type ResolvedAcquireOptions } from '../options.js';
 import { currentTaskOwner, newOwnerId } from '../owner.js';
 import { runLocked } from '../run.js';
@@ -67,7 +73,9 @@ export class CoreLock implements Lock, HoldBackend {
 
   async inspect(): Promise<LockInfo> {
     this.core.assertOpen(this.name);
-    return this.resource.inspect();
+    return this.resource.inspect().catch((error: unknown) => {
+      throw backendError(this.name, error);
+    });
   }
 
   protected ownerFor(options: ResolvedAcquireOptions): string {
@@ -125,7 +133,9 @@ export class CoreLock implements Lock, HoldBackend {
     waiting: boolean,
   ): Promise<Won<Hold> | Busy> {
     const requestedAt = monotonicNow();
-    const result = await this.resource.attempt({ owner, leaseMs, waiting });
+    const result = await this.resource.attempt({ owner, leaseMs, waiting }).catch((error: unknown) => {
+      throw backendError(this.name, error);
+    });
     if (result instanceof Busy) return result;
     return { value: this.newHold(owner, result.token, leaseMs, renewed, requestedAt), more: result.more };
   }
@@ -146,7 +156,13 @@ export class CoreLock implements Lock, HoldBackend {
 
   // HoldBackend: what holds call back into.
 
-  async release(hold: Hold): Promise<ReleaseOutcome> {
+  release(hold: Hold): Promise<ReleaseOutcome> {
+    return this.releaseWithHandOff(hold).catch((error: unknown) => {
+      throw backendError(this.name, error);
+    });
+  }
+
+  private async releaseWithHandOff(hold: Hold): Promise<ReleaseOutcome> {
     const { waiters } = this.core;
     const key = this.resource.waitKey;
     const claim = this.resource.handsOff ? waiters.claimHandOff<GrantTicket>(key) : undefined;

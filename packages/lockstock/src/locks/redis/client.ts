@@ -1,9 +1,9 @@
 import { EventEmitter } from 'node:events';
-import { resolveRedis, type RedisClient, type RedisSource } from '../../redis/connection.js';
+import { isCluster, resolveRedis, type RedisClient, type RedisSource } from '../../redis/connection.js';
 import { assertKeyPrefix, DEFAULT_KEY_PREFIX } from '../../redis/keys.js';
 import { ScriptRunner } from '../../redis/scripts.js';
 import { SharedSubscriber } from '../../redis/subscriber.js';
-import type { Wake } from '../core/backend.js';
+import type { LockResource, Wake } from '../core/backend.js';
 import { createLockCore, stopLockCore } from '../core/context.js';
 import { KINDS } from '../core/kind.js';
 import { CoreLock } from '../core/lock.js';
@@ -29,6 +29,7 @@ import { RedisCountDownLatch } from './latch.js';
 import { ReadResource, WriteResource } from './read-write.js';
 import type { RedisResource } from './resource.js';
 import { LOCK_SCRIPTS } from './scripts.js';
+import { ReplicatedResource, type ReplicaAcks } from './replicated.js';
 import { CounterSemaphoreResource, SemaphoreResource, validatePermits } from './semaphore.js';
 
 export interface RedisLockClientOptions {
@@ -62,6 +63,14 @@ export interface RedisLockClientOptions {
    * @default 3000
    */
   waiterTimeoutMs?: number;
+  /**
+   * Replica acknowledgement (opt-in, standalone masters with replicas, e.g. under Sentinel): after a
+   * lock is taken, `WAIT` for this many replicas within `timeoutMs`, else give it back and fail with
+   * LockNotReplicatedError. Narrows the failover hazard; it does not make replication synchronous
+   * (see ReplicatedResource). Not available on a Cluster client (WAIT cannot be routed there).
+   * @default undefined (no waiting: a failover may lose a lock that was not replicated yet)
+   */
+  replicaAcks?: ReplicaAcks;
 }
 
 /** How long a released lock stays reserved for the client whose turn it is (client-turns.lua). */
@@ -78,6 +87,7 @@ export class RedisLockClient extends EventEmitter<LockClientEvents> implements L
   private readonly subscriber: SharedSubscriber;
   private readonly ctx: RedisLockContext;
   private closed = false;
+  private readonly replicaAcks: ReplicaAcks | undefined;
   /** Lock objects hold nothing but key names: cached to spare the allocations, dropped when large. */
   private readonly cache = new Map<string, unknown>();
   /** The Redis resource behind each lock this client made (for forceUnlock). */
@@ -97,9 +107,21 @@ export class RedisLockClient extends EventEmitter<LockClientEvents> implements L
     const watchdogTimeoutMs = validateLeaseMs(options.watchdogTimeoutMs ?? 30_000, 'watchdogTimeoutMs');
     const localHandoffWindowMs = validateWaitMs(options.localHandoffWindowMs ?? 50, 'localHandoffWindowMs');
     const waiterTimeoutMs = validateLeaseMs(options.waiterTimeoutMs ?? 3_000, 'waiterTimeoutMs');
+    // Every option is checked before a connection is made: a refused option must not leak one.
+    this.replicaAcks = validateReplicaAcks(options.replicaAcks);
     const { client, owned } = resolveRedis(options.redis);
+    if (this.replicaAcks && isCluster(client)) {
+      throw new InvalidLockOptionError(
+        'replicaAcks',
+        'left out with a Cluster client (WAIT cannot be routed)',
+        true,
+      );
+    }
     this.redis = client;
     this.ownsRedis = owned;
+    // A connection we made reports its errors here (an unreachable server must not be an unhandled
+    // 'error' event); a client the caller owns keeps the caller's own handling.
+    if (owned) client.on('error', (error: Error) => this.emit('connectionError', error));
     this.subscriber = new SharedSubscriber(client, (error) => this.emit('connectionError', error));
     const clientId = newOwnerId();
     const decode = (message: string): Wake => decodeWake(message, clientId);
@@ -125,7 +147,7 @@ export class RedisLockClient extends EventEmitter<LockClientEvents> implements L
   mutex(name: string): Lock {
     return this.cached('mutex', name, () => {
       const resource = ExclusiveResource.mutex(this.ctx, name);
-      return this.track(new CoreLock(this.ctx.core, resource, KINDS.mutex), resource);
+      return this.track(new CoreLock(this.ctx.core, this.replicated(resource), KINDS.mutex), resource);
     });
   }
 
@@ -133,7 +155,10 @@ export class RedisLockClient extends EventEmitter<LockClientEvents> implements L
   reentrant(name: string): ReentrantLock {
     return this.cached('reentrant', name, () => {
       const resource = ExclusiveResource.reentrant(this.ctx, name);
-      return this.track(new CoreReentrantLock(this.ctx.core, resource, KINDS.reentrant), resource);
+      return this.track(
+        new CoreReentrantLock(this.ctx.core, this.replicated(resource), KINDS.reentrant),
+        resource,
+      );
     });
   }
 
@@ -141,7 +166,10 @@ export class RedisLockClient extends EventEmitter<LockClientEvents> implements L
   fair(name: string): ReentrantLock {
     return this.cached('fair', name, () => {
       const resource = new FairResource(this.ctx, name);
-      return this.track(new CoreReentrantLock(this.ctx.core, resource, KINDS.fair), resource);
+      return this.track(
+        new CoreReentrantLock(this.ctx.core, this.replicated(resource), KINDS.fair),
+        resource,
+      );
     });
   }
 
@@ -149,7 +177,10 @@ export class RedisLockClient extends EventEmitter<LockClientEvents> implements L
   spin(name: string): ReentrantLock {
     return this.cached('spin', name, () => {
       const resource = ExclusiveResource.spin(this.ctx, name);
-      return this.track(new CoreReentrantLock(this.ctx.core, resource, KINDS.spin), resource);
+      return this.track(
+        new CoreReentrantLock(this.ctx.core, this.replicated(resource), KINDS.spin),
+        resource,
+      );
     });
   }
 
@@ -159,8 +190,8 @@ export class RedisLockClient extends EventEmitter<LockClientEvents> implements L
       const write = new WriteResource(this.ctx, name);
       return {
         name,
-        read: this.track(new CoreReentrantLock(this.ctx.core, read, KINDS.read), read),
-        write: this.track(new CoreReentrantLock(this.ctx.core, write, KINDS.write), write),
+        read: this.track(new CoreReentrantLock(this.ctx.core, this.replicated(read), KINDS.read), read),
+        write: this.track(new CoreReentrantLock(this.ctx.core, this.replicated(write), KINDS.write), write),
       };
     });
   }
@@ -170,7 +201,10 @@ export class RedisLockClient extends EventEmitter<LockClientEvents> implements L
     const permits = validatePermits(options?.permits);
     return this.cached(`semaphore:${permits}`, name, () => {
       const resource = new SemaphoreResource(this.ctx, name, permits);
-      return this.track(new CoreSemaphore(this.ctx.core, resource, KINDS.semaphore, permits), resource);
+      return this.track(
+        new CoreSemaphore(this.ctx.core, this.replicated(resource), KINDS.semaphore, permits),
+        resource,
+      );
     });
   }
 
@@ -180,7 +214,7 @@ export class RedisLockClient extends EventEmitter<LockClientEvents> implements L
     return this.cached(`counter-semaphore:${permits}`, name, () => {
       const resource = new CounterSemaphoreResource(this.ctx, name, permits);
       return this.track(
-        new CoreSemaphore(this.ctx.core, resource, KINDS.counterSemaphore, permits),
+        new CoreSemaphore(this.ctx.core, this.replicated(resource), KINDS.counterSemaphore, permits),
         resource,
       );
     });
@@ -247,6 +281,25 @@ export class RedisLockClient extends EventEmitter<LockClientEvents> implements L
     this.resources.set(lock, resource);
     return lock;
   }
+
+  /** The resource a lock runs on: with replica acknowledgement when asked for. */
+  private replicated(resource: LockResource): LockResource {
+    return this.replicaAcks ? new ReplicatedResource(resource, this.redis, this.replicaAcks) : resource;
+  }
+}
+
+function validateReplicaAcks(acks: ReplicaAcks | undefined): ReplicaAcks | undefined {
+  if (acks === undefined) return undefined;
+  if (
+    typeof acks !== 'object' ||
+    acks === null ||
+    !Number.isSafeInteger(acks.replicas) ||
+    acks.replicas < 1
+  ) {
+    throw new InvalidLockOptionError('replicaAcks.replicas', 'a positive integer', acks?.replicas);
+  }
+  validateLeaseMs(acks.timeoutMs, 'replicaAcks.timeoutMs');
+  return { replicas: acks.replicas, timeoutMs: acks.timeoutMs };
 }
 
 const ANY: Wake = Object.freeze({ to: 'any' });
