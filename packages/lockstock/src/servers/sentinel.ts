@@ -93,7 +93,7 @@ export class RedisSentinelGroup {
   }
 
   /** Resolves once the Sentinel names a master other than `previousPort` (a failover completed). */
-  async failedOver(previousPort: number, timeoutMs = 20_000): Promise<{ host: string; port: number }> {
+  async failedOver(previousPort: number, timeoutMs = 60_000): Promise<{ host: string; port: number }> {
     const deadline = performance.now() + timeoutMs;
     for (;;) {
       const current = await this.currentMaster();

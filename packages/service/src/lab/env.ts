@@ -21,6 +21,7 @@ export async function connectLab(
   const locks = new RedisLockClient({ redis });
   return {
     redis,
+    redisUrl,
     pg: pool,
     db,
     locks,

@@ -7,6 +7,8 @@ import type { Database } from '../sale/store/db.js';
 /** What a strategy runs on, in the coordinator and in every worker process. */
 export interface LabEnv {
   readonly redis: Redis;
+  /** The lab's Redis, for strategies that open connections of their own (Redlock, Sentinel). */
+  readonly redisUrl: string;
   readonly pg: pg.Pool;
   readonly locks: RedisLockClient;
   readonly scripts: ScriptRunner;

@@ -115,6 +115,14 @@ describe('oversell lab', () => {
     }
   });
 
+  it('Redlock on 5 masters sells exactly the stock; a lock lost in a replica failover oversells', async () => {
+    const redlock = await lab({ strategies: ['redlock'], runs: 5, stock: 10, buyers: 30 });
+    for (const r of redlock) expect([r.oversold, r.duplicateBuyers, r.sold, r.errors]).toEqual([0, 0, 10, 0]);
+    // Each failover run starts a Sentinel-managed master + replica and fails it over mid-sale.
+    const failover = await lab({ strategies: ['redis-lock-failover'], runs: 2 });
+    for (const r of failover) expect(r.oversold).toBeGreaterThan(0);
+  }, 120_000);
+
   it('a local mutex is enough in one process and guards nothing across several', async () => {
     const single = await lab({ strategies: ['local-mutex'], processes: 1, runs: 10, stock: 10, buyers: 30 });
     for (const r of single) expect([r.oversold, r.sold]).toEqual([0, 10]);

@@ -5,6 +5,8 @@ import { naiveRedis } from './naive-redis.js';
 import { naiveSql } from './naive-sql.js';
 import { redisLockFenced, redisLockPaused } from './lease-limits.js';
 import { redisLock, redisReentrantLock } from './redis-lock.js';
+import { redlock } from './redlock.js';
+import { redisLockFailover } from './replica-failover.js';
 import { redisLuaDecr, redisLuaGetSet, redisLuaHash } from './redis-lua.js';
 import { redisLuaSegmented } from './redis-lua-segmented.js';
 import { redisWatch } from './redis-watch.js';
@@ -34,6 +36,8 @@ export const STRATEGIES: readonly Strategy[] = [
   redisLockPaused,
   redisLockFenced,
   redisReentrantLock,
+  redlock,
+  redisLockFailover,
   redisWatch,
   redisLuaGetSet,
   redisLuaHash,
