@@ -1,5 +1,9 @@
 import type { Command } from 'commander';
-import { benchLocks, LIBRARIES, lockBenchTable } from '../bench/locks/run.js';
+import { KINDS, LIBRARIES } from '../bench/locks/libraries.js';
+import { benchLocks } from '../bench/locks/run.js';
+import { SCENARIOS } from '../bench/locks/scenarios.js';
+import { lockBenchTable } from '../bench/locks/table.js';
+import { CLIENT_SETTINGS } from '../bench/locks/targets.js';
 import type { MachineInfo } from '../bench/machine.js';
 import { benchSale, saleBenchTable } from '../bench/sale/run.js';
 import { renderTable, tableStyleFor, type TableData } from '../support/table.js';
@@ -11,17 +15,27 @@ export function registerBench(program: Command): void {
   const bench = program.command('bench').description('benchmarks against peer libraries (not tests)');
   bench
     .command('locks')
-    .description('lockstock vs node-redlock vs redis-semaphore: uncontended pairs/s and contended hand-offs')
+    .description(
+      "lockstock's lock kinds vs node-redlock, redis-semaphore and redlock-universal: uncontended pairs/s, " +
+        'contended hand-offs and waits, read-write and semaphore under contention',
+    )
     .option('--json <file>', 'write the results as JSON')
     .option('--markdown', 'print the table as Markdown (the default when stdout is not a terminal)')
-    .option('--redis <url>', 'use this Redis instead of a private redis-server')
-    .option('--runs <n>', 'runs per library (the report shows medians)', intOption(1, 100), 3)
+    .option('--redis <url>', 'use this Redis for the single-server rows instead of a private redis-server')
+    .option('--runs <n>', 'runs per row (the report shows medians)', intOption(1, 100), 3)
     .option('--uncontended-ms <ms>', 'duration of one uncontended run', intOption(100), 3_000)
     .option('--contended-ms <ms>', 'duration of one contended run', intOption(100), 5_000)
+    .option('--scenarios <list>', `scenarios: ${SCENARIOS.join(', ')}`, listOption(SCENARIOS), [...SCENARIOS])
+    .option(
+      '--kinds <list>',
+      `lockstock's kinds (each with the peers' counterparts): ${KINDS.join(', ')}`,
+      listOption(KINDS),
+      [...KINDS],
+    )
     .option(
       '--clients <list>',
-      'ioredis settings to compare: default, autoPipelining',
-      listOption(['default', 'autoPipelining'] as const),
+      `ioredis settings to compare: ${CLIENT_SETTINGS.join(', ')}`,
+      listOption(CLIENT_SETTINGS),
       ['default'],
     )
     .option('--libraries <list>', `libraries: ${LIBRARIES.join(', ')}`, listOption(LIBRARIES), [...LIBRARIES])
@@ -32,6 +46,8 @@ export function registerBench(program: Command): void {
           runs: opts.runs,
           uncontendedMs: opts.uncontendedMs,
           contendedMs: opts.contendedMs,
+          scenarios: opts.scenarios,
+          kinds: opts.kinds,
           clients: opts.clients,
           libraries: opts.libraries,
           json: opts.json,

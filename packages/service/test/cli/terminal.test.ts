@@ -146,13 +146,19 @@ describe('lockstock lab and bench in a terminal and in a pipe', () => {
       '200',
       '--libraries',
       'lockstock',
+      '--scenarios',
+      'uncontended,contended',
+      '--kinds',
+      'fair',
     ]);
     expect(code, stderr).toBe(0);
-    expect(stderr).toMatch(/^\[1\/2\] run 1\/1 \[default\] uncontended lockstock: \d+ pairs\/s \(ETA/m);
-    expect(stderr).toMatch(/^\[2\/2\] run 1\/1 \[default\] contended lockstock: \d+ CS\/s/m);
+    expect(stderr).toMatch(
+      /^\[1\/2\] run 1\/1 \[default\] uncontended lockstock fair\/single: \d+ pairs\/s \(ETA/m,
+    );
+    expect(stderr).toMatch(/^\[2\/2\] run 1\/1 \[default\] contended lockstock fair\/single: \d+ CS\/s/m);
     expect(stdout).toMatch(/^machine: .+ cores, .+ node v\d+/);
-    expect(stdout).toContain('| scenario | client | library | ops/s | × best peer |');
-    expect(stdout).toMatch(/^\| contended \| default \| lockstock \| \d+ \|/m);
+    expect(stdout).toContain('| scenario | kind | topology | client | library | ops/s | × best peer |');
+    expect(stdout).toMatch(/^\| contended \| fair \| single \| default \| lockstock \| \d+ \|/m);
     expect(stdout).not.toContain('[1/2]'); // progress stays on stderr
   });
 });

@@ -1,82 +1,107 @@
 /**
- * Child process of the contended benchmark (forked by contended.ts). Runs `loops` async loops that
- * compete for one lock; each critical section is GET, 1 ms, SET on a shared counter. Reports every
- * section's times (CLOCK_MONOTONIC ns, comparable across processes) and the waits still open at the end.
+ * Child process of the contended benchmarks (forked by contended.ts, advanced IPC serialization).
+ * Runs `loops` async loops that compete for one lock, each section ~1 ms:
+ * - `exclusive` (a mutex, a fair lock): GET counter, 1 ms, SET counter + 1;
+ * - `read-write`: writers as above; readers GET counter, 1 ms, GET counter (a change = a torn read);
+ * - `semaphore`: INCR inside, 1 ms, DECR inside (the INCR's answer = holders inside, this one too).
+ * Reports every section's times (CLOCK_MONOTONIC ns, comparable across processes), what it saw, and
+ * the waits still open at the end.
  */
 import { setTimeout as delay } from 'node:timers/promises';
 import { Redis } from 'ioredis';
-import { createAdapter, type ClientSetting, type LibraryName } from './libraries.js';
+import { createAdapter, type AdapterSpec, type HeldLock } from './libraries.js';
+
+export type Workload = 'exclusive' | 'read-write' | 'semaphore';
 
 export interface WorkerConfig {
-  library: LibraryName;
-  setting: ClientSetting;
-  url: string;
+  adapter: AdapterSpec;
+  workload: Workload;
   lockName: string;
+  /** The counter writers increment (exclusive, read-write) or the holders inside (semaphore). */
   counterKey: string;
   loops: number;
+  /** How many of this process's loops write (read-write workload); the others read. */
+  writers: number;
   durationMs: number;
 }
 
-export interface SectionTimes {
+export interface Section {
   loop: string;
-  invokedAt: string;
-  acquiredAt: string;
-  releasingAt: string;
+  write: boolean;
+  invokedAt: bigint;
+  acquiredAt: bigint;
+  releasingAt: bigint;
+  /** semaphore: holders inside on entry, this one included; read: 1 if the counter moved, else 0. */
+  seen: number;
 }
 
 export interface WorkerReport {
   type: 'done';
-  sections: SectionTimes[];
-  /** acquire() calls still waiting when the run ended: [loop, invokedAt]. */
-  waiting: Array<[string, string]>;
-  endedAt: string;
+  sections: Section[];
+  /** acquire() calls still waiting when the run ended. */
+  waiting: Array<{ loop: string; write: boolean; since: bigint }>;
+  endedAt: bigint;
 }
 
 const now = () => process.hrtime.bigint();
 
 async function main(config: WorkerConfig): Promise<void> {
-  const adapter = await createAdapter(config.library, config.url, config.setting);
-  const redis = new Redis(config.url);
+  if (config.adapter.target.topology !== 'single') throw new Error('contended runs use one Redis');
+  const adapter = await createAdapter(config.adapter);
+  const redis = new Redis(config.adapter.target.url);
   const warm = await adapter.acquire(`${config.lockName}-warmup-${process.pid}`); // loads scripts
   await warm.release();
   process.send?.({ type: 'ready' });
   await new Promise((resolve) => process.once('message', resolve));
 
-  const sections: SectionTimes[] = [];
-  const waitingSince = new Map<string, bigint>();
+  const sections: Section[] = [];
+  const waiting = new Map<string, { write: boolean; since: bigint }>();
   let stopped = false;
   let inSection = 0;
   let onDrained: () => void = () => undefined;
   const drained = new Promise<void>((resolve) => (onDrained = resolve));
 
-  const loop = async (id: string) => {
+  /** The ~1 ms of work under the lock; returns what it saw. */
+  const work = async (write: boolean): Promise<number> => {
+    const key = config.counterKey;
+    if (config.workload === 'semaphore') {
+      const inside = await redis.incr(key);
+      await delay(1);
+      await redis.decr(key);
+      return inside;
+    }
+    const before = await redis.get(key);
+    await delay(1);
+    if (write) {
+      await redis.set(key, Number(before ?? 0) + 1);
+      return 0;
+    }
+    return (await redis.get(key)) === before ? 0 : 1;
+  };
+
+  const loop = async (id: string, write: boolean) => {
     while (!stopped) {
       const invokedAt = now();
-      waitingSince.set(id, invokedAt);
-      const held = await adapter.acquire(config.lockName);
-      waitingSince.delete(id);
+      waiting.set(id, { write, since: invokedAt });
+      const held: HeldLock = await adapter.acquire(config.lockName, write ? 'write' : 'read');
+      waiting.delete(id);
       if (stopped) {
         await held.release();
         break;
       }
       inSection++;
       const acquiredAt = now();
-      const value = Number((await redis.get(config.counterKey)) ?? 0);
-      await delay(1);
-      await redis.set(config.counterKey, value + 1);
-      const releasingAt = now();
-      sections.push({
-        loop: id,
-        invokedAt: String(invokedAt),
-        acquiredAt: String(acquiredAt),
-        releasingAt: String(releasingAt),
-      });
+      const seen = await work(write);
+      sections.push({ loop: id, write, invokedAt, acquiredAt, releasingAt: now(), seen });
       inSection--;
       if (stopped && inSection === 0) onDrained();
       await held.release();
     }
   };
-  for (let i = 0; i < config.loops; i++) void loop(`${process.pid}:${i}`).catch(fail);
+  for (let i = 0; i < config.loops; i++) {
+    const write = config.workload !== 'read-write' || i < config.writers;
+    void loop(`${process.pid}:${i}`, write).catch(fail);
+  }
   await delay(config.durationMs);
   stopped = true;
   const endedAt = now();
@@ -84,8 +109,8 @@ async function main(config: WorkerConfig): Promise<void> {
   const report: WorkerReport = {
     type: 'done',
     sections,
-    waiting: [...waitingSince].map(([id, since]) => [id, String(since)]),
-    endedAt: String(endedAt),
+    waiting: [...waiting].map(([loop, { write, since }]) => ({ loop, write, since })),
+    endedAt,
   };
   process.send?.(report, () => process.exit(0));
 }

@@ -1,25 +1,59 @@
-import { Redis, type RedisOptions } from 'ioredis';
-import { RedisLockClient } from 'lockstock';
+import { RedisLockClient, RedlockClient } from 'lockstock';
+import { connect, disconnect, type ClientSetting, type Connections, type Target } from './targets.js';
 
 /** The libraries compared; the peers are dev dependencies, loaded only when benchmarked. */
-export const LIBRARIES = ['lockstock', 'redlock', 'redis-semaphore'] as const;
+export const LIBRARIES = ['lockstock', 'redlock', 'redis-semaphore', 'redlock-universal'] as const;
 export type LibraryName = (typeof LIBRARIES)[number];
 
-/** ioredis settings of a benchmark run; every library in a run gets the same ones. */
-export type ClientSetting = 'default' | 'autoPipelining';
+/**
+ * Lock kinds, as a row's `kind`: the primitive the library used. `read-write` is lockstock's
+ * read-write lock (the read lock alone in the uncontended scenario); `redlock` a mutex held on a
+ * majority of independent masters.
+ */
+export const KINDS = ['mutex', 'fair', 'read-write', 'semaphore', 'redlock'] as const;
+export type Kind = (typeof KINDS)[number];
+
+/** What each library offers of those kinds (a peer's single-node Redlock is its mutex). */
+export const PRIMITIVES: Record<LibraryName, readonly Kind[]> = {
+  lockstock: KINDS,
+  redlock: ['mutex', 'redlock'],
+  'redis-semaphore': ['mutex', 'semaphore', 'redlock'],
+  'redlock-universal': ['mutex', 'redlock'],
+};
+
+/**
+ * What a team without lockstock's kind would use from a peer: a mutex stands in for the fair lock
+ * and for the read-write lock (a mutex around every section).
+ */
+export const PEER_KIND: Record<Kind, Kind> = {
+  mutex: 'mutex',
+  fair: 'mutex',
+  'read-write': 'mutex',
+  semaphore: 'semaphore',
+  redlock: 'redlock',
+};
+
+/** Read sections share a read-write lock; everything else takes the lock exclusively. */
+export type Access = 'read' | 'write';
 
 export interface HeldLock {
   release(): Promise<unknown>;
 }
 
-/** One library behind one interface: acquire (waiting as long as it takes), release, close. */
+/** One library's primitive behind one interface: acquire (waiting as long as it takes), close. */
 export interface LockAdapter {
-  acquire(key: string): Promise<HeldLock>;
+  acquire(key: string, access?: Access): Promise<HeldLock>;
   close(): Promise<void>;
 }
 
-export function redisOptions(url: string, setting: ClientSetting): { url: string; options: RedisOptions } {
-  return { url, options: setting === 'autoPipelining' ? { enableAutoPipelining: true } : {} };
+/** Which primitive to build, where, with which ioredis settings; plain data (sent to workers). */
+export interface AdapterSpec {
+  library: LibraryName;
+  kind: Kind;
+  target: Target;
+  setting: ClientSetting;
+  /** Permits of a semaphore; every holder of a key passes the same number. */
+  permits: number;
 }
 
 async function importPeer<T>(name: string): Promise<T> {
@@ -40,62 +74,146 @@ export async function assertPeersInstalled(libraries: readonly LibraryName[]): P
 /** A lock's lease in the benchmark, where a library needs one (peers' defaults are 10 s too). */
 const LEASE_MS = 10_000;
 
-export async function createAdapter(
-  library: LibraryName,
-  url: string,
-  setting: ClientSetting,
-): Promise<LockAdapter> {
-  const { options } = redisOptions(url, setting);
-  const redis = new Redis(url, options);
-  await redis.ping();
-  switch (library) {
-    case 'lockstock': {
-      // Defaults: watchdog lease, renewed in the background (like redis-semaphore's refresh).
-      const locks = new RedisLockClient({ redis });
-      return {
-        acquire: (key) => locks.mutex(key).acquire(),
-        close: async () => {
-          await locks.close();
-          redis.disconnect();
-        },
-      };
+/**
+ * Builds the adapter of `spec`, on connections of its own. Every library uses its defaults (retry
+ * intervals, leases renewed or not) as a team would out of the box; lockstock's watchdog renews its
+ * leases like redis-semaphore's refresh timer.
+ */
+export async function createAdapter(spec: AdapterSpec): Promise<LockAdapter> {
+  if (!PRIMITIVES[spec.library].includes(spec.kind))
+    throw new Error(`${spec.library} has no ${spec.kind} lock to benchmark`);
+  const connections = await connect(spec.target, spec.setting);
+  const close = async () => disconnect(connections);
+  try {
+    switch (spec.library) {
+      case 'lockstock':
+        return lockstock(spec, connections);
+      case 'redlock':
+        return { ...(await redlock(connections)), close };
+      case 'redis-semaphore':
+        return { ...(await redisSemaphore(spec, connections)), close };
+      case 'redlock-universal':
+        return { ...(await redlockUniversal(connections)), close };
     }
-    case 'redlock': {
-      type RedlockModule = typeof import('redlock');
-      const { default: Redlock, ExecutionError } = await importPeer<RedlockModule>('redlock');
-      const redlock = new Redlock([redis]); // default retry settings (10 × 200 ms ± 200 ms)
-      return {
-        // redlock gives up after its retries; the benchmark loop keeps asking, like an app would.
-        acquire: async (key) => {
-          for (;;) {
-            try {
-              return await redlock.acquire([key], LEASE_MS);
-            } catch (error) {
-              if (!(error instanceof ExecutionError)) throw error;
-            }
-          }
-        },
-        close: async () => redis.disconnect(),
-      };
-    }
-    case 'redis-semaphore': {
-      type SemaphoreModule = typeof import('redis-semaphore');
-      const { Mutex, TimeoutError } = await importPeer<SemaphoreModule>('redis-semaphore');
-      return {
-        // Defaults: 10 s lock refreshed in the background, 10 ms retry interval, 10 s acquire timeout.
-        acquire: async (key) => {
-          const mutex = new Mutex(redis, key);
-          for (;;) {
-            try {
-              await mutex.acquire();
-              return mutex;
-            } catch (error) {
-              if (!(error instanceof TimeoutError)) throw error;
-            }
-          }
-        },
-        close: async () => redis.disconnect(),
-      };
-    }
+  } catch (error) {
+    disconnect(connections);
+    throw error;
   }
+}
+
+type Acquire = Pick<LockAdapter, 'acquire'>;
+
+function lockstock(spec: AdapterSpec, connections: Connections): LockAdapter {
+  if (spec.kind === 'redlock') {
+    if (connections.topology !== 'masters-5') throw new Error('lockstock redlock runs on masters-5');
+    // Without a fencing token source, as the peers (none of them fences); tokens are then 0.
+    const redlock = new RedlockClient({ nodes: connections.clients });
+    return {
+      acquire: (key) => redlock.mutex(key).acquire(),
+      close: async () => {
+        await redlock.close();
+        disconnect(connections);
+      },
+    };
+  }
+  if (connections.topology === 'masters-5') throw new Error(`lockstock ${spec.kind} runs on one Redis`);
+  const locks = new RedisLockClient({ redis: connections.client });
+  const acquire: LockAdapter['acquire'] = {
+    mutex: (key: string) => locks.mutex(key).acquire(),
+    fair: (key: string) => locks.fair(key).acquire(),
+    'read-write': (key: string, access: Access = 'write') => locks.readWrite(key)[access].acquire(),
+    semaphore: (key: string) => locks.semaphore(key, { permits: spec.permits }).acquire(),
+  }[spec.kind];
+  return {
+    acquire,
+    close: async () => {
+      await locks.close();
+      disconnect(connections);
+    },
+  };
+}
+
+/** The clients a peer is given: the one client, or the 5 masters. */
+function clientsOf(connections: Connections) {
+  return connections.topology === 'masters-5' ? connections.clients : [connections.client];
+}
+
+async function redlock(connections: Connections): Promise<Acquire> {
+  type RedlockModule = typeof import('redlock');
+  const { default: Redlock, ExecutionError } = await importPeer<RedlockModule>('redlock');
+  // Default retry settings (10 × 200 ms ± 200 ms); one client, or the 5 masters for Redlock proper.
+  const redlock = new Redlock(clientsOf(connections));
+  return {
+    // redlock gives up after its retries; the benchmark loop keeps asking, like an app would.
+    acquire: async (key) => {
+      for (;;) {
+        try {
+          return await redlock.acquire([key], LEASE_MS);
+        } catch (error) {
+          if (!(error instanceof ExecutionError)) throw error;
+        }
+      }
+    },
+  };
+}
+
+async function redisSemaphore(spec: AdapterSpec, connections: Connections): Promise<Acquire> {
+  type SemaphoreModule = typeof import('redis-semaphore');
+  const { Mutex, Semaphore, RedlockMutex, TimeoutError } =
+    await importPeer<SemaphoreModule>('redis-semaphore');
+  // One object per acquisition (it carries the holder's identifier). Defaults: 10 s lock refreshed
+  // in the background, 10 ms retry interval, 10 s acquire timeout.
+  const create = (key: string) => {
+    if (connections.topology === 'masters-5') return new RedlockMutex(connections.clients, key);
+    if (spec.kind === 'semaphore') return new Semaphore(connections.client, key, spec.permits);
+    return new Mutex(connections.client, key);
+  };
+  return {
+    acquire: async (key) => {
+      const lock = create(key);
+      for (;;) {
+        try {
+          await lock.acquire();
+          return lock;
+        } catch (error) {
+          if (!(error instanceof TimeoutError)) throw error;
+        }
+      }
+    },
+  };
+}
+
+async function redlockUniversal(connections: Connections): Promise<Acquire> {
+  type UniversalModule = typeof import('redlock-universal');
+  const { createLock, createRedlock, IoredisAdapter, LockAcquisitionError } =
+    await importPeer<UniversalModule>('redlock-universal');
+  type UniversalLock = ReturnType<typeof createLock>;
+  const adapters = clientsOf(connections).map((client) => IoredisAdapter.from(client));
+  // A lock object per key (each acquire gets a fresh value and handle), created as the README shows;
+  // defaults: 3 retries 100 ms apart (200 ms for Redlock), circuit breaker on.
+  const locks = new Map<string, UniversalLock>();
+  const lockFor = (key: string): UniversalLock => {
+    let lock = locks.get(key);
+    if (!lock) {
+      lock =
+        connections.topology === 'masters-5'
+          ? createRedlock({ adapters, key, ttl: LEASE_MS })
+          : createLock({ adapter: adapters[0]!, key, ttl: LEASE_MS });
+      locks.set(key, lock);
+    }
+    return lock;
+  };
+  return {
+    acquire: async (key) => {
+      const lock = lockFor(key);
+      for (;;) {
+        try {
+          const handle = await lock.acquire();
+          return { release: () => lock.release(handle) };
+        } catch (error) {
+          if (!(error instanceof LockAcquisitionError)) throw error;
+        }
+      }
+    },
+  };
 }

@@ -1,7 +1,7 @@
 // redlock 5's package.json "exports" hides its own typings from NodeNext resolution; this declares
 // the part of its API the benchmark uses (same signatures as node_modules/redlock/dist/index.d.ts).
 declare module 'redlock' {
-  import type { Redis } from 'ioredis';
+  import type { Cluster, Redis } from 'ioredis';
 
   export class ExecutionError extends Error {}
 
@@ -10,7 +10,7 @@ declare module 'redlock' {
   }
 
   export default class Redlock {
-    constructor(clients: Iterable<Redis>, settings?: Partial<Record<string, number>>);
+    constructor(clients: Iterable<Redis | Cluster>, settings?: Partial<Record<string, number>>);
     acquire(resources: string[], duration: number): Promise<Lock>;
   }
 }

@@ -1,40 +1,55 @@
 import { writeFileSync } from 'node:fs';
-import { RedisServer } from 'lockstock/servers';
 import { silentProgress, type StepProgress } from '../../support/progress.js';
-import type { TableData } from '../../support/table.js';
 import { describeMachine, type MachineInfo } from '../machine.js';
 import { median, round } from '../stats.js';
 import { runContended, type ContendedResult } from './contended.js';
+import type { Workload } from './contended-worker.js';
 import {
   assertPeersInstalled,
   createAdapter,
-  LIBRARIES,
-  type ClientSetting,
+  PEER_KIND,
+  type AdapterSpec,
+  type Kind,
   type LibraryName,
 } from './libraries.js';
+import { planSubjects, SEMAPHORE_PERMITS, type Scenario, type Subject } from './scenarios.js';
+import { BenchServers, type ClientSetting, type Topology } from './targets.js';
 import { runUncontended } from './uncontended.js';
 
 export interface BenchLocksOptions {
-  /** Use this Redis instead of starting a private redis-server. */
+  /** Use this Redis for the `single` rows instead of starting a private redis-server. */
   redisUrl?: string;
   runs: number;
   uncontendedMs: number;
   contendedMs: number;
   clients: ClientSetting[];
   libraries: LibraryName[];
+  scenarios: Scenario[];
+  /** lockstock's kinds to measure; the peers' counterparts come with them. */
+  kinds: Kind[];
   json?: string;
-  /** Each scenario × library × run is one step, weighted by its planned duration. */
+  /** Each row × run is one step, weighted by its planned duration. */
   progress?: StepProgress;
 }
 
 export interface LockBenchResult {
   library: LibraryName;
+  /** The primitive the library used (a peer's mutex stands in for lockstock's fair and read-write). */
+  kind: Kind;
+  topology: Topology;
   client: ClientSetting;
-  scenario: 'uncontended' | 'contended';
+  scenario: Scenario;
+  /** Medians: acquire + release pairs/s (uncontended), sections/s (reads/s in read-write). */
   opsPerSec: number;
+  /** lockstock rows: opsPerSec over the best peer's of the same scenario, topology, client and kind. */
+  timesBestPeer: number | null;
+  bestPeer: LibraryName | null;
+  writesPerSec: number | null;
   handoffOtherP50Ms: number | null;
   handoffOtherP99Ms: number | null;
   maxWaitMs: number | null;
+  writerMaxWaitMs: number | null;
+  /** Summed over the runs. */
   violations: number;
   runs: number;
 }
@@ -42,62 +57,86 @@ export interface LockBenchResult {
 /** Time a contended run needs beyond its duration (forking and connecting 4 processes), for the plan. */
 const CONTENDED_SETUP_MS = 1_000;
 const UNCONTENDED_WARMUP_MS = 500;
+const WORKLOADS: Record<Exclude<Scenario, 'uncontended'>, Workload> = {
+  contended: 'exclusive',
+  'read-write': 'read-write',
+  semaphore: 'semaphore',
+};
+
+type Sample = { uncontended: number } | { contended: ContendedResult };
+
+const rowKey = (s: Subject, client: ClientSetting) =>
+  `${s.scenario}/${s.topology}/${client}/${s.library}/${s.kind}`;
 
 /**
- * `lockstock bench locks`: lockstock vs node-redlock vs redis-semaphore against one Redis, in one
- * run, with identical ioredis settings per row group. Runs are interleaved across libraries so machine
- * noise hits all of them alike; the report gives medians.
+ * `lockstock bench locks`: lockstock's lock kinds against node-redlock, redis-semaphore and
+ * redlock-universal, in one run, every library with the same ioredis settings. Runs are interleaved
+ * across libraries (and the order rotates from run to run) so machine noise hits all of them alike;
+ * the report gives medians.
  */
 export async function benchLocks(
   options: BenchLocksOptions,
 ): Promise<{ machine: MachineInfo; results: LockBenchResult[] }> {
   const progress = options.progress ?? silentProgress;
-  await assertPeersInstalled(options.libraries);
-  const server = options.redisUrl ? undefined : await RedisServer.start();
-  const url = options.redisUrl ?? (server as RedisServer).url;
+  const subjects = planSubjects(options.scenarios, options.kinds, options.libraries);
+  await assertPeersInstalled([...new Set(subjects.map((s) => s.library))]);
+  const servers = await BenchServers.start(new Set(subjects.map((s) => s.topology)), options.redisUrl);
   try {
-    const machine = await describeMachine(url);
-    const uncontended = new Map<string, number[]>();
-    const contended = new Map<string, ContendedResult[]>();
+    const machine = await describeMachine(servers.anyUrl);
+    const samples = new Map<string, Sample[]>();
+    const warmupMs = Math.min(UNCONTENDED_WARMUP_MS, options.uncontendedMs); // short runs, short warmups
     const steps: Array<{ label: string; weight: number; run: () => Promise<string> }> = [];
     for (const client of options.clients) {
       for (let run = 1; run <= options.runs; run++) {
         const of = `run ${run}/${options.runs}`;
-        for (const library of options.libraries) {
-          steps.push({
-            label: `uncontended ${library} [${client}] ${of}`,
-            weight: options.uncontendedMs + UNCONTENDED_WARMUP_MS,
-            run: async () => {
-              const adapter = await createAdapter(library, url, client);
-              const ops = await runUncontended(adapter, {
-                loops: 64,
-                durationMs: options.uncontendedMs,
-                warmupMs: UNCONTENDED_WARMUP_MS,
-              });
-              await adapter.close();
-              push(uncontended, `${client}/${library}`, ops);
-              return `${of} [${client}] uncontended ${library}: ${Math.round(ops)} pairs/s`;
-            },
-          });
-        }
-        for (const library of options.libraries) {
-          steps.push({
-            label: `contended ${library} [${client}] ${of}`,
-            weight: options.contendedMs + CONTENDED_SETUP_MS,
-            run: async () => {
-              const result = await runContended(library, client, url, {
-                processes: 4,
-                loops: 8,
-                durationMs: options.contendedMs,
-              });
-              push(contended, `${client}/${library}`, result);
-              return (
-                `${of} [${client}] contended ${library}: ${Math.round(result.opsPerSec)} CS/s, ` +
-                `handoff p99 ${round(result.handoffOtherP99Ms)} ms, max wait ${Math.round(result.maxWaitMs)} ms, ` +
-                `violations ${result.violations}`
-              );
-            },
-          });
+        for (const subject of rotated(subjects, run - 1)) {
+          const name = `${subject.scenario} ${subject.library} ${subject.kind}/${subject.topology}`;
+          const spec: AdapterSpec = {
+            library: subject.library,
+            kind: subject.kind,
+            target: servers.target(subject.topology),
+            setting: client,
+            permits: SEMAPHORE_PERMITS,
+          };
+          const record = (sample: Sample) =>
+            samples.set(rowKey(subject, client), [...(samples.get(rowKey(subject, client)) ?? []), sample]);
+          if (subject.scenario === 'uncontended') {
+            steps.push({
+              label: `${name} [${client}] ${of}`,
+              weight: options.uncontendedMs + warmupMs,
+              run: async () => {
+                const adapter = await createAdapter(spec);
+                try {
+                  const ops = await runUncontended(adapter, {
+                    loops: 64,
+                    durationMs: options.uncontendedMs,
+                    warmupMs,
+                    access: subject.kind === 'read-write' ? 'read' : 'write',
+                  });
+                  record({ uncontended: ops });
+                  return `${of} [${client}] ${name}: ${Math.round(ops)} pairs/s`;
+                } finally {
+                  await adapter.close();
+                }
+              },
+            });
+          } else {
+            const workload = WORKLOADS[subject.scenario];
+            steps.push({
+              label: `${name} [${client}] ${of}`,
+              weight: options.contendedMs + CONTENDED_SETUP_MS,
+              run: async () => {
+                const result = await runContended(spec, {
+                  workload,
+                  processes: 4,
+                  loops: 8,
+                  durationMs: options.contendedMs,
+                });
+                record({ contended: result });
+                return `${of} [${client}] ${name}: ${describeContended(result)}`;
+              },
+            });
+          }
         }
       }
     }
@@ -110,80 +149,105 @@ export async function benchLocks(
     } finally {
       progress.end();
     }
-    const results: LockBenchResult[] = options.clients.flatMap((client) =>
-      options.libraries.flatMap((library): LockBenchResult[] => {
-        const c = contended.get(`${client}/${library}`) ?? [];
-        return [
-          {
-            library,
-            client,
-            scenario: 'uncontended',
-            opsPerSec: Math.round(median(uncontended.get(`${client}/${library}`) ?? [])),
-            handoffOtherP50Ms: null,
-            handoffOtherP99Ms: null,
-            maxWaitMs: null,
-            violations: 0,
-            runs: options.runs,
-          },
-          {
-            library,
-            client,
-            scenario: 'contended',
-            opsPerSec: Math.round(median(c.map((r) => r.opsPerSec))),
-            handoffOtherP50Ms: round(median(c.map((r) => r.handoffOtherP50Ms))),
-            handoffOtherP99Ms: round(median(c.map((r) => r.handoffOtherP99Ms))),
-            maxWaitMs: Math.round(median(c.map((r) => r.maxWaitMs))),
-            violations: c.reduce((sum, r) => sum + r.violations, 0),
-            runs: options.runs,
-          },
-        ];
-      }),
+    const results = withRatios(
+      options.clients.flatMap((client) =>
+        subjects.map((subject) => summarizeRow(subject, client, samples.get(rowKey(subject, client)) ?? [])),
+      ),
     );
     const report = { machine, results };
     if (options.json) writeFileSync(options.json, `${JSON.stringify(report, null, 2)}\n`);
     return report;
   } finally {
-    await server?.stop();
+    await servers.stop();
   }
 }
 
-function push<K, V>(map: Map<K, V[]>, key: K, value: V): void {
-  map.set(key, [...(map.get(key) ?? []), value]);
+/**
+ * The subjects in plan order, each group of rows compared with each other (same scenario and
+ * topology) rotated by `by`, so no library always runs first or last in its group.
+ */
+function rotated(subjects: readonly Subject[], by: number): Subject[] {
+  const groups = new Map<string, Subject[]>();
+  for (const s of subjects) {
+    const key = `${s.scenario}/${s.topology}`;
+    groups.set(key, [...(groups.get(key) ?? []), s]);
+  }
+  return [...groups.values()].flatMap((group) => {
+    const shift = by % group.length;
+    return [...group.slice(shift), ...group.slice(0, shift)];
+  });
 }
 
-/** The report table, each lockstock row with its ratio to the best peer of the same client setting. */
-export function lockBenchTable(results: LockBenchResult[]): TableData {
-  const right = 'right' as const;
+function describeContended(r: ContendedResult): string {
+  const parts =
+    r.writesPerSec === null
+      ? [`${Math.round(r.opsPerSec)} CS/s`]
+      : [`${Math.round(r.opsPerSec)} reads/s`, `${Math.round(r.writesPerSec)} writes/s`];
+  if (r.handoffOtherP99Ms !== null) parts.push(`handoff p99 ${round(r.handoffOtherP99Ms)} ms`);
+  parts.push(`max wait ${Math.round(r.maxWaitMs)} ms`);
+  if (r.writerMaxWaitMs !== null) parts.push(`writer max wait ${Math.round(r.writerMaxWaitMs)} ms`);
+  parts.push(`violations ${r.violations}`);
+  return parts.join(', ');
+}
+
+function summarizeRow(subject: Subject, client: ClientSetting, samples: Sample[]): LockBenchResult {
+  const base = {
+    library: subject.library,
+    kind: subject.kind,
+    topology: subject.topology,
+    client,
+    scenario: subject.scenario,
+    timesBestPeer: null,
+    bestPeer: null,
+    runs: samples.length,
+  };
+  const contended = samples.flatMap((s) => ('contended' in s ? [s.contended] : []));
+  if (contended.length === 0) {
+    const ops = samples.flatMap((s) => ('uncontended' in s ? [s.uncontended] : []));
+    return {
+      ...base,
+      opsPerSec: Math.round(median(ops)),
+      writesPerSec: null,
+      handoffOtherP50Ms: null,
+      handoffOtherP99Ms: null,
+      maxWaitMs: null,
+      writerMaxWaitMs: null,
+      violations: 0,
+    };
+  }
+  const med = (pick: (r: ContendedResult) => number | null, digits = 0): number | null => {
+    const values = contended.map(pick).filter((v): v is number => v !== null);
+    return values.length === 0 ? null : round(median(values), digits);
+  };
   return {
-    columns: [
-      { header: 'scenario' },
-      { header: 'client' },
-      { header: 'library' },
-      { header: 'ops/s', align: right },
-      { header: '× best peer', align: right },
-      { header: 'handoff→other p50 / p99 ms', align: right },
-      { header: 'max wait ms', align: right },
-      { header: 'violations', align: right },
-    ],
-    rows: results.map((r) => {
-      const peers = results.filter(
-        (p) => p.scenario === r.scenario && p.client === r.client && p.library !== 'lockstock',
-      );
-      const best = Math.max(...peers.map((p) => p.opsPerSec));
-      const ratio = r.library === 'lockstock' && best > 0 ? `${round(r.opsPerSec / best)}×` : '';
-      const handoff = r.handoffOtherP50Ms === null ? '' : `${r.handoffOtherP50Ms} / ${r.handoffOtherP99Ms}`;
-      return [
-        r.scenario,
-        r.client,
-        r.library,
-        String(r.opsPerSec),
-        ratio,
-        handoff,
-        String(r.maxWaitMs ?? ''),
-        String(r.violations),
-      ];
-    }),
+    ...base,
+    opsPerSec: med((r) => r.opsPerSec) ?? 0,
+    writesPerSec: med((r) => r.writesPerSec),
+    handoffOtherP50Ms: med((r) => r.handoffOtherP50Ms, 2),
+    handoffOtherP99Ms: med((r) => r.handoffOtherP99Ms, 2),
+    maxWaitMs: med((r) => r.maxWaitMs),
+    writerMaxWaitMs: med((r) => r.writerMaxWaitMs),
+    violations: contended.reduce((sum, r) => sum + r.violations, 0),
   };
 }
 
-export { LIBRARIES };
+/** Each lockstock row against the best peer row of its scenario, topology, client and PEER_KIND. */
+function withRatios(results: LockBenchResult[]): LockBenchResult[] {
+  return results.map((r) => {
+    if (r.library !== 'lockstock') return r;
+    const peers = results.filter(
+      (p) =>
+        p.library !== 'lockstock' &&
+        p.scenario === r.scenario &&
+        p.topology === r.topology &&
+        p.client === r.client &&
+        p.kind === PEER_KIND[r.kind],
+    );
+    const best = peers.reduce<LockBenchResult | undefined>(
+      (top, p) => (top === undefined || p.opsPerSec > top.opsPerSec ? p : top),
+      undefined,
+    );
+    if (!best || best.opsPerSec <= 0) return r;
+    return { ...r, timesBestPeer: round(r.opsPerSec / best.opsPerSec), bestPeer: best.library };
+  });
+}

@@ -1,10 +1,12 @@
 import { randomBytes } from 'node:crypto';
-import type { LockAdapter } from './libraries.js';
+import type { Access, LockAdapter } from './libraries.js';
 
 export interface UncontendedOptions {
   loops: number;
   durationMs: number;
   warmupMs: number;
+  /** `read` takes the read lock of a read-write lock. @default 'write' */
+  access?: Access;
 }
 
 /**
@@ -22,7 +24,7 @@ export async function runUncontended(adapter: LockAdapter, options: UncontendedO
       Array.from({ length: options.loops }, async (_, i) => {
         const key = `${prefix}${i}`;
         while (!stop) {
-          const held = await adapter.acquire(key);
+          const held = await adapter.acquire(key, options.access);
           await held.release();
           pairs++;
         }

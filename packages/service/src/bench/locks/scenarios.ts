@@ -1,0 +1,85 @@
+import { LIBRARIES, PEER_KIND, PRIMITIVES, type Kind, type LibraryName } from './libraries.js';
+import type { Topology } from './targets.js';
+
+/**
+ * - `uncontended`: 64 async loops in one process, each on its own lock: acquire + release pairs/s.
+ * - `contended`: 4 processes × 8 loops on one exclusive lock (mutex, fair lock), GET + 1 ms + SET.
+ * - `read-write`: 4 × 8 loops on one lock, one writing (GET + 1 ms + SET), 31 reading (GET + 1 ms +
+ *   GET): reads/s and the writer's longest wait.
+ * - `semaphore`: 4 × 8 loops on one semaphore of 4 permits, INCR + 1 ms + DECR.
+ */
+export const SCENARIOS = ['uncontended', 'contended', 'read-write', 'semaphore'] as const;
+export type Scenario = (typeof SCENARIOS)[number];
+
+/** Which of lockstock's kinds each scenario measures, and where. */
+export const COVERAGE: Record<Scenario, ReadonlyArray<{ kind: Kind; topology: Topology }>> = {
+  uncontended: [
+    { kind: 'mutex', topology: 'single' },
+    { kind: 'fair', topology: 'single' },
+    { kind: 'read-write', topology: 'single' }, // the read lock
+    { kind: 'semaphore', topology: 'single' },
+    { kind: 'redlock', topology: 'masters-5' },
+    { kind: 'mutex', topology: 'cluster' },
+  ],
+  contended: [
+    { kind: 'mutex', topology: 'single' },
+    { kind: 'fair', topology: 'single' },
+  ],
+  'read-write': [{ kind: 'read-write', topology: 'single' }],
+  semaphore: [{ kind: 'semaphore', topology: 'single' }],
+};
+
+/** Permits of the semaphores, uncontended and contended, for lockstock and redis-semaphore alike. */
+export const SEMAPHORE_PERMITS = 4;
+
+/** One row of the report: a library's primitive in a scenario on a topology. */
+export interface Subject {
+  scenario: Scenario;
+  topology: Topology;
+  library: LibraryName;
+  kind: Kind;
+}
+
+/**
+ * The rows to measure for the selected scenarios, lockstock kinds and libraries: each lockstock kind
+ * where its scenario measures it, and beside it every selected peer's counterpart (PEER_KIND) on the
+ * same topology — measured once when several kinds share it (peers' mutexes stand in for the mutex,
+ * the fair lock and the read-write lock). Throws when the selection measures nothing, or names a
+ * kind none of the selected scenarios measures.
+ */
+export function planSubjects(
+  scenarios: readonly Scenario[],
+  kinds: readonly Kind[],
+  libraries: readonly LibraryName[],
+): Subject[] {
+  for (const kind of kinds) {
+    const where = SCENARIOS.filter((s) => COVERAGE[s].some((c) => c.kind === kind));
+    if (!scenarios.some((s) => where.includes(s)))
+      throw new Error(
+        `kind ${kind} is measured in scenario ${where.join(', ')} only; add it to --scenarios or drop the kind`,
+      );
+  }
+  const subjects: Subject[] = [];
+  const add = (subject: Subject) => {
+    const same = (s: Subject) =>
+      s.scenario === subject.scenario &&
+      s.topology === subject.topology &&
+      s.library === subject.library &&
+      s.kind === subject.kind;
+    if (!subjects.some(same)) subjects.push(subject);
+  };
+  for (const scenario of SCENARIOS.filter((s) => scenarios.includes(s))) {
+    for (const { kind, topology } of COVERAGE[scenario].filter((c) => kinds.includes(c.kind))) {
+      if (libraries.includes('lockstock')) add({ scenario, topology, library: 'lockstock', kind });
+      for (const library of LIBRARIES.filter((l) => l !== 'lockstock' && libraries.includes(l))) {
+        if (PRIMITIVES[library].includes(PEER_KIND[kind]))
+          add({ scenario, topology, library, kind: PEER_KIND[kind] });
+      }
+    }
+  }
+  if (subjects.length === 0)
+    throw new Error(
+      `nothing to measure: libraries ${libraries.join(', ')} have none of kinds ${kinds.join(', ')}`,
+    );
+  return subjects;
+}

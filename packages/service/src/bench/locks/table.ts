@@ -1,0 +1,40 @@
+import type { TableData } from '../../support/table.js';
+import type { LockBenchResult } from './run.js';
+
+const cell = (value: number | null) => (value === null ? '' : String(value));
+
+/**
+ * The report table: a row per scenario, kind, topology, client and library, in plan order (lockstock's
+ * kind first, then the peers it is compared with); lockstock rows carry their ratio to the best peer.
+ */
+export function lockBenchTable(results: readonly LockBenchResult[]): TableData {
+  const right = 'right' as const;
+  return {
+    columns: [
+      { header: 'scenario' },
+      { header: 'kind' },
+      { header: 'topology' },
+      { header: 'client' },
+      { header: 'library' },
+      { header: 'ops/s', align: right },
+      { header: '× best peer', align: right },
+      { header: 'handoff→other p50 / p99 ms', align: right },
+      { header: 'max wait ms', align: right },
+      { header: 'writer max wait ms', align: right },
+      { header: 'violations', align: right },
+    ],
+    rows: results.map((r) => [
+      r.scenario,
+      r.kind,
+      r.topology,
+      r.client,
+      r.library,
+      String(r.opsPerSec),
+      r.timesBestPeer === null ? '' : `${r.timesBestPeer}×`,
+      r.handoffOtherP50Ms === null ? '' : `${r.handoffOtherP50Ms} / ${r.handoffOtherP99Ms}`,
+      cell(r.maxWaitMs),
+      cell(r.writerMaxWaitMs),
+      String(r.violations),
+    ]),
+  };
+}

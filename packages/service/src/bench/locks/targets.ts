@@ -1,0 +1,117 @@
+import { Cluster, Redis, type RedisOptions } from 'ioredis';
+import { RedisCluster, RedisServer, startRedisServers } from 'lockstock/servers';
+
+/**
+ * Where a row's locks live:
+ * - `single`: one redis-server;
+ * - `cluster`: a Redis Cluster of 3 masters (no replicas), through an ioredis `Cluster` client;
+ * - `masters-5`: 5 independent redis-servers (no replication between them), the Redlock setting.
+ */
+export const TOPOLOGIES = ['single', 'cluster', 'masters-5'] as const;
+export type Topology = (typeof TOPOLOGIES)[number];
+
+/** ioredis settings of a benchmark run; every library in a run gets the same ones. */
+export const CLIENT_SETTINGS = ['default', 'autoPipelining'] as const;
+export type ClientSetting = (typeof CLIENT_SETTINGS)[number];
+
+/** How to reach a topology; plain data, so it can be sent to worker processes. */
+export type Target =
+  | { topology: 'single'; url: string }
+  | { topology: 'cluster'; nodes: Array<{ host: string; port: number }> }
+  | { topology: 'masters-5'; urls: string[] };
+
+export function redisOptions(setting: ClientSetting): RedisOptions {
+  return setting === 'autoPipelining' ? { enableAutoPipelining: true } : {};
+}
+
+/** The connections of one library in one row: what its constructor is given. */
+export type Connections =
+  | { topology: 'single'; client: Redis }
+  | { topology: 'cluster'; client: Cluster }
+  | { topology: 'masters-5'; clients: Redis[] };
+
+/** Opens connections to `target` with the run's ioredis settings, and waits until they answer. */
+export async function connect(target: Target, setting: ClientSetting): Promise<Connections> {
+  const options = redisOptions(setting);
+  switch (target.topology) {
+    case 'single': {
+      const client = new Redis(target.url, options);
+      await client.ping();
+      return { topology: 'single', client };
+    }
+    case 'cluster': {
+      // The same options for every node connection, and auto-pipelining on the Cluster itself.
+      const client = new Cluster(target.nodes, { redisOptions: options, ...options });
+      await client.ping();
+      return { topology: 'cluster', client };
+    }
+    case 'masters-5': {
+      const clients = target.urls.map((url) => new Redis(url, options));
+      await Promise.all(clients.map((client) => client.ping()));
+      return { topology: 'masters-5', clients };
+    }
+  }
+}
+
+export function disconnect(connections: Connections): void {
+  if (connections.topology === 'masters-5') connections.clients.forEach((client) => client.disconnect());
+  else connections.client.disconnect();
+}
+
+/** The servers of a benchmark: only those its rows need, private unless a single Redis URL is given. */
+export class BenchServers {
+  private constructor(
+    private readonly targets: Map<Topology, Target>,
+    private readonly stops: Array<() => Promise<void>>,
+  ) {}
+
+  static async start(topologies: ReadonlySet<Topology>, singleUrl?: string): Promise<BenchServers> {
+    const targets = new Map<Topology, Target>();
+    const stops: Array<() => Promise<void>> = [];
+    const servers = new BenchServers(targets, stops);
+    try {
+      if (topologies.has('single')) {
+        if (singleUrl) targets.set('single', { topology: 'single', url: singleUrl });
+        else {
+          const server = await RedisServer.start();
+          stops.push(() => server.stop());
+          targets.set('single', { topology: 'single', url: server.url });
+        }
+      }
+      if (topologies.has('masters-5')) {
+        const masters: RedisServer[] = await startRedisServers(5);
+        stops.push(() => Promise.all(masters.map((m) => m.stop())).then(() => undefined));
+        targets.set('masters-5', { topology: 'masters-5', urls: masters.map((m) => m.url) });
+      }
+      if (topologies.has('cluster')) {
+        const cluster = await RedisCluster.start({ masters: 3 });
+        stops.push(() => cluster.stop());
+        targets.set('cluster', { topology: 'cluster', nodes: cluster.startupNodes });
+      }
+      return servers;
+    } catch (error) {
+      await servers.stop();
+      throw error;
+    }
+  }
+
+  target(topology: Topology): Target {
+    const target = this.targets.get(topology);
+    if (!target) throw new Error(`no ${topology} servers were started for this benchmark`);
+    return target;
+  }
+
+  /** One Redis of every topology started, for describing the machine. */
+  get anyUrl(): string {
+    const [first] = this.targets.values();
+    if (!first) throw new Error('no servers were started');
+    if (first.topology === 'single') return first.url;
+    if (first.topology === 'masters-5') return first.urls[0] as string;
+    const node = first.nodes[0] as { host: string; port: number };
+    return `redis://${node.host}:${node.port}`;
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all(this.stops.splice(0).map((stop) => stop()));
+  }
+}

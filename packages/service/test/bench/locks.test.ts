@@ -1,0 +1,140 @@
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import type { Section, WorkerReport } from '../../src/bench/locks/contended-worker.js';
+import { summarize } from '../../src/bench/locks/contended.js';
+import { planSubjects } from '../../src/bench/locks/scenarios.js';
+import type { LockBenchResult } from '../../src/bench/locks/run.js';
+import { runCli } from '../helpers/cli.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'lockstock-bench-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+/** `lockstock bench locks` as a user runs it, tiny: one short run per row; the JSON it wrote. */
+async function benchLocks(args: string[]): Promise<LockBenchResult[]> {
+  const json = join(dir, `${args.join('-').replace(/[^\w-]/g, '')}.json`);
+  const tiny = ['--runs', '1', '--uncontended-ms', '150', '--contended-ms', '300', '--json', json];
+  const { code, stderr } = await runCli(['bench', 'locks', ...tiny, ...args]);
+  expect(code, stderr).toBe(0);
+  return (JSON.parse(readFileSync(json, 'utf8')) as { results: LockBenchResult[] }).results;
+}
+
+const row = (r: LockBenchResult) => `${r.scenario} ${r.kind}/${r.topology} ${r.library}`;
+
+describe('bench locks end to end (figures are not checked, only what was measured and found)', () => {
+  it('every scenario and kind of lockstock against redis-semaphore, on all three topologies', async () => {
+    const results = await benchLocks(['--libraries', 'lockstock,redis-semaphore']);
+    expect(results.map(row)).toEqual([
+      'uncontended mutex/single lockstock',
+      'uncontended mutex/single redis-semaphore',
+      'uncontended fair/single lockstock',
+      'uncontended read-write/single lockstock',
+      'uncontended semaphore/single lockstock',
+      'uncontended semaphore/single redis-semaphore',
+      'uncontended redlock/masters-5 lockstock',
+      'uncontended redlock/masters-5 redis-semaphore',
+      'uncontended mutex/cluster lockstock',
+      'uncontended mutex/cluster redis-semaphore',
+      'contended mutex/single lockstock',
+      'contended mutex/single redis-semaphore',
+      'contended fair/single lockstock',
+      'read-write read-write/single lockstock',
+      'read-write mutex/single redis-semaphore',
+      'semaphore semaphore/single lockstock',
+      'semaphore semaphore/single redis-semaphore',
+    ]);
+    for (const r of results) {
+      expect(r.violations, row(r)).toBe(0);
+      expect(r.opsPerSec, row(r)).toBeGreaterThan(0);
+      expect(r.runs, row(r)).toBe(1);
+      // Compared with the peer that offers the counterpart (a mutex for fair and read-write).
+      expect(r.bestPeer, row(r)).toBe(r.library === 'lockstock' ? 'redis-semaphore' : null);
+      expect(r.timesBestPeer !== null, row(r)).toBe(r.library === 'lockstock');
+    }
+    const contended = results.filter((r) => r.scenario === 'contended');
+    expect(contended.every((r) => r.handoffOtherP99Ms !== null && r.maxWaitMs !== null)).toBe(true);
+    const readWrite = results.filter((r) => r.scenario === 'read-write');
+    expect(readWrite.every((r) => r.writerMaxWaitMs !== null && r.writesPerSec !== null)).toBe(true);
+  });
+
+  it('node-redlock and redlock-universal: their mutex on one server and on the cluster, Redlock on 5 masters', async () => {
+    const results = await benchLocks([
+      '--scenarios',
+      'uncontended',
+      '--kinds',
+      'mutex,redlock',
+      '--libraries',
+      'redlock,redlock-universal',
+    ]);
+    expect(results.map(row)).toEqual([
+      'uncontended mutex/single redlock',
+      'uncontended mutex/single redlock-universal',
+      'uncontended redlock/masters-5 redlock',
+      'uncontended redlock/masters-5 redlock-universal',
+      'uncontended mutex/cluster redlock',
+      'uncontended mutex/cluster redlock-universal',
+    ]);
+    for (const r of results) expect(r.opsPerSec, row(r)).toBeGreaterThan(0);
+  });
+
+  it('refuses a selection that measures nothing, or a kind no selected scenario measures', async () => {
+    const { code, stderr } = await runCli(['bench', 'locks', '--kinds', 'mutex,spinning']);
+    expect(code).toBe(1);
+    expect(stderr).toContain('unknown: spinning');
+    expect(() => planSubjects(['semaphore'], ['mutex'], ['lockstock'])).toThrow(
+      'kind mutex is measured in scenario uncontended, contended only',
+    );
+    expect(() => planSubjects(['contended'], ['fair'], ['redlock-universal'])).not.toThrow();
+    expect(() => planSubjects(['semaphore'], ['semaphore'], ['redlock'])).toThrow('nothing to measure');
+  });
+});
+
+describe('the checks find what a broken lock would do', () => {
+  const ms = (n: number) => BigInt(Math.round(n * 1e6));
+  const section = (loop: string, from: number, to: number, write = true, seen = 0): Section => ({
+    loop,
+    write,
+    invokedAt: ms(from - 0.5),
+    acquiredAt: ms(from),
+    releasingAt: ms(to),
+    seen,
+  });
+  const report = (sections: Section[], waiting: WorkerReport['waiting'] = []): WorkerReport => ({
+    type: 'done',
+    sections,
+    waiting,
+    endedAt: ms(100),
+  });
+
+  it('exclusive: overlapping sections and lost updates; hand-offs to other loops only', () => {
+    const ok = [section('a', 0, 1), section('a', 1.5, 2.5), section('b', 3, 4)];
+    const clean = summarize('exclusive', [report(ok)], 3, 1000, 1);
+    expect(clean.violations).toBe(0);
+    expect(clean.handoffOtherP50Ms).toBeCloseTo(0.5);
+    const overlapping = [section('a', 0, 2), section('b', 1, 3)];
+    expect(summarize('exclusive', [report(overlapping)], 1, 1000, 1).violations).toBe(1 + 1);
+  });
+
+  it('read-write: reads overlap freely, a write overlaps nothing, torn reads count, the writer waits', () => {
+    const reads = [section('r1', 0, 2, false), section('r2', 1, 3, false)];
+    const fine = summarize('read-write', [report([...reads, section('w', 4, 5)])], 1, 1000, 1);
+    expect(fine).toMatchObject({ violations: 0, opsPerSec: 2, writesPerSec: 1 });
+    const clash = [...reads, section('w', 2.5, 4), section('r3', 5, 6, false, 1)];
+    expect(summarize('read-write', [report(clash)], 1, 1000, 1).violations).toBe(1 + 1);
+    const starved = summarize(
+      'read-write',
+      [report(reads, [{ loop: 'w', write: true, since: ms(10) }])],
+      0,
+      1,
+      1,
+    );
+    expect(starved.writerMaxWaitMs).toBe(90);
+  });
+
+  it('semaphore: never more than the permits inside, by the recorded times and by what was seen', () => {
+    const two = [section('a', 0, 2, true, 1), section('b', 1, 3, true, 2)];
+    expect(summarize('semaphore', [report(two)], 0, 1000, 2).violations).toBe(0);
+    expect(summarize('semaphore', [report(two)], 0, 1000, 1).violations).toBe(1 + 1);
+  });
+});
