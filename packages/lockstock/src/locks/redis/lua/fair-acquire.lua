@@ -26,6 +26,12 @@ if redis.call('hexists', KEYS[1], owner) == 1 then
   end
   return tonumber(redis.call('get', KEYS[4]) or '0')
 end
+-- Uncontended: no holder and nobody queued, so no clock and no queue to consult.
+if redis.call('exists', KEYS[1], KEYS[2]) == 0 then
+  redis.call('hset', KEYS[1], owner, 1)
+  redis.call('pexpire', KEYS[1], lease)
+  return redis.call('incr', KEYS[4])
+end
 local now, now_us = now_ms()
 local head = fair_head(KEYS[2], KEYS[3], now)
 local held = redis.call('exists', KEYS[1]) == 1

@@ -22,5 +22,7 @@ if tonumber(count) > 1 then
   return redis.call('hincrby', KEYS[1], ARGV[1], -1)
 end
 redis.call('del', KEYS[1])
-wake_head(KEYS[2], KEYS[3], KEYS[4], now_ms())
+if redis.call('exists', KEYS[2]) == 1 then
+  wake_head(KEYS[2], KEYS[3], KEYS[4], now_ms())
+end
 return 0

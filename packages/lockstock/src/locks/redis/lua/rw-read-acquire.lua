@@ -25,7 +25,8 @@ if redis.call('hexists', KEYS[2], owner) == 1 then
   expire_with_last_reader(KEYS[2], KEYS[3], now)
   return tonumber(redis.call('hget', KEYS[2], TOKEN .. owner))
 end
-if redis.call('hexists', KEYS[1], owner) == 0 then
+-- One EXISTS for the common case: no writer holds the lock and none waits for it.
+if redis.call('exists', KEYS[1], KEYS[4]) > 0 and redis.call('hexists', KEYS[1], owner) == 0 then
   local writer = redis.call('pttl', KEYS[1])
   if writer ~= -2 then
     return { math.max(writer, 0) }

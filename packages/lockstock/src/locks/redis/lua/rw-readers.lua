@@ -14,8 +14,12 @@ local function now_ms()
   return t[1] * 1000 + math.floor(t[2] / 1000)
 end
 
--- Drops readers whose lease has ended.
+-- Drops readers whose lease has ended (nothing to do unless the earliest lease has).
 local function drop_expired_readers(readers, leases, now)
+  local first = redis.call('zrange', leases, 0, 0, 'WITHSCORES')[2]
+  if not first or tonumber(first) > now then
+    return
+  end
   local expired = redis.call('zrangebyscore', leases, '-inf', now)
   for _, owner in ipairs(expired) do
     redis.call('hdel', readers, owner, TOKEN .. owner)
