@@ -10,16 +10,11 @@
   Publishes 'o:<owner>' on KEYS[4], naming the next live waiter, when the lock becomes free.
   Returns  n > 0 holds this owner still has; 0 released; -1 no lock; -2 held by another owner.
 ]]
+-- @include hold-count.lua
 -- @include fair-queue.lua
-local count = redis.call('hget', KEYS[1], ARGV[1])
-if not count then
-  if redis.call('exists', KEYS[1]) == 1 then
-    return -2
-  end
-  return -1
-end
-if tonumber(count) > 1 then
-  return redis.call('hincrby', KEYS[1], ARGV[1], -1)
+local left = release_one_hold(KEYS[1], ARGV[1])
+if left then
+  return left
 end
 redis.call('del', KEYS[1])
 if redis.call('exists', KEYS[2]) == 1 then

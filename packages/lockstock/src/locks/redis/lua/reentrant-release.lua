@@ -17,16 +17,11 @@
            n > 0 holds this owner still has; 0 released;
            -1 no lock (expired or deleted); -2 held by another owner.
 ]]
+-- @include hold-count.lua
 -- @include client-turns.lua
-local count = redis.call('hget', KEYS[1], ARGV[1])
-if not count then
-  if redis.call('exists', KEYS[1]) == 1 then
-    return -2
-  end
-  return -1
-end
-if tonumber(count) > 1 then
-  return redis.call('hincrby', KEYS[1], ARGV[1], -1)
+local left = release_one_hold(KEYS[1], ARGV[1])
+if left then
+  return left
 end
 redis.call('del', KEYS[1])
 local next_is, turn = next_holder(KEYS[4], ARGV[2], ARGV[3])

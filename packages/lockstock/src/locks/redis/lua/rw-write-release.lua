@@ -8,15 +8,10 @@
   Publishes '' on KEYS[2] when the lock becomes free.
   Returns  n > 0 holds this owner still has; 0 released; -1 no lock; -2 held by another owner.
 ]]
-local count = redis.call('hget', KEYS[1], ARGV[1])
-if not count then
-  if redis.call('exists', KEYS[1]) == 1 then
-    return -2
-  end
-  return -1
-end
-if tonumber(count) > 1 then
-  return redis.call('hincrby', KEYS[1], ARGV[1], -1)
+-- @include hold-count.lua
+local left = release_one_hold(KEYS[1], ARGV[1])
+if left then
+  return left
 end
 redis.call('del', KEYS[1])
 redis.call('spublish', KEYS[2], '')
