@@ -75,13 +75,12 @@ describe('Redlock quorum', () => {
   });
 
   it('a holder paused past its lease is refused by the fenced resource', async () => {
-    const pool = new pg.Pool({
-      connectionString: (backend.config() as { databaseUrl: string }).databaseUrl,
-      max: 2,
-    });
-    pool.on('error', () => undefined); // an idle connection sees the server stop at the end
+    // One client with its own error listener: it sees the server stop at the end of the file.
+    const db = new pg.Client({ connectionString: (backend.config() as { databaseUrl: string }).databaseUrl });
+    db.on('error', () => undefined);
+    await db.connect();
     try {
-      const store = new PostgresFencedStore<number>(pool);
+      const store = new PostgresFencedStore<number>(db);
       await store.migrate();
       const [a, b] = [client(), client()];
       const stale = await a.mutex('rl-fenced').acquire({ leaseMs: 200 });
@@ -94,7 +93,7 @@ describe('Redlock quorum', () => {
       expect(await store.read('rl-fenced')).toBe(2);
       await fresh.release();
     } finally {
-      await pool.end();
+      await db.end();
     }
   });
 });
