@@ -1,6 +1,12 @@
+import { readFileSync } from 'node:fs';
+import { setTimeout as delay } from 'node:timers/promises';
 import pg from 'pg';
 import { freePort, PostgresServer, RedisServer } from 'lockstock/servers';
-import { spawnCli, waitUntilHealthy, type CliProcess } from '../../helpers/cli.js';
+import { spawnCli, type CliProcess } from '../../helpers/cli.js';
+
+const sql = (name: string) => readFileSync(new URL(`./sql/${name}.sql`, import.meta.url), 'utf8');
+const LOCK_SALE = sql('lock-sale');
+const LOCK_WAITERS = sql('lock-waiters');
 
 /** Output that means a process hit something nobody handled (what issue 13 saw before it died). */
 const CRASH =
@@ -54,20 +60,25 @@ export class FaultCluster {
       LOCKSTOCK_RATE_LIMIT_PER_USER: '0', // retries of one buyer are the point here
     });
     const urls = ['--redis', redis.url, '--database', postgres.url];
-    for (let i = 0; i < (options.serves ?? 2); i++) {
-      const port = await freePort();
-      const name = `serve-${String.fromCharCode(97 + i)}`;
-      // One at a time: they migrate the same database.
-      await cluster.launch(name, ['serve', '--port', String(port), '--workers', '0', ...urls], port);
+    try {
+      for (let i = 0; i < (options.serves ?? 2); i++) {
+        const port = await freePort();
+        const name = `serve-${String.fromCharCode(97 + i)}`;
+        // One at a time: they migrate the same database.
+        await cluster.launch(name, ['serve', '--port', String(port), '--workers', '0', ...urls], port);
+      }
+      await cluster.launch('worker', [
+        'worker',
+        ...urls,
+        '--batch-size',
+        '100',
+        '--claim-idle-ms',
+        String(options.claimIdleMs ?? 1000),
+      ]);
+    } catch (error) {
+      await cluster.stop(); // never leave servers behind a failed start
+      throw error;
     }
-    await cluster.launch('worker', [
-      'worker',
-      ...urls,
-      '--batch-size',
-      '100',
-      '--claim-idle-ms',
-      String(options.claimIdleMs ?? 1000),
-    ]);
     return cluster;
   }
 
@@ -105,8 +116,14 @@ export class FaultCluster {
       const crash = child.allLines().find((line) => CRASH.test(line));
       if (crash) this.crashes.push(`${name}: ${crash}`);
     });
-    if (member.url) await waitUntilHealthy(`${member.url}/healthz`);
-    else await child.waitForLine(/order pipeline running/);
+    const outcome = member.url
+      ? await healthy(`${member.url}/healthz`, child)
+      : await Promise.race([
+          child.waitForLine(/order pipeline running/).then(() => 'ready'),
+          child.exited.then(() => 'exited'),
+          delay(60_000, 'not ready after 60 s', { ref: false }),
+        ]);
+    if (outcome !== 'ready') throw new Error(`${name} did not start (${outcome}):\n${child.output()}`);
   }
 
   /** Sends a signal to a process (SIGKILL counts as an exit the harness caused). */
@@ -163,6 +180,27 @@ export class FaultCluster {
     }
   }
 
+  /**
+   * Takes the sale's row lock in a transaction of the harness and resolves once a pipeline
+   * transaction is waiting for it (bounded polling on pg_stat_activity): from then on a worker holds
+   * a checked-out connection inside an open transaction — the moment a server crash is hardest on a
+   * client. The lock goes when its connection does (the fault this is for stops the server).
+   */
+  async blockPipelineOn(saleId: string): Promise<void> {
+    const holder = new pg.Client({ connectionString: this.postgres.url });
+    holder.on('error', () => undefined); // the server is about to be stopped under it: expected
+    await holder.connect();
+    await holder.query('BEGIN');
+    await holder.query(LOCK_SALE, [saleId]);
+    const deadline = performance.now() + 20_000;
+    for (;;) {
+      const { rows } = await holder.query<{ waiting: number }>(LOCK_WAITERS);
+      if ((rows[0]?.waiting ?? 0) > 0) return;
+      if (performance.now() > deadline) throw new Error('no pipeline transaction came to wait on the sale');
+      await delay(50);
+    }
+  }
+
   /** Stops a process with SIGTERM (a clean shutdown) and starts it again. */
   async restartGracefully(name: string): Promise<void> {
     const member = this.member(name);
@@ -182,4 +220,20 @@ export class FaultCluster {
     this.redis.signal('SIGCONT');
     await Promise.all([this.redis.stop(), this.postgres.stop()]);
   }
+}
+
+/** Polls /healthz until it answers 200: 'ready', or 'exited' if the process died, or after 60 s. */
+async function healthy(url: string, child: CliProcess): Promise<string> {
+  let exited = false;
+  void child.exited.then(() => (exited = true));
+  const deadline = performance.now() + 60_000;
+  while (!exited && performance.now() < deadline) {
+    const ok = await fetch(url).then(
+      (response) => response.ok,
+      () => false,
+    );
+    if (ok) return 'ready';
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  return exited ? 'exited' : 'not ready after 60 s';
 }

@@ -21,18 +21,23 @@ export interface FaultRow {
   readonly target: string;
   /** How long the fault lasts before it is undone, ms. */
   readonly holdMs: number;
-  inject(cluster: FaultCluster): Promise<void>;
+  inject(cluster: FaultCluster, context: RowContext): Promise<void>;
   /** Undoes the fault; resolves when the faulted part is back (restarted and serving). */
-  heal(cluster: FaultCluster): Promise<void>;
+  heal(cluster: FaultCluster, context: RowContext): Promise<void>;
   /** Before the row's load starts (a setting the fault needs); undone by restore() after the heal. */
-  prepare?(cluster: FaultCluster): Promise<void>;
-  restore?(cluster: FaultCluster): Promise<void>;
+  prepare?(cluster: FaultCluster, context: RowContext): Promise<void>;
+  restore?(cluster: FaultCluster, context: RowContext): Promise<void>;
   /** Recovery is measured on this serve's answers (a restarted one); default: any. */
   readonly recoveryThrough?: string;
   /** Checks that must fail under this fault (the checker must see the violation). */
   readonly mustFail?: readonly CheckName[];
   /** Checks that may fail under this fault (a violation the fault can cause, not always does). */
   readonly mayFail?: readonly CheckName[];
+}
+
+/** What a row's steps may need to know about the run. */
+export interface RowContext {
+  readonly saleId: string;
 }
 
 /** The rows of the fault suite. Add a row here: the harness, checker and README table follow. */
@@ -80,11 +85,17 @@ export const ROWS: readonly FaultRow[] = [
     heal: (c) => c.redis.restart(),
   },
   {
+    // The worker is made to hold a transaction open (waiting on the sale's row lock) when the server
+    // goes: the window in which node-postgres emits 'error' on a checked-out connection.
     name: 'postgres-immediate-stop',
-    fault: 'PostgreSQL `pg_ctl stop -m immediate` for 5 s, then started again',
+    fault:
+      'PostgreSQL `pg_ctl stop -m immediate` for 5 s (while a pipeline transaction is open), then started again',
     target: 'postgres',
     holdMs: 5000,
-    inject: (c) => c.postgres.stopImmediately(),
+    inject: async (c, { saleId }) => {
+      await c.blockPipelineOn(saleId);
+      await c.postgres.stopImmediately();
+    },
     heal: (c) => c.postgres.restart(),
   },
   {
@@ -169,7 +180,8 @@ export async function runRow(
   if (created.status !== 201) throw new Error(`could not create the sale: ${await created.text()}`);
   const saleId = String(((await created.json()) as { id: string }).id);
 
-  await faultRow.prepare?.(cluster);
+  const context: RowContext = { saleId };
+  await faultRow.prepare?.(cluster, context);
   const tokens = new Map<string, string>();
   const load = new Load({
     servers: cluster.servers,
@@ -188,11 +200,11 @@ export async function runRow(
   while (load.issued < before) await delay(20); // observing the load, bounded by the test timeout
 
   history.fault(faultRow.name, 'start', faultRow.target);
-  await faultRow.inject(cluster);
+  await faultRow.inject(cluster, context);
   await delay(options.holdMs ?? faultRow.holdMs); // the fault's duration, not a synchronisation
-  await faultRow.heal(cluster);
+  await faultRow.heal(cluster, context);
   history.fault(faultRow.name, 'end', faultRow.target);
-  await faultRow.restore?.(cluster);
+  await faultRow.restore?.(cluster, context);
 
   // Keep buyers coming until the sale answered after the fault (and a little more), at most 10 s.
   const healedAt = history.now();
