@@ -184,9 +184,9 @@ export class FaultCluster {
    * Takes the sale's row lock in a transaction of the harness and resolves once a pipeline
    * transaction is waiting for it (bounded polling on pg_stat_activity): from then on a worker holds
    * a checked-out connection inside an open transaction — the moment a server crash is hardest on a
-   * client. The lock goes when its connection does (the fault this is for stops the server).
+   * client. Resolves with the release (the lock also goes when the server does).
    */
-  async blockPipelineOn(saleId: string): Promise<void> {
+  async blockPipelineOn(saleId: string): Promise<() => Promise<void>> {
     const holder = new pg.Client({ connectionString: this.postgres.url });
     holder.on('error', () => undefined); // the server is about to be stopped under it: expected
     await holder.connect();
@@ -195,7 +195,7 @@ export class FaultCluster {
     const deadline = performance.now() + 20_000;
     for (;;) {
       const { rows } = await holder.query<{ waiting: number }>(LOCK_WAITERS);
-      if ((rows[0]?.waiting ?? 0) > 0) return;
+      if ((rows[0]?.waiting ?? 0) > 0) return () => holder.end();
       if (performance.now() > deadline) throw new Error('no pipeline transaction came to wait on the sale');
       await delay(50);
     }

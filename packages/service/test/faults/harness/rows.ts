@@ -61,11 +61,16 @@ export const ROWS: readonly FaultRow[] = [
     recoveryThrough: 'serve-a',
   },
   {
+    // Mid-batch for sure: the worker is inside its transaction (waiting on the sale's row lock).
     name: 'worker-sigkill',
-    fault: '`worker` SIGKILLed mid-batch, restarted after the hold',
+    fault: '`worker` SIGKILLed mid-batch (inside its transaction), restarted after the hold',
     target: 'worker',
     holdMs: 1000,
-    inject: (c) => c.kill('worker'),
+    inject: async (c, { saleId }) => {
+      const release = await c.blockPipelineOn(saleId);
+      await c.kill('worker');
+      await release();
+    },
     heal: (c) => c.restart('worker'),
   },
   {
@@ -93,7 +98,7 @@ export const ROWS: readonly FaultRow[] = [
     target: 'postgres',
     holdMs: 5000,
     inject: async (c, { saleId }) => {
-      await c.blockPipelineOn(saleId);
+      await c.blockPipelineOn(saleId); // released by the stop
       await c.postgres.stopImmediately();
     },
     heal: (c) => c.postgres.restart(),
@@ -104,7 +109,7 @@ export const ROWS: readonly FaultRow[] = [
     // immediate stop then loses those orders. Whether a run hits the window (the last ~0.2-0.6 s of
     // commits) depends on timing, hence "may".
     name: 'postgres-immediate-stop-async-commit',
-    fault: 'the same, with `synchronous_commit = off` on the server',
+    fault: 'PostgreSQL `pg_ctl stop -m immediate` for 2 s with `synchronous_commit = off` on the server',
     target: 'postgres',
     holdMs: 2000,
     // The worker's sessions are opened after the setting (it applies to new sessions only).
