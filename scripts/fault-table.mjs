@@ -27,27 +27,27 @@ const COLUMNS = [
 ];
 
 const cell = (check) => (check.valid ? '0' : `**${check.count}**`);
+const title = Object.fromEntries(COLUMNS);
 
 const rows = report.rows.map((run) => {
   const checks = Object.fromEntries(run.report.checks.map((c) => [c.name, c]));
   const { stats } = run.report;
-  const failed = run.report.checks.filter((c) => !c.valid).map((c) => c.name);
+  const failed = run.report.checks.filter((c) => !c.valid).map((c) => title[c.name] ?? c.name);
   const verdict =
     failed.length === 0
       ? 'holds'
       : run.unexpected.length === 0
-        ? `violated, as expected: ${failed.join(', ')}`
-        : `**violated**: ${failed.join(', ')}`;
+        ? `fails as expected (${failed.join(', ')})`
+        : `**fails** (${failed.join(', ')})`;
   const recovery = checks.recovery.valid
     ? `${stats.recoveryMs} ms`
     : `**${stats.recoveryMs === null ? 'never' : `${stats.recoveryMs} ms`}**`;
   return [
-    `\`${run.row}\`: ${run.fault}`,
-    String(stats.acknowledged),
-    `${stats.acknowledgedDuringFault}`,
+    `\`${run.row}\``,
+    `${stats.acknowledged} (${stats.acknowledgedDuringFault})`,
     `${stats.unknown} (${stats.unavailable})`,
     ...COLUMNS.map(([name]) => cell(checks[name])),
-    checks.drained.valid ? 'yes' : '**no**',
+    checks.drained.valid && checks.recordConsistent.valid ? 'yes' : '**no**',
     recovery,
     verdict,
   ];
@@ -55,10 +55,9 @@ const rows = report.rows.map((run) => {
 
 const header = [
   'fault',
-  '202s',
-  '202s during the fault',
+  '202s (during it)',
   'unknown outcomes (503s)',
-  ...COLUMNS.map(([, title]) => title),
+  ...COLUMNS.map(([, name]) => name),
   'record complete',
   'selling again after',
   'verdict',
@@ -67,8 +66,10 @@ const table = [
   `\`npm run test:faults\`, ${report.ranAt.slice(0, 10)} (${report.machine}):`,
   '',
   `| ${header.join(' | ')} |`,
-  `| ${header.map(() => '---').join(' | ')} |`,
+  `| ${header.map((_, i) => (i === 0 || i === header.length - 1 ? '---' : '--:')).join(' | ')} |`,
   ...rows.map((r) => `| ${r.join(' | ')} |`),
+  '',
+  ...report.rows.map((run) => `- \`${run.row}\`: ${run.fault}.`),
 ].join('\n');
 
 const readme = readFileSync(readmeFile, 'utf8');
