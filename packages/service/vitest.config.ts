@@ -1,9 +1,11 @@
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
 
 export default defineConfig({
   test: {
     name: 'service',
     include: ['test/**/*.test.ts'],
+    // The full fault suite runs on its own (npm run test:faults); its quick rows are in here.
+    exclude: [...configDefaults.exclude, 'test/faults/suite.test.ts'],
     globalSetup: ['test/global-setup.ts'],
     // Tests start real servers and OS processes; generous but finite limits.
     testTimeout: 60_000,

@@ -54,7 +54,8 @@ export class PostgresServer {
   private constructor(
     readonly port: number,
     readonly dir: string,
-    private readonly started: StartedProcess,
+    private started: StartedProcess,
+    private readonly launch: () => Promise<StartedProcess>,
   ) {}
 
   readonly host = '127.0.0.1';
@@ -98,15 +99,16 @@ export class PostgresServer {
       const port = await freePort();
       const args = ['-D', data, '-p', String(port)];
       for (const [name, value] of Object.entries(settings)) args.push('-c', `${name}=${value}`);
-      try {
-        const started = await spawnServer(
+      const launch = () =>
+        spawnServer(
           `postgres on port ${port}`,
           join(bin, 'postgres'),
           args,
           /database system is ready to accept connections/,
           { ...asUser, env, cwd: dir },
         );
-        return new PostgresServer(port, dir, started);
+      try {
+        return new PostgresServer(port, dir, await launch(), launch);
       } catch (error) {
         const portTaken =
           error instanceof ServerStartError && /could not (bind|create listen)/i.test(error.logTail);
@@ -120,6 +122,37 @@ export class PostgresServer {
 
   get pid(): number | undefined {
     return this.started.child.pid;
+  }
+
+  get running(): boolean {
+    const { child } = this.started;
+    return child.exitCode === null && child.signalCode === null;
+  }
+
+  /**
+   * `pg_ctl stop -m immediate`: the postmaster and every backend quit at once, without a checkpoint —
+   * a crash, as clients see it (their connections drop; new ones are refused). The data directory
+   * stays; restart() recovers it on the same port.
+   */
+  async stopImmediately(): Promise<void> {
+    if (!this.running) return;
+    const user = postgresUser();
+    execFileSync(
+      join(findPostgresBinDir(), 'pg_ctl'),
+      ['stop', '-D', join(this.dir, 'data'), '-m', 'immediate', '-w', '-t', '30'],
+      {
+        ...(user ? { uid: user.uid, gid: user.gid } : {}),
+        stdio: ['ignore', 'ignore', 'pipe'],
+        cwd: this.dir,
+      },
+    );
+    await this.started.exited;
+  }
+
+  /** Starts the server again on the same port and data (after stopImmediately() or a crash). */
+  async restart(): Promise<void> {
+    if (this.running) await stopProcess(this.started, 'SIGINT');
+    this.started = await this.launch();
   }
 
   /** Fast shutdown (SIGINT: abort open transactions) and removal of the cluster directory. */

@@ -64,6 +64,7 @@ export function registerServe(program: Command): void {
           config: httpConfigFromEnv(process.env, secret, { demoBuyers: embedded }),
           activity,
           logger: runtime.logger,
+          pipelines: () => runtime.pipelines.map((pipeline) => pipeline.health),
         });
         resources.add('the HTTP server', () => app.close());
         const address = await app.listen({ port: options.port, host: options.host });

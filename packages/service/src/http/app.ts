@@ -4,6 +4,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyServ
 import type { Redis } from 'ioredis';
 import { collectDefaultMetrics, Histogram } from 'prom-client';
 import type { SaleActivity } from '../sale/activity.js';
+import type { PipelineHealth } from '../sale/pipeline/order-pipeline.js';
 import type { SaleMetrics } from '../sale/metrics.js';
 import type { SaleService } from '../sale/service.js';
 import { readSaleStats } from '../sale/stats.js';
@@ -12,7 +13,13 @@ import { registerAuth } from './auth.js';
 import type { HttpConfig } from './config.js';
 import { LiveFeed } from './dashboard/feed.js';
 import { dashboardRoutes } from './dashboard/routes.js';
-import { errorHandler, sendError } from './errors.js';
+import {
+  clientErrorHandler,
+  createErrorHandler,
+  frameworkErrors,
+  sendError,
+  sendUnavailable,
+} from './errors.js';
 import { registerRateLimits } from './rate-limit.js';
 import { healthRoutes } from './routes/health.js';
 import { ordersRoutes } from './routes/orders.js';
@@ -32,9 +39,15 @@ export interface AppDeps {
   activity?: SaleActivity;
   /** A pino logger for requests (none: no request logging). */
   logger?: FastifyBaseLogger;
+  /** The order pipelines running in this process, for /healthz (none: `serve --workers 0`). */
+  pipelines?: () => readonly PipelineHealth[];
 }
 
-/** Server-level limits: small bodies, bounded request time (slow clients cannot hold sockets). */
+/**
+ * Server-level limits: small bodies, bounded request time (slow clients cannot hold sockets). What
+ * Fastify and Node answer before any route runs (a bad URL, a parameter over maxParamLength, headers
+ * over maxHeaderSize, a request timeout) is answered in the API's error shape too.
+ */
 export const SERVER_OPTIONS = {
   bodyLimit: 16 * 1024,
   requestTimeout: 10_000,
@@ -44,6 +57,10 @@ export const SERVER_OPTIONS = {
   onProtoPoisoning: 'error',
   onConstructorPoisoning: 'error',
   trustProxy: false,
+  frameworkErrors,
+  clientErrorHandler,
+  // While closing, requests still arriving on open connections get our 503 (see buildApp).
+  return503OnClosing: false,
 } as const satisfies FastifyServerOptions;
 
 /**
@@ -60,7 +77,17 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   app.removeContentTypeParser('text/plain'); // bodies are JSON; anything else is a 415
-  app.setErrorHandler(errorHandler);
+  app.setErrorHandler(createErrorHandler(deps.metrics.registry));
+  let closing = false;
+  app.addHook('preClose', async () => {
+    closing = true;
+  });
+  // First of the onRequest hooks (before rate limits touch Redis).
+  app.addHook('onRequest', async (_request, reply) => {
+    if (!closing) return;
+    reply.header('connection', 'close');
+    return sendUnavailable(reply, 'This server is shutting down; retry (another instance will answer).');
+  });
   app.setNotFoundHandler((request, reply) =>
     sendError(reply, 'not_found', `No route ${request.method} ${request.url}.`),
   );
@@ -88,7 +115,13 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     ...(limitUser ? { limitUser } : {}),
     ...activity,
   });
-  await app.register(healthRoutes, { redis: deps.redis, db: deps.db, registry: deps.metrics.registry });
+  await app.register(healthRoutes, {
+    redis: deps.redis,
+    db: deps.db,
+    registry: deps.metrics.registry,
+    ...(deps.pipelines ? { pipelines: deps.pipelines } : {}),
+    ...(deps.config.keyPrefix ? { keyPrefix: deps.config.keyPrefix } : {}),
+  });
   const keyPrefix = deps.config.keyPrefix;
   const feed = new LiveFeed({
     read: () => readSaleStats(deps, keyPrefix ? { keyPrefix } : {}),

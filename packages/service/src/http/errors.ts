@@ -1,4 +1,8 @@
+import { STATUS_CODES } from 'node:http';
+import type { Socket } from 'node:net';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { Counter, type Registry } from 'prom-client';
+import { unavailableDependency } from '../sale/unavailable.js';
 
 /** Every error code the API answers with, and its one HTTP status. */
 export const ERROR_STATUS = {
@@ -7,14 +11,17 @@ export const ERROR_STATUS = {
   forbidden: 403,
   not_found: 404,
   method_not_allowed: 405,
+  request_timeout: 408,
   not_started: 409,
   ended: 409,
   sold_out: 409,
   limit_reached: 409,
   payload_too_large: 413,
+  uri_too_long: 414,
   unsupported_media_type: 415,
   idempotency_key_reused: 422,
   rate_limited: 429,
+  headers_too_large: 431,
   internal_error: 500,
   service_unavailable: 503,
 } as const;
@@ -40,6 +47,19 @@ export function sendError(reply: FastifyReply, code: ErrorCode, message: string)
   return reply.code(ERROR_STATUS[code]).send({ error: code, message });
 }
 
+/** The code for a client-error status raised by a plugin (domain codes such as sold_out excluded). */
+const CODE_OF_STATUS: Partial<Record<number, ErrorCode>> = {
+  401: 'unauthorized',
+  403: 'forbidden',
+  404: 'not_found',
+  405: 'method_not_allowed',
+  408: 'request_timeout',
+  413: 'payload_too_large',
+  414: 'uri_too_long',
+  415: 'unsupported_media_type',
+  431: 'headers_too_large',
+};
+
 /** Fastify's own errors (validation, parsing, limits) mapped to API codes. */
 function fromFastifyError(error: FastifyError): ApiError | undefined {
   if (error.validation) return new ApiError('bad_request', `Invalid request: ${error.message}`);
@@ -57,28 +77,100 @@ function fromFastifyError(error: FastifyError): ApiError | undefined {
     return new ApiError('bad_request', `The request is malformed: ${error.message}`);
   }
   if (error.statusCode === 429) return new ApiError('rate_limited', 'Too many requests; slow down.');
+  // Any other client error a plugin raises keeps its status, under the API's code for it.
+  const status = error.statusCode ?? 0;
+  if (status >= 400 && status < 500) {
+    return new ApiError(CODE_OF_STATUS[status] ?? 'bad_request', `The request was refused: ${error.message}`);
+  }
   return undefined;
 }
 
-/**
- * The API's error handler: known errors keep their code and message; anything else is a 500 (or a
- * 503 when a dependency is down) whose details go to the log only, never to the client.
- */
-export function errorHandler(error: FastifyError | ApiError, request: FastifyRequest, reply: FastifyReply) {
-  const known = error instanceof ApiError ? error : fromFastifyError(error);
-  if (known) return sendError(reply, known.code, known.message);
-  const unavailable = isDependencyDown(error);
-  request.log.error({ err: error }, unavailable ? 'dependency unavailable' : 'unhandled error');
-  return unavailable
-    ? sendError(reply, 'service_unavailable', 'The service is temporarily unavailable; try again shortly.')
-    : sendError(reply, 'internal_error', 'Something went wrong on our side.');
+/** Seconds a client should wait before retrying a 503 (the `Retry-After` header). */
+export const RETRY_AFTER_SECONDS = 1;
+
+const UNAVAILABLE_MESSAGE = 'The service is temporarily unavailable; try again shortly.';
+
+/** A 503 `service_unavailable` with `Retry-After`: a dependency is down, or the server is closing. */
+export function sendUnavailable(reply: FastifyReply, message = UNAVAILABLE_MESSAGE): FastifyReply {
+  return sendError(reply.header('retry-after', String(RETRY_AFTER_SECONDS)), 'service_unavailable', message);
 }
 
-function isDependencyDown(error: unknown): boolean {
-  const code = (error as { code?: unknown }).code;
+/** The counter of 503s answered because a dependency was unavailable (one per registry). */
+export function unavailableCounter(registry: Registry): Counter<'dependency'> {
+  const name = 'lockstock_http_unavailable_total';
   return (
-    (error as Error).name === 'IdGeneratorUnavailableError' ||
-    (typeof code === 'string' && /^(ECONN|ETIMEDOUT|EPIPE|ENOTFOUND|08|57P)/.test(code)) ||
-    /Connection is closed|MaxRetriesPerRequest|connect ECONN/.test((error as Error).message ?? '')
+    (registry.getSingleMetric(name) as Counter<'dependency'> | undefined) ??
+    new Counter({
+      name,
+      help: 'Requests answered 503 because a dependency was unavailable, by dependency (redis, database, other)',
+      labelNames: ['dependency'] as const,
+      registers: [registry],
+    })
   );
+}
+
+/**
+ * The API's error handler: known errors keep their code and message; a dependency that is down is a
+ * 503 with Retry-After (counted by dependency); anything else is a 500. Details of 5xx go to the log
+ * only, never to the client.
+ */
+export function createErrorHandler(registry: Registry) {
+  const unavailable = unavailableCounter(registry);
+  return function errorHandler(
+    error: FastifyError | ApiError,
+    request: FastifyRequest,
+    reply: FastifyReply,
+  ): FastifyReply {
+    const known = error instanceof ApiError ? error : fromFastifyError(error);
+    if (known) return sendError(reply, known.code, known.message);
+    const dependency = unavailableDependency(error);
+    if (dependency) {
+      unavailable.inc({ dependency });
+      request.log.warn({ err: error, dependency }, 'dependency unavailable');
+      return sendUnavailable(reply);
+    }
+    request.log.error({ err: error }, 'unhandled error');
+    return sendError(reply, 'internal_error', 'Something went wrong on our side.');
+  };
+}
+
+/**
+ * Fastify's `frameworkErrors`: a URL that does not decode (400) or a path parameter over
+ * `maxParamLength` (414), answered in the API's shape instead of Fastify's.
+ */
+export function frameworkErrors(error: FastifyError, _request: FastifyRequest, reply: FastifyReply) {
+  if (error.code === 'FST_ERR_MAX_PARAM_LENGTH') {
+    return sendError(reply, 'uri_too_long', 'A path segment of the URL is too long.');
+  }
+  if (error.code === 'FST_ERR_BAD_URL') {
+    return sendError(reply, 'bad_request', 'The URL is not valid (a percent-escape does not decode).');
+  }
+  return sendError(reply, 'internal_error', 'Something went wrong on our side.');
+}
+
+/**
+ * Node's `clientError` (through Fastify's `clientErrorHandler`): requests Node refuses before any
+ * route sees them — headers or request line over `maxHeaderSize` (431), a request that did not
+ * arrive within `requestTimeout` (408), chunk extensions over their limit (413), and malformed HTTP
+ * (400) — answered in the API's shape on the raw socket, which is then closed.
+ */
+export function clientErrorHandler(error: Error & { code?: string }, socket: Socket): void {
+  if (error.code === 'ECONNRESET' || socket.destroyed) return; // nobody left to answer
+  const [code, message]: [ErrorCode, string] =
+    error.code === 'HPE_HEADER_OVERFLOW'
+      ? ['headers_too_large', 'The request line and headers are too large.']
+      : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? ['request_timeout', 'The request did not arrive in time.']
+        : error.code === 'HPE_CHUNK_EXTENSIONS_OVERFLOW'
+          ? ['payload_too_large', 'The chunk extensions of the body are too large.']
+          : ['bad_request', 'The request is not valid HTTP.'];
+  const status = ERROR_STATUS[code];
+  const body = JSON.stringify({ error: code, message });
+  if (socket.writable) {
+    socket.write(
+      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+        `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    );
+  }
+  socket.destroy(error);
 }

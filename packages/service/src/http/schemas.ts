@@ -12,11 +12,16 @@ export const ErrorBody = Type.Object(
 );
 
 export const SaleIdParams = Type.Object({
-  id: Type.String({ pattern: '^[0-9]{1,18}$', description: 'sale id (digits)' }),
+  // Canonical decimal only ("0001" is refused, not read as sale 1); 18 digits stay within a bigint.
+  id: Type.String({ pattern: '^[1-9][0-9]{0,17}$', description: 'sale id (decimal, no leading zero)' }),
 });
 
 export const OrderIdParams = Type.Object({
-  id: Type.String({ pattern: '^[0-9]{1,20}$', description: 'order id (64-bit, digits)' }),
+  // Canonical decimal; beyond 2^63 − 1 (19 digits) there is no such order (SaleService.getOrder).
+  id: Type.String({
+    pattern: '^[1-9][0-9]{0,18}$',
+    description: 'order id (64-bit, decimal, no leading zero)',
+  }),
 });
 
 export const NewSaleBody = Type.Object(

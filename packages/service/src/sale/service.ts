@@ -1,5 +1,6 @@
 import { DEFAULT_KEY_PREFIX, loadLuaScript, ScriptRunner } from 'lockstock/redis';
 import { SaleInputError } from './errors.js';
+import { isRecordId } from './ids/canonical.js';
 import { activeSalesKey, ORDER_GROUP, saleKeys } from './keys.js';
 import type { SaleMetrics } from './metrics.js';
 import { Reserver, type ReserveRequest } from './reserve.js';
@@ -75,6 +76,7 @@ export class SaleService {
   }
 
   async getSale(id: string): Promise<SaleView | undefined> {
+    if (!isRecordId(id)) return undefined; // "0001" is not sale 1 (its Redis keys would be another sale's)
     const sale = await records.getSale(this.deps.db, id);
     if (!sale) return undefined;
     const remaining = await this.deps.redis.hget(saleKeys(id, this.prefix).meta, 'remaining');
@@ -109,7 +111,7 @@ export class SaleService {
    * within moments, and a reservation pays for no index of its own).
    */
   async getOrder(orderId: string): Promise<Order | undefined> {
-    if (!/^\d{1,20}$/.test(orderId)) return undefined;
+    if (!isRecordId(orderId)) return undefined;
     const recorded = await records.getOrder(this.deps.db, orderId);
     if (recorded) return recorded;
     for (const saleId of await this.deps.redis.smembers(activeSalesKey(this.prefix))) {

@@ -43,6 +43,11 @@ export class CliProcess {
     return this.lines.slice(-30).join('\n');
   }
 
+  /** Every line printed so far. */
+  allLines(): readonly string[] {
+    return this.lines;
+  }
+
   kill(signal: NodeJS.Signals = 'SIGTERM'): void {
     this.child.kill(signal);
   }

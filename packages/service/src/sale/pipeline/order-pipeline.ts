@@ -38,6 +38,15 @@ export interface OrderPipelineOptions {
   faults?: { beforeCommit?: () => Promise<void>; afterCommit?: () => Promise<void> };
 }
 
+/** What a pipeline is doing, for /healthz. */
+export interface PipelineHealth {
+  readonly consumer: string;
+  readonly running: boolean;
+  /** Since when (epoch ms) every step has failed (the database or Redis is down); undefined: fine. */
+  readonly failingSince: number | undefined;
+  readonly lastError: string | undefined;
+}
+
 interface Processed {
   decisions: Decision[];
   acked: number;
@@ -66,6 +75,8 @@ export class OrderPipeline {
   private lastTrimAt = 0;
   private streams: string[] = [];
   private streamsReadAt = 0;
+  private failingSince: number | undefined;
+  private lastError: string | undefined;
 
   constructor(
     private readonly redis: SaleRedis,
@@ -104,8 +115,11 @@ export class OrderPipeline {
     while (this.running) {
       try {
         await this.step(this.options.blockMs);
+        this.failingSince = undefined;
       } catch (error) {
         if (!this.running) break;
+        this.failingSince ??= Date.now();
+        this.lastError = (error as Error).message;
         this.options.logger.warn(
           { err: error, consumer: this.consumer },
           'order pipeline step failed; retrying',
@@ -115,6 +129,11 @@ export class OrderPipeline {
         await delay(250);
       }
     }
+  }
+
+  get health(): PipelineHealth {
+    const { consumer, running, failingSince, lastError } = this;
+    return { consumer, running, failingSince, lastError };
   }
 
   /**

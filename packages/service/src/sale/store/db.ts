@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { DependencyUnavailableError, isDatabaseUnavailable } from '../unavailable.js';
 
 export interface QueryResult<R> {
   rows: R[];
@@ -23,35 +24,76 @@ export interface Database extends Queryable {
   close(): Promise<void>;
 }
 
-/** A pg Pool. Transactions take a pooled connection for their duration. */
-export function postgresDatabase(url: string, options: { max?: number } = {}): Database {
-  const pool = new pg.Pool({ connectionString: url, max: options.max ?? 10 });
-  // An idle pooled connection that dies (server restart) must not crash the process; the next
-  // query on the pool gets a fresh connection.
-  pool.on('error', () => undefined);
+export interface PostgresOptions {
+  /** Connections in the pool. @default 10 */
+  max?: number;
+  /** How long to wait for a connection (a new one, or a free one from the pool), ms. @default 5000 */
+  connectionTimeoutMillis?: number;
+  /**
+   * Told about every connection that failed outside a query (an idle pooled connection, or one held
+   * by a transaction between two statements, when the server goes away). The failure also surfaces
+   * as the next query's error; this is for logs. None: not reported.
+   */
+  onConnectionError?: (error: Error) => void;
+}
+
+/** Rethrows a database error, as DependencyUnavailableError when it means the database is down. */
+function rethrow(error: unknown): never {
+  throw isDatabaseUnavailable(error) && !(error instanceof DependencyUnavailableError)
+    ? new DependencyUnavailableError('database', error)
+    : error;
+}
+
+/**
+ * A pg Pool. Transactions take a pooled connection for their duration.
+ *
+ * A server that goes away (restart, `pg_ctl stop -m immediate`, a network cut) must never take the
+ * process with it: node-postgres emits 'error' on a connection that dies while no query runs on it,
+ * and an 'error' event nobody listens to crashes Node. The pool listens on its idle connections; a
+ * transaction listens on the one it holds, and gives it back broken (so the pool discards it).
+ * Queries that fail because the database is unavailable reject with DependencyUnavailableError.
+ */
+export function postgresDatabase(url: string, options: PostgresOptions = {}): Database {
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: options.max ?? 10,
+    connectionTimeoutMillis: options.connectionTimeoutMillis ?? 5_000,
+    keepAlive: true,
+  });
+  const report = options.onConnectionError ?? (() => undefined);
+  pool.on('error', (error) => report(error)); // an idle connection died; the pool has dropped it
   const run = async <R>(client: pg.Pool | pg.PoolClient, sql: string, params?: unknown[]) => {
-    const result = await client.query(sql, params);
+    const result = await client.query(sql, params).catch(rethrow);
     return { rows: result.rows as R[], rowCount: result.rowCount ?? 0 };
   };
   return {
     kind: 'postgres',
     query: (sql, params) => run(pool, sql, params),
-    exec: async (sql) => void (await pool.query(sql)),
+    exec: async (sql) => void (await pool.query(sql).catch(rethrow)),
     async transaction(fn) {
-      const client = await pool.connect();
+      const client = await pool.connect().catch(rethrow);
+      let broken: Error | undefined;
+      const onError = (error: Error) => {
+        broken = error;
+        report(error);
+      };
+      client.on('error', onError);
       try {
-        await client.query('BEGIN');
+        await run(client, 'BEGIN');
         const result = await fn({
           query: (sql, params) => run(client, sql, params),
-          exec: async (sql) => void (await client.query(sql)),
+          exec: async (sql) => void (await client.query(sql).catch(rethrow)),
         });
-        await client.query('COMMIT');
+        await run(client, 'COMMIT');
         return result;
       } catch (error) {
-        await client.query('ROLLBACK').catch(() => undefined); // the connection may be gone already
-        throw error;
+        if (isDatabaseUnavailable(error)) broken ??= error as Error;
+        // A broken connection has no transaction left to roll back.
+        if (!broken) await client.query('ROLLBACK').catch((rollback: Error) => (broken = rollback));
+        return rethrow(error);
       } finally {
-        client.release();
+        client.off('error', onError);
+        client.release(broken); // with an error: the pool destroys the connection instead of reusing it
       }
     },
     close: () => pool.end(),

@@ -1,0 +1,118 @@
+import { DEFAULT_KEY_PREFIX, loadLuaScript, ScriptRunner } from 'lockstock/redis';
+import { activeSalesKey, ORDER_GROUP, saleKeys } from './keys.js';
+import type { PipelineHealth } from './pipeline/order-pipeline.js';
+import type { SaleRedis } from './redis.js';
+import type { Database } from './store/db.js';
+
+// The dashboard's per-sale read; its backlog figures are the one definition of "unrecorded".
+const statsScript = loadLuaScript(new URL('./stats.lua', import.meta.url));
+
+export type DependencyState = 'ok' | 'down';
+
+/**
+ * - `ok`: nothing waits longer than `behindAfterMs` to be recorded and no local consumer fails.
+ * - `retrying`: a pipeline in this process fails every step (its database or Redis is down) and
+ *   retries; nothing is lost, reservations wait in their streams.
+ * - `behind`: the oldest unrecorded reservation is older than `behindAfterMs` (no worker running,
+ *   or workers that cannot write) — seen from any process, pipelines in it or not.
+ * - `unknown`: Redis is down, so the backlog cannot be read.
+ */
+export type PipelineState = 'ok' | 'retrying' | 'behind' | 'unknown';
+
+export interface HealthReport {
+  /** `down`: Redis is down, nothing can be sold; `degraded`: selling works, the record lags or is down. */
+  status: 'ok' | 'degraded' | 'down';
+  redis: DependencyState;
+  database: DependencyState;
+  pipeline: PipelineState;
+  backlog: {
+    /** Age of the oldest reservation not yet recorded, ms (Redis clock); null: none, or unknown. */
+    oldestUnrecordedMs: number | null;
+    /** Pipeline consumers in this process (0 for `serve --workers 0`). */
+    consumers: number;
+    /** How long the longest-failing local consumer has been retrying, ms; null: none is. */
+    retryingForMs: number | null;
+  };
+}
+
+export interface HealthDeps {
+  redis: SaleRedis;
+  db: Database;
+  /** The pipelines running in this process. */
+  pipelines?: () => readonly PipelineHealth[];
+  keyPrefix?: string;
+  /** A probe that has not answered within this is `down`, ms. @default 1000 */
+  timeoutMs?: number;
+  /** Unrecorded reservations older than this make the pipeline `behind`, ms. @default 10000 */
+  behindAfterMs?: number;
+  /** Sales whose backlog is read, at most. @default 50 */
+  maxSales?: number;
+}
+
+/** Probes Redis and the database (bounded by `timeoutMs`) and reads the pipeline's backlog. */
+export async function checkHealth(deps: HealthDeps): Promise<HealthReport> {
+  const timeoutMs = deps.timeoutMs ?? 1000;
+  const [redis, database, oldest] = await Promise.all([
+    probe(() => deps.redis.ping(), timeoutMs),
+    probe(() => deps.db.query('SELECT 1'), timeoutMs),
+    bounded(readOldestUnrecordedMs(deps), timeoutMs).catch(() => undefined),
+  ]);
+  const pipelines = deps.pipelines?.() ?? [];
+  const now = Date.now();
+  const failing = pipelines.flatMap((p) => (p.failingSince === undefined ? [] : [now - p.failingSince]));
+  const retryingForMs = failing.length > 0 ? Math.max(...failing) : null;
+  const oldestUnrecordedMs = redis === 'ok' && oldest !== undefined ? oldest : null;
+  const pipeline: PipelineState =
+    retryingForMs !== null
+      ? 'retrying'
+      : redis === 'down' || oldest === undefined
+        ? 'unknown'
+        : (oldestUnrecordedMs ?? 0) > (deps.behindAfterMs ?? 10_000)
+          ? 'behind'
+          : 'ok';
+  const status = redis === 'down' ? 'down' : database === 'down' || pipeline !== 'ok' ? 'degraded' : 'ok';
+  return {
+    status,
+    redis,
+    database,
+    pipeline,
+    backlog: { oldestUnrecordedMs, consumers: pipelines.length, retryingForMs },
+  };
+}
+
+async function probe(check: () => Promise<unknown>, timeoutMs: number): Promise<DependencyState> {
+  return bounded(check(), timeoutMs).then(
+    () => 'ok',
+    () => 'down',
+  );
+}
+
+function bounded<T>(work: Promise<T>, timeoutMs: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
+  });
+  work.catch(() => undefined); // a late failure after the timeout has nobody to tell
+  return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
+}
+
+/** The age of the oldest unrecorded reservation over the open sales' streams, ms; null: none. */
+async function readOldestUnrecordedMs(deps: HealthDeps): Promise<number | null> {
+  const prefix = deps.keyPrefix ?? DEFAULT_KEY_PREFIX;
+  const scripts = new ScriptRunner(deps.redis);
+  const saleIds = (await deps.redis.smembers(activeSalesKey(prefix))).slice(0, deps.maxSales ?? 50);
+  const ages = await Promise.all(
+    saleIds.map(async (saleId) => {
+      const keys = saleKeys(saleId, prefix);
+      const reply = (await scripts.run(
+        statsScript,
+        [keys.meta, keys.outcomes, keys.visitors, keys.stream, keys.dead],
+        [ORDER_GROUP],
+      )) as unknown[];
+      const [oldest, nowMs] = [reply[6] as string, reply[7] as number];
+      return oldest ? Math.max(0, nowMs - Number(oldest.split('-')[0])) : null;
+    }),
+  );
+  const known = ages.filter((age): age is number => age !== null);
+  return known.length > 0 ? Math.max(...known) : null;
+}

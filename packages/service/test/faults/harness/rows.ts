@@ -1,0 +1,272 @@
+import { setTimeout as delay } from 'node:timers/promises';
+import { join } from 'node:path';
+import { Redis } from 'ioredis';
+import { signToken } from '../../../src/http/auth.js';
+import { Load } from './buyers.js';
+import { checkRow, type CheckName, type RowReport } from './checker.js';
+import type { FaultCluster } from './cluster.js';
+import { History } from './history.js';
+import { readFinalState, waitForDrain } from './record.js';
+
+/**
+ * One fault row: what is done to which part of the running service, for how long, and how it is
+ * undone. Rows that are unsafe by design (e.g. Redis restarted without persistence) name the checks
+ * the checker must flag: the row passes only if it does, and every other check holds.
+ */
+export interface FaultRow {
+  readonly name: string;
+  /** For the README table: the fault, as done. */
+  readonly fault: string;
+  /** The process or server the fault hits. */
+  readonly target: string;
+  /** How long the fault lasts before it is undone, ms. */
+  readonly holdMs: number;
+  inject(cluster: FaultCluster, context: RowContext): Promise<void>;
+  /** Undoes the fault; resolves when the faulted part is back (restarted and serving). */
+  heal(cluster: FaultCluster, context: RowContext): Promise<void>;
+  /** Before the row's load starts (a setting the fault needs); undone by restore() after the heal. */
+  prepare?(cluster: FaultCluster, context: RowContext): Promise<void>;
+  restore?(cluster: FaultCluster, context: RowContext): Promise<void>;
+  /** Recovery is measured on this serve's answers (a restarted one); default: any. */
+  readonly recoveryThrough?: string;
+  /** Checks that must fail under this fault (the checker must see the violation). */
+  readonly mustFail?: readonly CheckName[];
+  /** Checks that may fail under this fault (a violation the fault can cause, not always does). */
+  readonly mayFail?: readonly CheckName[];
+}
+
+/** What a row's steps may need to know about the run. */
+export interface RowContext {
+  readonly saleId: string;
+}
+
+/** The rows of the fault suite. Add a row here: the harness, checker and README table follow. */
+export const ROWS: readonly FaultRow[] = [
+  {
+    name: 'serve-sigkill',
+    fault: '`serve` SIGKILLed mid-load, restarted after the hold',
+    target: 'serve-a',
+    holdMs: 1000,
+    inject: (c) => c.kill('serve-a'),
+    heal: (c) => c.restart('serve-a'),
+    recoveryThrough: 'serve-a',
+  },
+  {
+    name: 'serve-sigstop',
+    fault: '`serve` paused (SIGSTOP) for 4 s, then SIGCONT',
+    target: 'serve-a',
+    holdMs: 4000,
+    inject: async (c) => c.signal('serve-a', 'SIGSTOP'),
+    heal: async (c) => c.signal('serve-a', 'SIGCONT'),
+    recoveryThrough: 'serve-a',
+  },
+  {
+    // Mid-batch for sure: the worker is inside its transaction (waiting on the sale's row lock).
+    name: 'worker-sigkill',
+    fault: '`worker` SIGKILLed mid-batch (inside its transaction), restarted after the hold',
+    target: 'worker',
+    holdMs: 1000,
+    inject: async (c, { saleId }) => {
+      const release = await c.blockPipelineOn(saleId);
+      await c.kill('worker');
+      await release();
+    },
+    heal: (c) => c.restart('worker'),
+  },
+  {
+    name: 'worker-sigstop',
+    fault: '`worker` paused (SIGSTOP) for 4 s, then SIGCONT',
+    target: 'worker',
+    holdMs: 4000,
+    inject: async (c) => c.signal('worker', 'SIGSTOP'),
+    heal: async (c) => c.signal('worker', 'SIGCONT'),
+  },
+  {
+    name: 'redis-restart-aof',
+    fault: 'redis-server SIGKILLed, restarted after 1 s on the same AOF (appendfsync everysec)',
+    target: 'redis',
+    holdMs: 1000,
+    inject: (c) => c.redis.kill(),
+    heal: (c) => c.redis.restart(),
+  },
+  {
+    // The worker is made to hold a transaction open (waiting on the sale's row lock) when the server
+    // goes: the window in which node-postgres emits 'error' on a checked-out connection.
+    name: 'postgres-immediate-stop',
+    fault:
+      'PostgreSQL `pg_ctl stop -m immediate` for 5 s (while a pipeline transaction is open), then started again',
+    target: 'postgres',
+    holdMs: 5000,
+    inject: async (c, { saleId }) => {
+      await c.blockPipelineOn(saleId); // released by the stop
+      await c.postgres.stopImmediately();
+    },
+    heal: (c) => c.postgres.restart(),
+  },
+  {
+    // Unsafe by design, kept as a row so the checker is seen to catch it: with synchronous_commit off,
+    // COMMIT returns before the WAL is written, the pipeline acknowledges the stream entries, and an
+    // immediate stop then loses those orders. Whether a run hits the window (the last ~0.2-0.6 s of
+    // commits) depends on timing, hence "may".
+    name: 'postgres-immediate-stop-async-commit',
+    fault: 'PostgreSQL `pg_ctl stop -m immediate` for 2 s with `synchronous_commit = off` on the server',
+    target: 'postgres',
+    holdMs: 2000,
+    // The worker's sessions are opened after the setting (it applies to new sessions only).
+    prepare: async (c) => {
+      await c.postgresSetting('synchronous_commit', 'off');
+      await c.restartGracefully('worker');
+    },
+    inject: (c) => c.postgres.stopImmediately(),
+    heal: (c) => c.postgres.restart(),
+    restore: async (c) => {
+      await c.postgresSetting('synchronous_commit', null);
+      await c.restartGracefully('worker');
+    },
+    mayFail: ['lostAcknowledged', 'unsold'],
+  },
+];
+
+export function row(name: string): FaultRow {
+  const found = ROWS.find((r) => r.name === name);
+  if (!found) throw new Error(`no fault row ${name}`);
+  return found;
+}
+
+export interface RunOptions {
+  secret: string;
+  /** Stock of the row's sale. @default 250 */
+  stock?: number;
+  /** New buyers per second. @default 40 */
+  ratePerSecond?: number;
+  /** Buyers issued before the fault is injected. @default 60 */
+  buyersBeforeFault?: number;
+  /** The row's fault lasts this long instead of its own holdMs. */
+  holdMs?: number;
+  /** Recovery bound, ms. @default 5000 */
+  recoveryBoundMs?: number;
+  /** Where the history (JSON Lines) is written; none: memory only. */
+  historyDir?: string;
+}
+
+export interface RowRun {
+  row: string;
+  fault: string;
+  saleId: string;
+  report: RowReport;
+  historyFile: string | undefined;
+  /** Checks that failed although the row does not allow it, and required failures that did not happen. */
+  unexpected: string[];
+}
+
+/**
+ * Runs one row on a running cluster: a fresh sale, buyers at a steady rate, the fault after the first
+ * buyers, undone after its hold; buyers keep coming until the sale answered again after the fault
+ * (or 10 s), then the pipeline drains, and the checker compares every answer with the record.
+ */
+export async function runRow(
+  cluster: FaultCluster,
+  faultRow: FaultRow,
+  options: RunOptions,
+): Promise<RowRun> {
+  const history = new History(
+    options.historyDir ? join(options.historyDir, `${faultRow.name}.jsonl`) : undefined,
+  );
+  const admin = signToken(options.secret, 'fault-admin', { admin: true });
+  const created = await fetch(`${cluster.url('serve-b')}/api/sales`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${admin}`, 'content-type': 'application/json' },
+    body: JSON.stringify({
+      name: `fault row ${faultRow.name}`,
+      stock: options.stock ?? 250,
+      perUserLimit: 1,
+    }),
+  });
+  if (created.status !== 201) throw new Error(`could not create the sale: ${await created.text()}`);
+  const saleId = String(((await created.json()) as { id: string }).id);
+
+  const context: RowContext = { saleId };
+  await faultRow.prepare?.(cluster, context);
+  const tokens = new Map<string, string>();
+  const load = new Load({
+    servers: cluster.servers,
+    saleId,
+    tokenFor: (user) => {
+      let token = tokens.get(user);
+      if (!token) tokens.set(user, (token = signToken(options.secret, user)));
+      return token;
+    },
+    ratePerSecond: options.ratePerSecond ?? 40,
+    userPrefix: `${faultRow.name}-u`,
+    history,
+  });
+  load.start();
+  const before = options.buyersBeforeFault ?? 60;
+  while (load.issued < before) await delay(20); // observing the load, bounded by the test timeout
+
+  history.fault(faultRow.name, 'start', faultRow.target);
+  await faultRow.inject(cluster, context);
+  await delay(options.holdMs ?? faultRow.holdMs); // the fault's duration, not a synchronisation
+  await faultRow.heal(cluster, context);
+  history.fault(faultRow.name, 'end', faultRow.target);
+  await faultRow.restore?.(cluster, context);
+
+  // Keep buyers coming until the sale answered after the fault (and a little more), at most 10 s.
+  const healedAt = history.now();
+  const recoveryThrough = faultRow.recoveryThrough ? cluster.url(faultRow.recoveryThrough) : undefined;
+  const invokedAfter = new Set<string>();
+  for (;;) {
+    const since = history.now() - healedAt;
+    let answered = false;
+    for (const e of history.events) {
+      if (e.t < healedAt) continue;
+      if (e.type === 'invoke') invokedAfter.add(`${e.key}#${e.attempt}`);
+      else if (
+        (e.type === 'ok' || (e.type === 'fail' && e.status === 409)) &&
+        invokedAfter.has(`${e.key}#${e.attempt}`) &&
+        (recoveryThrough === undefined || e.server === recoveryThrough)
+      ) {
+        answered = true;
+      }
+    }
+    if ((answered && since > 1500) || since > 10_000) break;
+    await delay(100);
+  }
+  load.stopIssuing();
+  await load.finished();
+
+  const redis = new Redis(cluster.redis.url);
+  const drained = await waitForDrain(redis, saleId, 30_000).finally(() => redis.disconnect());
+  const { sale, final } = await readFinalState(
+    { redis: cluster.redis.url, database: cluster.postgres.url },
+    saleId,
+    drained,
+    cluster.problems(),
+  );
+  const report = checkRow(history.events, sale, final, {
+    ...(recoveryThrough ? { server: recoveryThrough } : {}),
+    boundMs: options.recoveryBoundMs ?? 5000,
+  });
+  return {
+    row: faultRow.name,
+    fault: faultRow.fault,
+    saleId,
+    report,
+    historyFile: history.file,
+    unexpected: unexpectedOutcomes(faultRow, report),
+  };
+}
+
+/** Failed checks the row does not allow, and required failures the checker did not see. */
+export function unexpectedOutcomes(faultRow: FaultRow, report: RowReport): string[] {
+  const allowed = new Set([...(faultRow.mustFail ?? []), ...(faultRow.mayFail ?? [])]);
+  const failed = report.checks.filter((c) => !c.valid);
+  return [
+    ...failed
+      .filter((c) => !allowed.has(c.name))
+      .map((c) => `${c.name} failed (${c.count}): ${c.examples.join('; ')}`),
+    ...(faultRow.mustFail ?? [])
+      .filter((name) => !failed.some((c) => c.name === name))
+      .map((name) => `${name} was expected to fail under this fault, and the checker did not see it`),
+  ];
+}

@@ -1,0 +1,42 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FaultCluster } from './harness/cluster.js';
+import { row, runRow } from './harness/rows.js';
+
+/**
+ * The quick rows of the fault suite, part of `npm test`: the two faults of issue 13 that took the
+ * sale down — PostgreSQL stopped immediately (every serve died of an unhandled pg 'error' event) and
+ * Redis restarted (500s instead of 503s) — shorter, on the same harness as `npm run test:faults`.
+ */
+const SECRET = 'fault-quick-secret-0123456789';
+let cluster: FaultCluster;
+
+beforeAll(async () => {
+  cluster = await FaultCluster.start({ secret: SECRET });
+});
+afterAll(async () => {
+  await cluster?.stop();
+});
+
+describe('quick fault rows', () => {
+  it('PostgreSQL stopped immediately for 2 s: selling goes on, nothing crashes, everything is recorded', async () => {
+    const run = await runRow(cluster, row('postgres-immediate-stop'), {
+      secret: SECRET,
+      holdMs: 2000,
+      stock: 150,
+      ratePerSecond: 30,
+      buyersBeforeFault: 30,
+    });
+    expect(run.unexpected).toEqual([]);
+    expect(run.report.stats.acknowledgedDuringFault).toBeGreaterThan(0);
+  });
+
+  it('Redis SIGKILLed and restarted on its AOF: 503s (no 500), nothing lost, selling again within 5 s', async () => {
+    const run = await runRow(cluster, row('redis-restart-aof'), {
+      secret: SECRET,
+      stock: 150,
+      ratePerSecond: 30,
+      buyersBeforeFault: 30,
+    });
+    expect(run.unexpected).toEqual([]);
+  });
+});
