@@ -3,13 +3,13 @@
   the units reserved but not yet recorded — the stream entries the order pipeline has not
   acknowledged (pending with a consumer, or not delivered yet).
 
-  KEYS[1]  meta hash
+  KEYS[1]  stock (units left)
   KEYS[2]  orders stream
   ARGV[1]  consumer group name
 
   Returns  {remaining or -1 if the sale is missing, units in unacknowledged entries}
 ]]
-local remaining = tonumber(redis.call('hget', KEYS[1], 'remaining') or '-1')
+local remaining = tonumber(redis.call('get', KEYS[1]) or '-1')
 if redis.call('exists', KEYS[2]) == 0 then
   return { remaining, 0 }
 end

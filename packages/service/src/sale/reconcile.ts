@@ -46,7 +46,7 @@ export async function reconcile(
     // Redis first, then the record: anything that moves in between is counted twice, never missed.
     const [seenStock, inFlight] = (await scripts.run(
       snapshotScript,
-      [keys.meta, keys.stream],
+      [keys.stock, keys.stream],
       [ORDER_GROUP],
     )) as [number, number];
     const recorded = (await records.getSale(db, sale.id))?.persistedSold ?? 0;
@@ -67,7 +67,11 @@ export async function reconcile(
       const target = Math.max(0, sale.stock - recorded - inFlight);
       await service.warm(sale, target); // puts the sale back if Redis lost it entirely; else a no-op
       entry.repairedRemaining = Number(
-        await scripts.run(applyScript, [keys.meta, keys.buyers], [seenStock, target, ...below.flat()]),
+        await scripts.run(
+          applyScript,
+          [keys.stock, keys.buyers, keys.restock],
+          [seenStock, target, ...below.flat()],
+        ),
       );
     }
     report.push(entry);

@@ -3,6 +3,7 @@ import { SaleInputError } from './errors.js';
 import { activeSalesKey, ORDER_GROUP, saleKeys } from './keys.js';
 import type { SaleMetrics } from './metrics.js';
 import { Reserver, type ReserveRequest } from './reserve.js';
+import { SoldOutCache } from './sold-out.js';
 import type { Database } from './store/db.js';
 import { records } from './store/records.js';
 import type { NewSale, Order, Reservation, Sale, SaleStatus, SaleView } from './types.js';
@@ -21,6 +22,11 @@ export interface SaleServiceDeps {
   nextOrderId: () => string;
   keyPrefix?: string;
   metrics?: SaleMetrics;
+  /**
+   * Answer attempts on a sold-out sale from memory until units come back (see SoldOutCache; it holds
+   * one subscriber connection, closed by `close()`). @default true
+   */
+  soldOutCache?: boolean;
 }
 
 /**
@@ -31,11 +37,19 @@ export class SaleService {
   private readonly reserver: Reserver;
   private readonly scripts: ScriptRunner;
   private readonly prefix: string;
+  private readonly soldOut: SoldOutCache | undefined;
 
   constructor(private readonly deps: SaleServiceDeps) {
     this.prefix = deps.keyPrefix ?? DEFAULT_KEY_PREFIX;
-    this.reserver = new Reserver(deps.redis, deps.nextOrderId, this.prefix);
+    this.soldOut =
+      deps.soldOutCache === false ? undefined : new SoldOutCache(deps.redis, { keyPrefix: this.prefix });
+    this.reserver = new Reserver(deps.redis, deps.nextOrderId, this.prefix, this.soldOut);
     this.scripts = new ScriptRunner(deps.redis);
+  }
+
+  /** Closes what the service opened itself (the sold-out cache's subscriber connection). */
+  async close(): Promise<void> {
+    await this.soldOut?.close();
   }
 
   /** Records the sale, then pre-warms its stock in Redis and opens its order stream. */
@@ -54,16 +68,10 @@ export class SaleService {
     const keys = saleKeys(sale.id, this.prefix);
     const warmed = await this.scripts.run(
       warmScript,
-      [keys.meta, keys.notBefore, keys.open],
+      [keys.stock, keys.notBefore, keys.open, keys.legacyMeta, keys.restock],
       // A sale that has started needs no not-before key (and must not get one that outlives "now"
       // by the few ms Redis's cached clock may lag ours).
-      [
-        sale.stock,
-        started(sale) ? 0 : sale.startsAt.getTime(),
-        sale.endsAt.getTime(),
-        sale.perUserLimit,
-        remaining,
-      ],
+      [started(sale) ? 0 : sale.startsAt.getTime(), sale.endsAt.getTime(), sale.perUserLimit, remaining],
     );
     await this.deps.redis
       .xgroup('CREATE', keys.stream, ORDER_GROUP, '0', 'MKSTREAM')
@@ -77,7 +85,7 @@ export class SaleService {
   async getSale(id: string): Promise<SaleView | undefined> {
     const sale = await records.getSale(this.deps.db, id);
     if (!sale) return undefined;
-    const remaining = await this.deps.redis.hget(saleKeys(id, this.prefix).meta, 'remaining');
+    const remaining = await this.deps.redis.get(saleKeys(id, this.prefix).stock);
     return view(sale, remaining === null ? sale.stock - sale.persistedSold : Number(remaining));
   }
 

@@ -38,7 +38,7 @@ async function snapshot() {
   const info = await env.redis.info('memory');
   const { rows } = await env.db.query<{ n: number }>('SELECT count(*)::int AS n FROM orders');
   return {
-    remaining: await env.redis.hget(keys.meta, 'remaining'),
+    remaining: await env.redis.get(keys.stock),
     stream: await env.redis.xlen(keys.stream),
     buyers: await env.redis.hlen(keys.buyers),
     orders: rows[0]?.n,

@@ -23,14 +23,14 @@ describe('reconciliation', () => {
 
     // Redis lost this sale's counters (as after a restart without persistence): it offers all 10 again.
     const keys = saleKeys(sale.id);
-    await env.redis.hset(keys.meta, 'remaining', 10);
+    await env.redis.set(keys.stock, 10);
     await env.redis.del(keys.buyers);
     const [drifted] = await reconcile(deps, { saleIds: [sale.id] });
     expect(drifted).toMatchObject({ redisRemaining: 10, drift: -5, buyersBelowRecord: 3 });
 
     const [repaired] = await reconcile(deps, { saleIds: [sale.id], repair: true });
     expect(repaired?.repairedRemaining).toBe(5);
-    expect(await env.redis.hget(keys.meta, 'remaining')).toBe('5');
+    expect(await env.redis.get(keys.stock)).toBe('5');
     expect(await env.service.buy({ saleId: sale.id, userId: 'u0', quantity: 1 })).toEqual({
       ok: false,
       code: 'limit_reached',
@@ -44,7 +44,7 @@ describe('reconciliation', () => {
     for (let i = 0; i < 2; i++) await env.service.buy({ saleId: sale.id, userId: `w${i}`, quantity: 1 });
     await env.pipeline().drain();
     const keys = saleKeys(sale.id);
-    await env.redis.del(keys.meta, keys.notBefore, keys.open, keys.buyers);
+    await env.redis.del(keys.stock, keys.notBefore, keys.open, keys.buyers);
     expect(await env.service.buy({ saleId: sale.id, userId: 'x', quantity: 1 })).toEqual({
       ok: false,
       code: 'not_found',
