@@ -5,6 +5,7 @@ import { Redis } from 'ioredis';
 import pino, { type Logger } from 'pino';
 import { SnowflakeIdGenerator } from '../sale/ids/snowflake.js';
 import { createSaleMetrics, type SaleMetrics } from '../sale/metrics.js';
+import { ExpirySweeper } from '../sale/lifecycle/sweeper.js';
 import { OrderPipeline, type OrderPipelineOptions } from '../sale/pipeline/order-pipeline.js';
 import { SaleService } from '../sale/service.js';
 import { pgliteDatabase, postgresDatabase, type Database } from '../sale/store/db.js';
@@ -92,6 +93,7 @@ export async function startRuntime(options: RuntimeOptions, resources: Resources
   const workerId = await ids.start();
   logger.info({ workerId }, 'order ids: snowflake worker id leased');
   const service = new SaleService({ redis, db, nextOrderId: () => ids.next(), metrics });
+  resources.add('the sale service', () => service.close());
   const warmed = await service.warmOpenSales();
   if (warmed.length > 0)
     logger.warn({ sales: warmed }, 'open sales were missing in Redis and were warmed from the database');
@@ -102,6 +104,12 @@ export async function startRuntime(options: RuntimeOptions, resources: Resources
   );
   for (const pipeline of pipelines) pipeline.start();
   resources.add('the order pipelines', () => Promise.all(pipelines.map((p) => p.stop())));
+  if (pipelines.length > 0) {
+    // Unpaid orders expire wherever orders are recorded; any number of sweepers may run.
+    const sweeper = new ExpirySweeper(redis, { logger });
+    sweeper.start();
+    resources.add('the expiry sweeper', () => sweeper.stop());
+  }
 
   return {
     redis,

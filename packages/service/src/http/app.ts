@@ -15,6 +15,7 @@ import { dashboardRoutes } from './dashboard/routes.js';
 import { errorHandler, sendError } from './errors.js';
 import { registerRateLimits } from './rate-limit.js';
 import { healthRoutes } from './routes/health.js';
+import { orderActionsRoutes } from './routes/order-actions.js';
 import { ordersRoutes } from './routes/orders.js';
 import { salesRoutes } from './routes/sales.js';
 import { ErrorBody } from './schemas.js';
@@ -88,6 +89,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     ...(limitUser ? { limitUser } : {}),
     ...activity,
   });
+  await app.register(orderActionsRoutes, { service: deps.service });
   await app.register(healthRoutes, { redis: deps.redis, db: deps.db, registry: deps.metrics.registry });
   const keyPrefix = deps.config.keyPrefix;
   const feed = new LiveFeed({

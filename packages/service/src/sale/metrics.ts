@@ -22,9 +22,15 @@ export function createSaleMetrics(registry = new Registry()) {
       labelNames: ['reason'] as const,
       registers: [registry],
     }),
+    ordersSettled: new Counter({
+      name: 'lockstock_orders_settled_total',
+      help: 'Orders the pipeline moved from confirmed to paid, cancelled or expired in the database, by status',
+      labelNames: ['status'] as const,
+      registers: [registry],
+    }),
     duplicates: new Counter({
       name: 'lockstock_pipeline_duplicates_total',
-      help: 'Stream entries delivered again after they had been recorded (acknowledged, not re-applied)',
+      help: 'Stream entries delivered again after they had been applied (acknowledged, not re-applied)',
       registers: [registry],
     }),
     deadLetters: new Counter({

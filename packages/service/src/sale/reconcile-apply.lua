@@ -8,7 +8,7 @@
   KEYS[3]  restock channel (shard channel of the sale)
   ARGV[1]  stock seen by the snapshot (-1 if it was missing)
   ARGV[2]  target stock as of the snapshot
-  ARGV[3..] pairs: user id, units the record says the user holds
+  ARGV[3..] pairs: user id, units the user holds by the record and the unapplied entries
 
   Returns  the stock after the repair.
 ]]

@@ -1,12 +1,23 @@
 import { DEFAULT_KEY_PREFIX, loadLuaScript, ScriptRunner } from 'lockstock/redis';
 import { SaleInputError } from './errors.js';
 import { activeSalesKey, ORDER_GROUP, saleKeys } from './keys.js';
+import { actOnOrder } from './lifecycle/actions.js';
+import { OrderSettler } from './lifecycle/settle.js';
 import type { SaleMetrics } from './metrics.js';
 import { Reserver, type ReserveRequest } from './reserve.js';
 import { SoldOutCache } from './sold-out.js';
 import type { Database } from './store/db.js';
 import { records } from './store/records.js';
-import type { NewSale, Order, Reservation, Sale, SaleStatus, SaleView } from './types.js';
+import type {
+  NewSale,
+  Order,
+  OrderAction,
+  OrderActionResult,
+  Reservation,
+  Sale,
+  SaleStatus,
+  SaleView,
+} from './types.js';
 import type { SaleRedis } from './redis.js';
 
 const warmScript = loadLuaScript(new URL('./warm-sale.lua', import.meta.url));
@@ -14,6 +25,8 @@ const warmScript = loadLuaScript(new URL('./warm-sale.lua', import.meta.url));
 const DAY_MS = 24 * 60 * 60 * 1000;
 export const MAX_STOCK = 10_000_000;
 export const MAX_PER_USER_LIMIT = 1_000;
+/** A week: longer windows are not what a flash sale's reservation is for. */
+export const MAX_PAY_WITHIN_SECONDS = 7 * 24 * 60 * 60;
 
 export interface SaleServiceDeps {
   redis: SaleRedis;
@@ -38,6 +51,7 @@ export class SaleService {
   private readonly scripts: ScriptRunner;
   private readonly prefix: string;
   private readonly soldOut: SoldOutCache | undefined;
+  private readonly settler: OrderSettler;
 
   constructor(private readonly deps: SaleServiceDeps) {
     this.prefix = deps.keyPrefix ?? DEFAULT_KEY_PREFIX;
@@ -45,6 +59,7 @@ export class SaleService {
       deps.soldOutCache === false ? undefined : new SoldOutCache(deps.redis, { keyPrefix: this.prefix });
     this.reserver = new Reserver(deps.redis, deps.nextOrderId, this.prefix, this.soldOut);
     this.scripts = new ScriptRunner(deps.redis);
+    this.settler = new OrderSettler(deps.redis, this.prefix);
   }
 
   /** Closes what the service opened itself (the sold-out cache's subscriber connection). */
@@ -112,14 +127,15 @@ export class SaleService {
   }
 
   /**
-   * An order: as recorded, or `reserved` while it still waits in a sale's stream (looked up among
-   * the newest `RESERVED_LOOKUP_DEPTH` reservations of each open sale: the pipeline records orders
-   * within moments, and a reservation pays for no index of its own).
+   * An order: as recorded (with the final state Redis settled it in, which the record shows moments
+   * later), or `reserved` while it still waits in a sale's stream (looked up among the newest
+   * `RESERVED_LOOKUP_DEPTH` entries of each open sale: the pipeline records orders within moments, and
+   * a reservation pays for no index of its own).
    */
   async getOrder(orderId: string): Promise<Order | undefined> {
     if (!/^\d{1,20}$/.test(orderId)) return undefined;
     const recorded = await records.getOrder(this.deps.db, orderId);
-    if (recorded) return recorded;
+    if (recorded) return this.withSettledState(recorded);
     for (const saleId of await this.deps.redis.smembers(activeSalesKey(this.prefix))) {
       const entries = (await this.deps.redis.xrevrange(
         saleKeys(saleId, this.prefix).stream,
@@ -130,7 +146,7 @@ export class SaleService {
       )) as Array<[string, string[]]>;
       for (const [, fields] of entries) {
         const entry = toFieldMap(fields);
-        if (entry.order !== orderId) continue;
+        if (entry.order !== orderId || entry.event !== undefined) continue;
         return {
           orderId,
           saleId,
@@ -141,7 +157,23 @@ export class SaleService {
       }
     }
     // A reservation recorded between the two lookups is in the database now.
-    return records.getOrder(this.deps.db, orderId);
+    const late = await records.getOrder(this.deps.db, orderId);
+    return late && this.withSettledState(late);
+  }
+
+  private async withSettledState(order: Order): Promise<Order> {
+    if (order.status !== 'confirmed') return order;
+    const settled = await this.settler.settledState(order.saleId, order.orderId);
+    return settled ? { ...order, status: settled } : order;
+  }
+
+  /**
+   * A buyer pays or cancels one of their orders (both idempotent). Refused when the order's state
+   * forbids it (paying an expired or cancelled order, cancelling a paid one), while it is still being
+   * recorded (`order_pending`: retry in a moment), or when it is not the caller's (`not_found`).
+   */
+  async act(orderId: string, userId: string, action: OrderAction): Promise<OrderActionResult> {
+    return actOnOrder(this.settler, await this.getOrder(orderId), userId, action);
   }
 }
 
@@ -170,6 +202,7 @@ function view(sale: Sale, remaining: number): SaleView {
     perUserLimit: sale.perUserLimit,
     startsAt: sale.startsAt,
     endsAt: sale.endsAt,
+    ...(sale.payWithinSeconds === undefined ? {} : { payWithinSeconds: sale.payWithinSeconds }),
     remaining,
     sold: sale.stock - remaining,
     status: statusOf(sale, remaining),
@@ -195,5 +228,21 @@ export function validateNewSale(input: NewSale): Omit<Sale, 'id'> {
     throw new SaleInputError('startsAt and endsAt must be valid dates');
   }
   if (endsAt <= startsAt) throw new SaleInputError('endsAt must be after startsAt');
-  return { name: name.trim(), stock, perUserLimit, startsAt, endsAt };
+  const { payWithinSeconds } = input;
+  if (
+    payWithinSeconds !== undefined &&
+    (!Number.isSafeInteger(payWithinSeconds) ||
+      payWithinSeconds < 1 ||
+      payWithinSeconds > MAX_PAY_WITHIN_SECONDS)
+  ) {
+    throw new SaleInputError(`payWithinSeconds must be an integer from 1 to ${MAX_PAY_WITHIN_SECONDS}`);
+  }
+  return {
+    name: name.trim(),
+    stock,
+    perUserLimit,
+    startsAt,
+    endsAt,
+    ...(payWithinSeconds === undefined ? {} : { payWithinSeconds }),
+  };
 }

@@ -185,6 +185,7 @@ describe('dashboard API', () => {
       inFlightUnits: 0,
       drift: -1,
       buyersBelowRecord: 0,
+      unscheduledOrders: 0,
     });
     expect(await state()).toEqual(before);
 

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { saleKeys } from '../../src/sale/keys.js';
 import { reconcile } from '../../src/sale/reconcile.js';
 import { useSaleStack } from '../helpers/sale.js';
+import { until } from '../helpers/until.js';
 
 const env = useSaleStack();
 
@@ -9,15 +10,6 @@ const env = useSaleStack();
 async function scriptCalls(): Promise<number> {
   const stats = await env.redis.info('commandstats');
   return Number(/cmdstat_evalsha:calls=(\d+)/.exec(stats)?.[1] ?? 0);
-}
-
-/** Polls `check` (observing, not synchronising) until it holds; fails after `limitMs`. */
-async function until(what: string, check: () => Promise<boolean>, limitMs = 5_000): Promise<void> {
-  const deadline = Date.now() + limitMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
 }
 
 const buy = (saleId: string, userId: string) => env.service.buy({ saleId, userId, quantity: 1 });

@@ -3,7 +3,7 @@ import type { FastifyRequest } from 'fastify';
 import type { SaleActivity } from '../../sale/activity.js';
 import { outcomeOf } from '../../sale/outcomes.js';
 import type { SaleService } from '../../sale/service.js';
-import type { RefusalCode } from '../../sale/types.js';
+import type { Order, RefusalCode } from '../../sale/types.js';
 import { authenticate } from '../auth.js';
 import { ApiError } from '../errors.js';
 import {
@@ -91,7 +91,13 @@ export const ordersRoutes: FastifyPluginAsyncTypebox<OrdersRouteOptions> = async
       if (!order || (order.userId !== caller.userId && !caller.admin)) {
         throw new ApiError('not_found', `There is no order ${request.params.id} of yours.`);
       }
-      return order;
+      return orderJson(order);
     },
   );
 };
+
+/** An order as the API shows it (dates as ISO strings). */
+export function orderJson(order: Order) {
+  const { payBy, ...rest } = order;
+  return { ...rest, ...(payBy ? { payBy: payBy.toISOString() } : {}) };
+}

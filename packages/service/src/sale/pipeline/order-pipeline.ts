@@ -1,17 +1,18 @@
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
-import { duplicateClient, DEFAULT_KEY_PREFIX } from 'lockstock/redis';
-import { activeSalesKey, ORDER_GROUP, saleKeys } from '../keys.js';
+import { duplicateClient, DEFAULT_KEY_PREFIX, ScriptRunner } from 'lockstock/redis';
+import { activeSalesKey, ORDER_GROUP, saleIdOfKey, saleKeys } from '../keys.js';
+import { deadlineMember, lifecycleScripts } from '../lifecycle/scripts.js';
 import { silentLogger, type Logger } from '../logger.js';
 import type { SaleMetrics } from '../metrics.js';
 import { applyOrders } from '../store/apply-orders.js';
 import type { Database } from '../store/db.js';
-import type { Decision, OrderEntry } from '../store/decide.js';
+import type { Decision, PipelineEntry } from '../store/decide.js';
 import { isTransient } from './errors.js';
 import {
   flattenReply,
-  parseOrderEntry,
+  parseStreamEntry,
   trimAcknowledged,
   type ReadEntry,
   type StreamsReply,
@@ -44,8 +45,10 @@ interface Processed {
 }
 
 /**
- * The order pipeline: reads reservations from every open sale's stream through one consumer group,
- * records them in the database in batches, and acknowledges (XACK) only after the commit.
+ * The order pipeline: reads reservations and lifecycle events (paid, cancelled, expired) from every
+ * open sale's stream through one consumer group, records them in the database in batches, opens the
+ * confirmed orders of sales with a payment window for the expiry sweeper (the sale's deadlines set),
+ * and acknowledges (XACK) only after all that.
  *
  * - At least once: an entry read but not acknowledged stays in the group's pending list; this
  *   consumer re-reads its own pending entries first (after a restart or a failed batch), and entries
@@ -66,6 +69,7 @@ export class OrderPipeline {
   private lastTrimAt = 0;
   private streams: string[] = [];
   private streamsReadAt = 0;
+  private readonly scripts: ScriptRunner;
 
   constructor(
     private readonly redis: SaleRedis,
@@ -73,6 +77,7 @@ export class OrderPipeline {
     private readonly config: OrderPipelineOptions = {},
   ) {
     this.consumer = config.consumer ?? `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
+    this.scripts = new ScriptRunner(redis);
     // Blocking reads need a connection of their own.
     this.reader = duplicateClient(redis);
     this.reader.on('error', () => undefined); // reported by the commands that fail
@@ -207,21 +212,20 @@ export class OrderPipeline {
   }
 
   private saleIdOf(stream: string): string {
-    const match = /\{sale:([^}]+)\}/.exec(stream);
-    return match?.[1] ?? '';
+    return saleIdOfKey(stream) ?? '';
   }
 
   private async process(entries: ReadEntry[]): Promise<Processed> {
     if (entries.length === 0) return { decisions: [], acked: 0 };
-    const orders: OrderEntry[] = [];
-    const byOrder = new Map<OrderEntry, ReadEntry>();
+    const orders: PipelineEntry[] = [];
+    const byOrder = new Map<PipelineEntry, ReadEntry>();
     for (const entry of entries) {
-      const order = parseOrderEntry(this.saleIdOf(entry.stream), entry);
+      const order = parseStreamEntry(this.saleIdOf(entry.stream), entry);
       if (order) {
         orders.push(order);
         byOrder.set(order, entry);
       } else {
-        await this.deadLetter(entry, 'malformed', 'the entry is not a reservation written by reserve.lua');
+        await this.deadLetter(entry, 'malformed', 'the entry is neither a reservation nor an order event');
       }
     }
     const stopTimer = this.config.metrics?.batchSeconds.startTimer();
@@ -243,7 +247,7 @@ export class OrderPipeline {
     return { decisions, acked: decisions.length };
   }
 
-  private async applyWithFaults(orders: OrderEntry[]): Promise<Decision[]> {
+  private async applyWithFaults(orders: PipelineEntry[]): Promise<Decision[]> {
     if (orders.length === 0) return [];
     await this.config.faults?.beforeCommit?.();
     const decisions = await applyOrders(this.db, orders);
@@ -253,8 +257,8 @@ export class OrderPipeline {
 
   /** After a permanent batch error: each entry alone; one that still fails is retried or dead-lettered. */
   private async applyOneByOne(
-    orders: OrderEntry[],
-    byOrder: Map<OrderEntry, ReadEntry>,
+    orders: PipelineEntry[],
+    byOrder: Map<PipelineEntry, ReadEntry>,
   ): Promise<Decision[]> {
     const decisions: Decision[] = [];
     for (const order of orders) {
@@ -284,12 +288,23 @@ export class OrderPipeline {
     return Number(rows[0]?.[3] ?? 0);
   }
 
-  private async acknowledge(decisions: Decision[], byOrder: Map<OrderEntry, ReadEntry>): Promise<void> {
+  private async acknowledge(decisions: Decision[], byOrder: Map<PipelineEntry, ReadEntry>): Promise<void> {
+    await this.openForPayment(decisions);
     const byStream = new Map<string, string[]>();
     for (const decision of decisions) {
       const entry = byOrder.get(decision.entry) as ReadEntry;
+      const { saleId, orderId } = decision.entry;
       if (decision.outcome === 'unknown_sale') {
-        await this.deadLetter(entry, 'unknown_sale', `sale ${decision.entry.saleId} is not in the database`);
+        await this.deadLetter(entry, 'unknown_sale', `sale ${saleId} is not in the database`);
+        continue;
+      }
+      if (decision.outcome === 'unknown_order' || decision.outcome === 'conflict') {
+        const found = decision.outcome === 'conflict' ? `holds it as ${decision.found}` : 'has no such order';
+        await this.deadLetter(
+          entry,
+          decision.outcome,
+          `order ${orderId} is ${decision.entry.status} in Redis; the record ${found}`,
+        );
         continue;
       }
       const ids = byStream.get(entry.stream) ?? [];
@@ -300,8 +315,39 @@ export class OrderPipeline {
     for (const [stream, ids] of byStream) await this.redis.xack(stream, ORDER_GROUP, ...ids);
   }
 
+  /**
+   * Puts the orders just recorded as confirmed (and redelivered ones still confirmed) into their sale's
+   * deadlines set, before they are acknowledged: a crash in between redelivers them and they are
+   * opened again; the script leaves orders settled meanwhile closed.
+   */
+  private async openForPayment(decisions: Decision[]): Promise<void> {
+    const bySale = new Map<string, Array<string | number>>();
+    for (const decision of decisions) {
+      const byMs =
+        decision.outcome === 'confirmed'
+          ? decision.payByMs
+          : decision.outcome === 'duplicate' && 'reopenByMs' in decision
+            ? decision.reopenByMs
+            : null;
+      if (byMs === null) continue;
+      const { saleId, orderId, userId, quantity } = decision.entry;
+      const args = bySale.get(saleId) ?? [];
+      args.push(deadlineMember(orderId, userId, quantity), byMs);
+      bySale.set(saleId, args);
+    }
+    for (const [saleId, args] of bySale) {
+      const keys = saleKeys(saleId, this.options.keyPrefix);
+      await this.scripts.run(lifecycleScripts.openOrders, [keys.deadlines, keys.settled], args);
+    }
+  }
+
   private report(decision: Decision): void {
     const metrics = this.config.metrics;
+    if (decision.entry.kind === 'settlement') {
+      if (decision.outcome === 'settled') metrics?.ordersSettled.inc({ status: decision.entry.status });
+      else if (decision.outcome === 'duplicate') metrics?.duplicates.inc();
+      return;
+    }
     switch (decision.outcome) {
       case 'confirmed':
         metrics?.ordersRecorded.inc({ status: 'confirmed' });

@@ -1,4 +1,5 @@
--- Adds confirmed units to each sale's total; the table's CHECK refuses anything over the stock.
+-- Adds units to each sale's total (negative: units given back); the table's CHECK refuses anything
+-- over the stock or below zero.
 -- $1 sale ids (bigint[]), $2 units (int[])
 -- Returns nothing.
 UPDATE sales s
