@@ -76,7 +76,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
   // The OpenAPI document itself (swagger-ui would add a static-file server and 2 MB of assets).
   app.get('/docs/json', { schema: { hide: true } }, () => app.swagger());
-  await registerAuth(app, deps.config.jwtSecret);
+  registerAuth(app, deps.config.jwtSecret);
   const limitUser = await registerRateLimits(app, deps.redis, {
     perIp: deps.config.rateLimitPerIp,
     perUser: deps.config.rateLimitPerUser,
@@ -120,14 +120,18 @@ function registerHttpMetrics(app: FastifyInstance, metrics: SaleMetrics): void {
       buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1],
       registers: [registry],
     });
-  app.addHook('onResponse', async (request, reply) => {
-    duration.observe(
-      {
-        method: request.method,
-        route: request.routeOptions.url ?? 'unknown',
-        status: String(reply.statusCode),
-      },
-      reply.elapsedTime / 1000,
-    );
+  // One labelled child per (method, route, status), found by a string key: prom-client would hash the
+  // label object on every observation.
+  const children = new Map<string, ReturnType<typeof duration.labels>>();
+  app.addHook('onResponse', (request, reply, done) => {
+    const route = request.routeOptions.url ?? 'unknown';
+    const key = `${request.method} ${route} ${reply.statusCode}`;
+    let child = children.get(key);
+    if (!child) {
+      child = duration.labels({ method: request.method, route, status: String(reply.statusCode) });
+      children.set(key, child);
+    }
+    child.observe(reply.elapsedTime / 1000);
+    done();
   });
 }

@@ -3,6 +3,7 @@ import { ID_PATTERN, saleKeys, type SaleKeys } from './keys.js';
 import type { SoldOutCache } from './sold-out.js';
 import type { RefusalCode, Reservation } from './types.js';
 import type { SaleRedis } from './redis.js';
+import { PhaseWriteBatcher } from './write-batch.js';
 
 const reserveScript = loadLuaScript(new URL('./reserve.lua', import.meta.url));
 const reserveIdempotentScript = loadLuaScript(new URL('./reserve-idempotent.lua', import.meta.url));
@@ -28,7 +29,7 @@ export interface ReserveRequest {
 /** How long an Idempotency-Key is remembered. */
 export const IDEMPOTENCY_TTL_SECONDS = 24 * 60 * 60;
 
-const SOLD_OUT: Reservation = Object.freeze({ ok: false, code: 'sold_out' });
+export const SOLD_OUT: Reservation = Object.freeze({ ok: false, code: 'sold_out' });
 const REFUSED = Object.fromEntries(
   Object.entries(REFUSALS).map(([code, refusal]) => [code, Object.freeze({ ok: false, code: refusal })]),
 ) as Record<number, Reservation>;
@@ -44,6 +45,7 @@ type Reply = number | string | [number, number];
  */
 export class Reserver {
   private readonly scripts: ScriptRunner;
+  private readonly batcher: PhaseWriteBatcher;
   private readonly keysBySale = new Map<string, { keys: SaleKeys; list: string[] }>();
 
   constructor(
@@ -53,6 +55,7 @@ export class Reserver {
     private readonly soldOut?: SoldOutCache,
   ) {
     this.scripts = new ScriptRunner(redis);
+    this.batcher = new PhaseWriteBatcher(redis);
   }
 
   private keysOf(saleId: string) {
@@ -76,6 +79,7 @@ export class Reserver {
     const { keys, list } = this.keysOf(saleId);
     const orderId = this.nextOrderId();
     const ticket = soldOut ? soldOut.ticket(saleId) : -1;
+    this.batcher.hold();
     let reply: Reply;
     if (idempotencyKey === undefined) {
       reply = (await this.scripts.run(reserveScript, list, [userId, quantity, orderId])) as Reply;

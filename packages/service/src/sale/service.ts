@@ -4,7 +4,7 @@ import { activeSalesKey, ORDER_GROUP, saleKeys } from './keys.js';
 import { actOnOrder } from './lifecycle/actions.js';
 import { OrderSettler } from './lifecycle/settle.js';
 import type { SaleMetrics } from './metrics.js';
-import { Reserver, type ReserveRequest } from './reserve.js';
+import { Reserver, SOLD_OUT, type ReserveRequest } from './reserve.js';
 import { SoldOutCache } from './sold-out.js';
 import type { Database } from './store/db.js';
 import { records } from './store/records.js';
@@ -52,6 +52,7 @@ export class SaleService {
   private readonly prefix: string;
   private readonly soldOut: SoldOutCache | undefined;
   private readonly settler: OrderSettler;
+  private readonly outcomeCounters = new Map<string, { inc(): void }>();
 
   constructor(private readonly deps: SaleServiceDeps) {
     this.prefix = deps.keyPrefix ?? DEFAULT_KEY_PREFIX;
@@ -119,10 +120,26 @@ export class SaleService {
 
   /** One purchase attempt (see reserve.lua for the rule). */
   async buy(request: ReserveRequest): Promise<Reservation> {
-    const result = await this.reserver.reserve(request);
-    this.deps.metrics?.reservations.inc({
-      outcome: result.ok ? (result.duplicate ? 'duplicate' : 'reserved') : result.code,
-    });
+    return this.counted(await this.reserver.reserve(request));
+  }
+
+  /**
+   * The sold-out fast path for callers that can answer before doing anything else (the HTTP route
+   * answers before it even reads the body or checks the token): a sold-out refusal, counted, if this
+   * process knows the sale has no unit left (see SoldOutCache); undefined otherwise.
+   */
+  refuseFromMemory(saleId: string): Reservation | undefined {
+    return this.soldOut?.isSoldOut(saleId) ? this.counted(SOLD_OUT) : undefined;
+  }
+
+  private counted(result: Reservation): Reservation {
+    const metrics = this.deps.metrics;
+    if (metrics) {
+      const outcome = result.ok ? (result.duplicate ? 'duplicate' : 'reserved') : result.code;
+      let counter = this.outcomeCounters.get(outcome);
+      if (!counter) this.outcomeCounters.set(outcome, (counter = metrics.reservations.labels({ outcome })));
+      counter.inc(); // a labelled child: no label hashing per purchase
+    }
     return result;
   }
 

@@ -283,6 +283,35 @@ describe('HTTP API', () => {
   });
 });
 
+describe('the sold-out fast path over HTTP', () => {
+  it('answers a sale it knows to be sold out before reading the body or checking the token', async () => {
+    const created = await app.inject({
+      method: 'POST',
+      url: '/api/sales',
+      headers: bearer('admin', true),
+      payload: { name: 'gone in a moment', stock: 1 },
+    });
+    const url = `/api/sales/${created.json().id}/orders`;
+    expect((await app.inject({ method: 'POST', url, headers: bearer('lucky') })).statusCode).toBe(202);
+    // Before the process knows, a request without a token is refused as such.
+    expect((await app.inject({ method: 'POST', url })).statusCode).toBe(401);
+    let n = 0;
+    await until('sold-out answers from memory', async () => {
+      await app.inject({ method: 'POST', url, headers: bearer(`late${n++}`) }); // sold out by Redis
+      const anonymous = await app.inject({ method: 'POST', url, payload: 'not even JSON' });
+      return anonymous.statusCode === 409;
+    });
+    const answer = await app.inject({ method: 'POST', url });
+    expect([answer.statusCode, answer.json()]).toEqual([
+      409,
+      { error: 'sold_out', message: expect.any(String) },
+    ]);
+    // A retry with an Idempotency-Key takes the whole path (it may get its original order back).
+    const retry = await app.inject({ method: 'POST', url, headers: { 'idempotency-key': 'k1' } });
+    expect(retry.statusCode).toBe(401);
+  });
+});
+
 describe('the order lifecycle over HTTP', () => {
   const post = (url: string, user: string, payload?: object) =>
     app.inject({ method: 'POST', url, headers: bearer(user), ...(payload ? { payload } : {}) });
