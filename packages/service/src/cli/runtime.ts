@@ -11,6 +11,7 @@ import { SaleService } from '../sale/service.js';
 import { pgliteDatabase, postgresDatabase, type Database } from '../sale/store/db.js';
 import { migrate } from '../sale/store/migrate.js';
 import { RedisServer } from 'lockstock/servers';
+import { startOrderThread, ThreadedRegistry } from './order-thread-host.js';
 import type { Resources } from './lifecycle.js';
 
 export interface RuntimeOptions {
@@ -24,6 +25,12 @@ export interface RuntimeOptions {
   pipelines?: number;
   /** Settings of those workers. */
   pipeline?: Omit<OrderPipelineOptions, 'logger' | 'metrics'>;
+  /**
+   * Record orders in a worker thread (the order thread): the embedded store, the pipelines and the
+   * expiry sweeper, off this thread's event loop (`serve`, whose event loop answers HTTP). Test hooks
+   * (`pipeline.faults`) do not cross to it. @default false
+   */
+  orderThread?: boolean;
   logger?: Logger;
 }
 
@@ -34,6 +41,7 @@ export interface Runtime {
   readonly ids: SnowflakeIdGenerator;
   readonly service: SaleService;
   readonly metrics: SaleMetrics;
+  /** The pipelines of this thread (none when they run in the order thread). */
   readonly pipelines: OrderPipeline[];
   readonly logger: Logger;
   readonly embedded: { redis: boolean; database: boolean };
@@ -70,20 +78,40 @@ export async function startRuntime(options: RuntimeOptions, resources: Resources
   resources.add('the Redis connection', () => redis.quit().catch(() => redis.disconnect()));
   await redis.ping();
 
+  const pgliteDir = join(dataDir, 'pgdata');
+  if (!options.databaseUrl) mkdirSync(dataDir, { recursive: true });
+  const pipelineCount = options.pipelines ?? 1;
+  // In the order thread: the embedded store and whatever records orders (pipelines, sweeper).
+  const thread =
+    options.orderThread && (!options.databaseUrl || pipelineCount > 0)
+      ? await startOrderThread(
+          {
+            redisUrl,
+            ...(options.databaseUrl ? { databaseUrl: options.databaseUrl } : { pgliteDir }),
+            pipelines: pipelineCount,
+            pipeline: options.pipeline ?? {},
+            logLevel: logger.level,
+          },
+          logger,
+        )
+      : undefined;
+  if (thread) resources.add('the order thread', () => thread.stop());
+
   let db: Database;
   if (options.databaseUrl) {
     db = postgresDatabase(options.databaseUrl, { max: 10 });
   } else {
-    const dir = join(dataDir, 'pgdata');
-    mkdirSync(dataDir, { recursive: true });
-    db = await pgliteDatabase(dir);
-    logger.info({ dir }, 'order store: embedded PostgreSQL (PGlite); set DATABASE_URL to use a server');
+    db = thread?.db ?? (await pgliteDatabase(pgliteDir));
+    logger.info(
+      { dir: pgliteDir, thread: thread !== undefined },
+      'order store: embedded PostgreSQL (PGlite); set DATABASE_URL to use a server',
+    );
   }
   resources.add('the order store', () => db.close());
-  const applied = await migrate(db);
+  const applied = thread ? thread.applied : await migrate(db);
   if (applied.length > 0) logger.info({ applied }, 'database migrated');
 
-  const metrics = createSaleMetrics();
+  const metrics = createSaleMetrics(thread ? new ThreadedRegistry(() => thread.metrics()) : undefined);
   const ids = new SnowflakeIdGenerator(redis, {
     onLeaseLost: (error) =>
       logger.error({ err: error }, 'snowflake worker id lease lost; orders pause until re-leased'),
@@ -99,7 +127,7 @@ export async function startRuntime(options: RuntimeOptions, resources: Resources
     logger.warn({ sales: warmed }, 'open sales were missing in Redis and were warmed from the database');
 
   const pipelines = Array.from(
-    { length: options.pipelines ?? 1 },
+    { length: thread ? 0 : pipelineCount },
     () => new OrderPipeline(redis, db, { ...options.pipeline, logger, metrics }),
   );
   for (const pipeline of pipelines) pipeline.start();
