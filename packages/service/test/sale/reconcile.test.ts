@@ -8,8 +8,9 @@ const env = useSaleStack();
 describe('reconciliation', () => {
   it('finds Redis in sync with the record, then repairs stock and buyers after Redis lost writes', async () => {
     const sale = await env.service.createSale({ name: 'reconcile', stock: 10 });
-    for (let i = 0; i < 5; i++) await env.service.buy({ saleId: sale.id, userId: `u${i}`, quantity: 1 });
-    await env.pipeline({ batchSize: 3 }).step(0); // 3 recorded, 2 still in flight
+    for (let i = 0; i < 3; i++) await env.service.buy({ saleId: sale.id, userId: `u${i}`, quantity: 1 });
+    await env.pipeline().drain(); // 3 recorded
+    for (let i = 3; i < 5; i++) await env.service.buy({ saleId: sale.id, userId: `u${i}`, quantity: 1 }); // in flight
     const deps = { redis: env.redis, db: env.db, service: env.service };
     const [clean] = await reconcile(deps, { saleIds: [sale.id] });
     expect(clean).toMatchObject({

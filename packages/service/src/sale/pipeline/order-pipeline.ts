@@ -39,6 +39,9 @@ export interface OrderPipelineOptions {
   faults?: { beforeCommit?: () => Promise<void>; afterCommit?: () => Promise<void> };
 }
 
+/** Batches one step records at most while reading ahead (then it does its housekeeping). */
+const READ_AHEAD_ROUNDS = 20;
+
 interface Processed {
   decisions: Decision[];
   acked: number;
@@ -138,7 +141,7 @@ export class OrderPipeline {
       if (own.length === 0) this.ownPendingToCheck = false;
       else acked += (await this.process(own)).acked;
     }
-    if (!this.ownPendingToCheck) acked += (await this.process(await this.read(streams, '>', blockMs))).acked;
+    if (!this.ownPendingToCheck) acked += await this.processNew(streams, blockMs);
     const now = Date.now();
     if (now - this.lastClaimAt >= this.options.claimIdleMs / 2) {
       this.lastClaimAt = now;
@@ -147,6 +150,28 @@ export class OrderPipeline {
     if (now - this.lastTrimAt >= this.options.trimEveryMs) {
       this.lastTrimAt = now;
       for (const stream of streams) await trimAcknowledged(this.redis, stream, ORDER_GROUP);
+    }
+    return acked;
+  }
+
+  /**
+   * New entries. While batches come full (a backlog), the next batch is read while this one is being
+   * recorded, so Redis and the database work at the same time. Entries read ahead are this consumer's
+   * pending entries: if recording fails they are read again with the rest (ownPendingToCheck).
+   * Returns after `READ_AHEAD_ROUNDS` batches at most, for the housekeeping of `step`.
+   */
+  private async processNew(streams: string[], blockMs: number): Promise<number> {
+    let acked = 0;
+    let batch = await this.read(streams, '>', blockMs);
+    for (let round = 1; batch.length > 0; round++) {
+      const ahead =
+        batch.length >= this.options.batchSize && round < READ_AHEAD_ROUNDS
+          ? this.read(streams, '>', 0)
+          : undefined;
+      ahead?.catch(() => undefined); // awaited below; a failure then is the step's
+      acked += (await this.process(batch, { fresh: true })).acked;
+      if (!ahead) break;
+      batch = await ahead;
     }
     return acked;
   }
@@ -215,7 +240,12 @@ export class OrderPipeline {
     return saleIdOfKey(stream) ?? '';
   }
 
-  private async process(entries: ReadEntry[]): Promise<Processed> {
+  /**
+   * Records entries and acknowledges them. `fresh`: first deliveries (read with '>'), which no one can
+   * have recorded yet, so the inbox lookup is skipped for them (the inbox's unique constraint still
+   * refuses a second row); redelivered and claimed entries are always looked up.
+   */
+  private async process(entries: ReadEntry[], { fresh = false } = {}): Promise<Processed> {
     if (entries.length === 0) return { decisions: [], acked: 0 };
     const orders: PipelineEntry[] = [];
     const byOrder = new Map<PipelineEntry, ReadEntry>();
@@ -231,7 +261,7 @@ export class OrderPipeline {
     const stopTimer = this.config.metrics?.batchSeconds.startTimer();
     let decisions: Decision[];
     try {
-      decisions = await this.applyWithFaults(orders);
+      decisions = await this.applyWithFaults(orders, fresh);
     } catch (error) {
       this.ownPendingToCheck = true;
       if (isTransient(error)) throw error; // nothing acknowledged; the step retries after a pause
@@ -247,10 +277,10 @@ export class OrderPipeline {
     return { decisions, acked: decisions.length };
   }
 
-  private async applyWithFaults(orders: PipelineEntry[]): Promise<Decision[]> {
+  private async applyWithFaults(orders: PipelineEntry[], fresh: boolean): Promise<Decision[]> {
     if (orders.length === 0) return [];
     await this.config.faults?.beforeCommit?.();
-    const decisions = await applyOrders(this.db, orders);
+    const decisions = await applyOrders(this.db, orders, { fresh });
     await this.config.faults?.afterCommit?.();
     return decisions;
   }

@@ -16,11 +16,19 @@ const toMs = (value: Date | string | null) => (value === null ? null : new Date(
 /**
  * Records a batch of stream entries in one transaction: locks the sales, the orders the batch's
  * settlements name and the users' holdings (always in that order), skips reservations already
- * recorded (the inbox), decides each entry (decide.ts), and writes orders, settlements, holdings and
+ * recorded (the inbox; not looked up for first deliveries, whose duplicates the inbox's unique
+ * constraint would refuse anyway), decides each entry (decide.ts), and writes orders, settlements, holdings and
  * sale totals. The tables' CHECK constraints refuse an oversell, a user over the limit or units given
  * back twice even if the decision logic were wrong — the transaction would fail instead.
  */
-export async function applyOrders(db: Database, entries: readonly PipelineEntry[]): Promise<Decision[]> {
+export async function applyOrders(
+  db: Database,
+  entries: readonly PipelineEntry[],
+  options: {
+    /** The entries were never delivered before: none can be recorded yet, skip the inbox lookup. */
+    fresh?: boolean;
+  } = {},
+): Promise<Decision[]> {
   if (entries.length === 0) return [];
   return db.transaction(async (tx) => {
     const saleIds = [...new Set(entries.map((e) => e.saleId))];
@@ -44,12 +52,15 @@ export async function applyOrders(db: Database, entries: readonly PipelineEntry[
     );
     const reservations = entries.filter((e) => e.kind === 'reservation');
     const settlements = entries.filter((e) => e.kind === 'settlement');
-    const applied = reservations.length
-      ? await tx.query<{ sale_id: string; stream_id: string; status: string; pay_by: Date | string | null }>(
-          queries.appliedEntries,
-          [reservations.map((e) => e.saleId), reservations.map((e) => e.streamId)],
-        )
-      : { rows: [] };
+    const applied =
+      reservations.length && !options.fresh
+        ? await tx.query<{
+            sale_id: string;
+            stream_id: string;
+            status: string;
+            pay_by: Date | string | null;
+          }>(queries.appliedEntries, [reservations.map((e) => e.saleId), reservations.map((e) => e.streamId)])
+        : { rows: [] };
     const orders = settlements.length
       ? await tx.query<{ id: string; sale_id: string; user_id: string; quantity: number; status: string }>(
           queries.lockOrders,

@@ -5,4 +5,5 @@
 UPDATE sales s
    SET sold = s.sold + d.units
   FROM unnest($1::bigint[], $2::int[]) AS d (sale_id, units)
- WHERE s.id = d.sale_id;
+ WHERE s.id = d.sale_id
+   AND s.id = ANY ($1::bigint[]);

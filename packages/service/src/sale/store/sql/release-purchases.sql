@@ -6,4 +6,5 @@
 UPDATE purchases p
    SET quantity = p.quantity - d.units
   FROM unnest($1::bigint[], $2::text[], $3::int[]) AS d (sale_id, user_id, units)
- WHERE p.sale_id = d.sale_id AND p.user_id = d.user_id;
+ WHERE p.sale_id = d.sale_id AND p.user_id = d.user_id
+   AND p.sale_id = ANY ($1::bigint[]) AND p.user_id = ANY ($2::text[]); -- index scan, not a table scan

@@ -6,5 +6,6 @@ UPDATE orders o
    SET status = s.status, settled_at = s.settled_at
   FROM unnest($1::bigint[], $2::text[], $3::timestamptz[]) AS s (id, status, settled_at)
  WHERE o.id = s.id
+   AND o.id = ANY ($1::bigint[]) -- an index scan for the candidates, not a join over every order
    AND o.status = 'confirmed'
 RETURNING o.id::text AS id;
