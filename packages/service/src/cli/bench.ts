@@ -49,11 +49,13 @@ export function registerBench(program: Command): void {
     .option('--markdown', 'print the table as Markdown (the default when stdout is not a terminal)')
     .option('--runs <n>', 'runs (the report shows medians)', intOption(1, 100), 3)
     .option('--duration <s>', 'duration of one measurement, seconds', intOption(1, 600), 3)
+    .option('--orders <n>', 'orders the pipeline records per run', intOption(100, 10_000_000), 100_000)
     .action(
       action(async (resources, opts) => {
         const { machine, results } = await benchSale({
           runs: opts.runs,
           durationSeconds: opts.duration,
+          pipelineOrders: opts.orders,
           json: opts.json,
           progress: progress(resources),
         });

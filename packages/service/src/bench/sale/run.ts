@@ -15,6 +15,8 @@ export interface BenchSaleOptions {
   runs: number;
   /** Length of one measurement, seconds (wrk's resolution). */
   durationSeconds: number;
+  /** Orders the pipeline records per run. @default 100000 */
+  pipelineOrders?: number;
   json?: string;
   /** Each path × run is one step, weighted by its planned duration. */
   progress?: StepProgress;
@@ -95,7 +97,7 @@ export async function benchSale(options: BenchSaleOptions) {
         weight: OVERHEAD_MS.pipeline,
         run: async () => {
           const s = await benchPipeline(redisServer.url, db, {
-            orders: 100_000,
+            orders: options.pipelineOrders ?? 100_000,
             batchSize: 1000,
             baselineOrders: 2_000,
           });
