@@ -89,7 +89,8 @@ export async function startRuntime(options: RuntimeOptions, resources: Resources
             redisUrl,
             ...(options.databaseUrl ? { databaseUrl: options.databaseUrl } : { pgliteDir }),
             pipelines: pipelineCount,
-            pipeline: options.pipeline ?? {},
+            // PGlite (WASM) pays more per statement than a server: larger batches, fewer of them.
+            pipeline: { ...(options.databaseUrl ? {} : { batchSize: 2000 }), ...options.pipeline },
             logLevel: logger.level,
           },
           logger,

@@ -1,5 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { FastifyBaseLogger, FastifyRequest } from 'fastify';
+import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify';
 import type { SaleActivity } from '../../sale/activity.js';
 import { outcomeOf } from '../../sale/outcomes.js';
 import type { SaleService } from '../../sale/service.js';
@@ -25,6 +25,13 @@ const REFUSAL_MESSAGES: Record<RefusalCode, string> = {
   idempotency_key_reused: 'This Idempotency-Key was used for a different request.',
 };
 
+const SOLD_OUT_BODY = JSON.stringify({ error: 'sold_out', message: REFUSAL_MESSAGES.sold_out });
+
+/** The fast path's answer, serialised once: a JSON string is sent as it is. */
+function sendSoldOut(reply: FastifyReply): void {
+  void reply.code(409).type('application/json; charset=utf-8').send(SOLD_OUT_BODY);
+}
+
 export interface OrdersRouteOptions {
   service: SaleService;
   /** Per-user rate check (after authentication); undefined when per-user limiting is off. */
@@ -48,7 +55,7 @@ export const ordersRoutes: FastifyPluginAsyncTypebox<OrdersRouteOptions> = async
         const { id } = request.params as { id: string };
         if (request.headers['idempotency-key'] === undefined && service.refuseFromMemory(id)) {
           activity?.attempt(id, 'sold_out'); // no visitor: nobody was authenticated
-          sendError(reply, 'sold_out', REFUSAL_MESSAGES.sold_out);
+          sendSoldOut(reply);
           return;
         }
         done();
