@@ -25,6 +25,8 @@ export interface RuntimeOptions {
   pipelines?: number;
   /** Settings of those workers. */
   pipeline?: Omit<OrderPipelineOptions, 'logger' | 'metrics'>;
+  /** The process answers HTTP: see SaleServiceDeps.batchWritesPerPhase. @default false */
+  httpServer?: boolean;
   /**
    * Record orders in a worker thread (the order thread): the embedded store, the pipelines and the
    * expiry sweeper, off this thread's event loop (`serve`, whose event loop answers HTTP). Test hooks
@@ -121,7 +123,13 @@ export async function startRuntime(options: RuntimeOptions, resources: Resources
   resources.add('the order id lease', () => ids.stop().catch(() => undefined));
   const workerId = await ids.start();
   logger.info({ workerId }, 'order ids: snowflake worker id leased');
-  const service = new SaleService({ redis, db, nextOrderId: () => ids.next(), metrics });
+  const service = new SaleService({
+    redis,
+    db,
+    nextOrderId: () => ids.next(),
+    metrics,
+    batchWritesPerPhase: options.httpServer ?? false,
+  });
   resources.add('the sale service', () => service.close());
   const warmed = await service.warmOpenSales();
   if (warmed.length > 0)

@@ -48,6 +48,7 @@ export function registerServe(program: Command): void {
             dataDir: options.dataDir,
             pipelines: options.workers,
             orderThread: true,
+            httpServer: true,
           },
           resources,
         );

@@ -34,6 +34,17 @@ const REFUSED = Object.fromEntries(
   Object.entries(REFUSALS).map(([code, refusal]) => [code, Object.freeze({ ok: false, code: refusal })]),
 ) as Record<number, Reservation>;
 
+export interface ReserverOptions {
+  /** Answer sales known to be sold out from memory (see SoldOutCache). */
+  soldOut?: SoldOutCache;
+  /**
+   * Hold reservations' socket writes to the end of the event loop's poll phase (PhaseWriteBatcher):
+   * for servers, where each request is its own tick. Loops of callers resumed by batches of replies
+   * are better off without it (holding them makes Redis wait in lockstep). @default false
+   */
+  batchWritesPerPhase?: boolean;
+}
+
 /** What the reservation scripts answer (see reserve.lua). */
 type Reply = number | string | [number, number];
 
@@ -45,17 +56,20 @@ type Reply = number | string | [number, number];
  */
 export class Reserver {
   private readonly scripts: ScriptRunner;
-  private readonly batcher: PhaseWriteBatcher;
+  private readonly batcher: PhaseWriteBatcher | undefined;
   private readonly keysBySale = new Map<string, { keys: SaleKeys; list: string[] }>();
+
+  private readonly soldOut: SoldOutCache | undefined;
 
   constructor(
     redis: SaleRedis,
     private readonly nextOrderId: () => string,
     private readonly keyPrefix = DEFAULT_KEY_PREFIX,
-    private readonly soldOut?: SoldOutCache,
+    options: ReserverOptions = {},
   ) {
     this.scripts = new ScriptRunner(redis);
-    this.batcher = new PhaseWriteBatcher(redis);
+    this.soldOut = options.soldOut;
+    this.batcher = options.batchWritesPerPhase ? new PhaseWriteBatcher(redis) : undefined;
   }
 
   private keysOf(saleId: string) {
@@ -79,7 +93,7 @@ export class Reserver {
     const { keys, list } = this.keysOf(saleId);
     const orderId = this.nextOrderId();
     const ticket = soldOut ? soldOut.ticket(saleId) : -1;
-    this.batcher.hold();
+    this.batcher?.hold();
     let reply: Reply;
     if (idempotencyKey === undefined) {
       reply = (await this.scripts.run(reserveScript, list, [userId, quantity, orderId])) as Reply;

@@ -40,6 +40,8 @@ export interface SaleServiceDeps {
    * one subscriber connection, closed by `close()`). @default true
    */
   soldOutCache?: boolean;
+  /** See ReserverOptions.batchWritesPerPhase: on for HTTP servers. @default false */
+  batchWritesPerPhase?: boolean;
 }
 
 /**
@@ -58,7 +60,10 @@ export class SaleService {
     this.prefix = deps.keyPrefix ?? DEFAULT_KEY_PREFIX;
     this.soldOut =
       deps.soldOutCache === false ? undefined : new SoldOutCache(deps.redis, { keyPrefix: this.prefix });
-    this.reserver = new Reserver(deps.redis, deps.nextOrderId, this.prefix, this.soldOut);
+    this.reserver = new Reserver(deps.redis, deps.nextOrderId, this.prefix, {
+      ...(this.soldOut ? { soldOut: this.soldOut } : {}),
+      batchWritesPerPhase: deps.batchWritesPerPhase ?? false,
+    });
     this.scripts = new ScriptRunner(deps.redis);
     this.settler = new OrderSettler(deps.redis, this.prefix);
   }
