@@ -2,7 +2,7 @@ import swagger from '@fastify/swagger';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { Redis } from 'ioredis';
-import { collectDefaultMetrics, Histogram } from 'prom-client';
+import { collectDefaultMetrics } from 'prom-client';
 import type { SaleActivity } from '../sale/activity.js';
 import type { SaleMetrics } from '../sale/metrics.js';
 import type { SaleService } from '../sale/service.js';
@@ -14,6 +14,7 @@ import { LiveFeed } from './dashboard/feed.js';
 import { dashboardRoutes } from './dashboard/routes.js';
 import { errorHandler, sendError } from './errors.js';
 import { registerRateLimits } from './rate-limit.js';
+import { RequestDurations } from './request-durations.js';
 import { healthRoutes } from './routes/health.js';
 import { orderActionsRoutes } from './routes/order-actions.js';
 import { ordersRoutes } from './routes/orders.js';
@@ -111,27 +112,14 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 function registerHttpMetrics(app: FastifyInstance, metrics: SaleMetrics): void {
   const { registry } = metrics;
   if (!registry.getSingleMetric('process_cpu_seconds_total')) collectDefaultMetrics({ register: registry });
-  const duration =
-    (registry.getSingleMetric('lockstock_http_request_seconds') as Histogram | undefined) ??
-    new Histogram({
-      name: 'lockstock_http_request_seconds',
-      help: 'HTTP request duration by route and status',
-      labelNames: ['method', 'route', 'status'] as const,
-      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1],
-      registers: [registry],
-    });
-  // One labelled child per (method, route, status), found by a string key: prom-client would hash the
-  // label object on every observation.
-  const children = new Map<string, ReturnType<typeof duration.labels>>();
+  const durations = RequestDurations.in(registry);
   app.addHook('onResponse', (request, reply, done) => {
-    const route = request.routeOptions.url ?? 'unknown';
-    const key = `${request.method} ${route} ${reply.statusCode}`;
-    let child = children.get(key);
-    if (!child) {
-      child = duration.labels({ method: request.method, route, status: String(reply.statusCode) });
-      children.set(key, child);
-    }
-    child.observe(reply.elapsedTime / 1000);
+    durations.record(
+      request.method,
+      request.routeOptions.url ?? 'unknown',
+      reply.statusCode,
+      reply.elapsedTime / 1000,
+    );
     done();
   });
 }

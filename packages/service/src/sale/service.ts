@@ -54,7 +54,6 @@ export class SaleService {
   private readonly prefix: string;
   private readonly soldOut: SoldOutCache | undefined;
   private readonly settler: OrderSettler;
-  private readonly outcomeCounters = new Map<string, { inc(): void }>();
 
   constructor(private readonly deps: SaleServiceDeps) {
     this.prefix = deps.keyPrefix ?? DEFAULT_KEY_PREFIX;
@@ -138,12 +137,10 @@ export class SaleService {
   }
 
   private counted(result: Reservation): Reservation {
-    const metrics = this.deps.metrics;
-    if (metrics) {
+    const tally = this.deps.metrics?.reservationTally;
+    if (tally) {
       const outcome = result.ok ? (result.duplicate ? 'duplicate' : 'reserved') : result.code;
-      let counter = this.outcomeCounters.get(outcome);
-      if (!counter) this.outcomeCounters.set(outcome, (counter = metrics.reservations.labels({ outcome })));
-      counter.inc(); // a labelled child: no label hashing per purchase
+      tally.set(outcome, (tally.get(outcome) ?? 0) + 1);
     }
     return result;
   }

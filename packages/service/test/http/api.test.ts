@@ -269,6 +269,10 @@ describe('HTTP API', () => {
     const metrics = await app.inject({ method: 'GET', url: '/metrics' });
     expect(metrics.headers['content-type']).toContain('text/plain');
     expect(metrics.body).toContain('lockstock_reservations_total{outcome="reserved"}');
+    expect(metrics.body).toMatch(
+      /^lockstock_http_request_seconds_count\{method="POST",route="\/api\/sales\/:id\/orders",status="202"\} [1-9]/m,
+    );
+    expect(metrics.body).toContain('# TYPE lockstock_http_request_seconds histogram');
     const docs = await app.inject({ method: 'GET', url: '/docs/json' });
     expect(Object.keys(docs.json().paths)).toEqual(
       expect.arrayContaining([
