@@ -59,17 +59,19 @@ export function registerBench(program: Command): void {
   bench
     .command('sale')
     .description(
-      'reservations/s vs a bare script, HTTP purchases/s vs hello-world Fastify, pipeline orders/s',
+      'reservations/s vs a bare script; HTTP purchases and sold-out answers/s (wrk) vs hello-world Fastify; pipeline orders/s',
     )
     .option('--json <file>', 'write the results as JSON')
     .option('--markdown', 'print the table as Markdown (the default when stdout is not a terminal)')
     .option('--runs <n>', 'runs (the report shows medians)', intOption(1, 100), 3)
-    .option('--duration-ms <ms>', 'duration of one measurement', intOption(100), 3_000)
+    .option('--duration <s>', 'duration of one measurement, seconds', intOption(1, 600), 3)
+    .option('--orders <n>', 'orders the pipeline records per run', intOption(100, 10_000_000), 100_000)
     .action(
       action(async (resources, opts) => {
         const { machine, results } = await benchSale({
           runs: opts.runs,
-          durationMs: opts.durationMs,
+          durationSeconds: opts.duration,
+          pipelineOrders: opts.orders,
           json: opts.json,
           progress: progress(resources),
         });

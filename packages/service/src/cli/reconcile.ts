@@ -42,16 +42,21 @@ export function registerReconcile(program: Command): void {
             process.stdout.write(`${JSON.stringify({ sales: report }, null, 2)}\n`);
           } else {
             for (const s of report) {
-              const state = s.drift === 0 && s.buyersBelowRecord === 0 ? 'in sync' : 'DRIFT';
+              const state =
+                s.drift === 0 && s.buyersBelowRecord === 0 && s.unscheduledOrders === 0 ? 'in sync' : 'DRIFT';
               const repaired =
                 s.repairedRemaining === undefined ? '' : ` -> repaired: remaining ${s.repairedRemaining}`;
               process.stdout.write(
                 `sale ${s.saleId}: stock ${s.stock}, Redis remaining ${s.redisRemaining ?? 'missing'}, recorded ${s.recordedUnits}, ` +
-                  `in flight ${s.inFlightUnits}, drift ${s.drift}, buyers below record ${s.buyersBelowRecord} [${state}]${repaired}\n`,
+                  `in flight ${s.inFlightUnits}, drift ${s.drift}, buyers below record ${s.buyersBelowRecord}, ` +
+                  `unscheduled unpaid orders ${s.unscheduledOrders} [${state}]${repaired}\n`,
               );
             }
           }
-          if (!options.repair && report.some((s) => s.drift !== 0 || s.buyersBelowRecord > 0))
+          if (
+            !options.repair &&
+            report.some((s) => s.drift !== 0 || s.buyersBelowRecord > 0 || s.unscheduledOrders > 0)
+          )
             process.exitCode = 2;
         },
       ),

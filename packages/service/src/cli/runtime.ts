@@ -5,11 +5,13 @@ import { Redis } from 'ioredis';
 import pino, { type Logger } from 'pino';
 import { SnowflakeIdGenerator } from '../sale/ids/snowflake.js';
 import { createSaleMetrics, type SaleMetrics } from '../sale/metrics.js';
+import { ExpirySweeper } from '../sale/lifecycle/sweeper.js';
 import { OrderPipeline, type OrderPipelineOptions } from '../sale/pipeline/order-pipeline.js';
 import { SaleService } from '../sale/service.js';
 import { pgliteDatabase, postgresDatabase, type Database } from '../sale/store/db.js';
 import { migrate } from '../sale/store/migrate.js';
 import { RedisServer } from 'lockstock/servers';
+import { startOrderThread, ThreadedRegistry } from './order-thread-host.js';
 import type { Resources } from './lifecycle.js';
 
 export interface RuntimeOptions {
@@ -29,6 +31,14 @@ export interface RuntimeOptions {
    * up. Longer than the pipeline's blocking read (1 s). @default 3000
    */
   redisCommandTimeoutMs?: number;
+  /** The process answers HTTP: see SaleServiceDeps.batchWritesPerPhase. @default false */
+  httpServer?: boolean;
+  /**
+   * Record orders in a worker thread (the order thread): the embedded store, the pipelines and the
+   * expiry sweeper, off this thread's event loop (`serve`, whose event loop answers HTTP). Test hooks
+   * (`pipeline.faults`) do not cross to it. @default false
+   */
+  orderThread?: boolean;
   logger?: Logger;
 }
 
@@ -39,6 +49,7 @@ export interface Runtime {
   readonly ids: SnowflakeIdGenerator;
   readonly service: SaleService;
   readonly metrics: SaleMetrics;
+  /** The pipelines of this thread (none when they run in the order thread). */
   readonly pipelines: OrderPipeline[];
   readonly logger: Logger;
   readonly embedded: { redis: boolean; database: boolean };
@@ -81,6 +92,26 @@ export async function startRuntime(options: RuntimeOptions, resources: Resources
   resources.add('the Redis connection', () => redis.quit().catch(() => redis.disconnect()));
   await redis.ping();
 
+  const pgliteDir = join(dataDir, 'pgdata');
+  if (!options.databaseUrl) mkdirSync(dataDir, { recursive: true });
+  const pipelineCount = options.pipelines ?? 1;
+  // In the order thread: the embedded store and whatever records orders (pipelines, sweeper).
+  const thread =
+    options.orderThread && (!options.databaseUrl || pipelineCount > 0)
+      ? await startOrderThread(
+          {
+            redisUrl,
+            ...(options.databaseUrl ? { databaseUrl: options.databaseUrl } : { pgliteDir }),
+            pipelines: pipelineCount,
+            // PGlite (WASM) pays more per statement than a server: larger batches, fewer of them.
+            pipeline: { ...(options.databaseUrl ? {} : { batchSize: 2000 }), ...options.pipeline },
+            logLevel: logger.level,
+          },
+          logger,
+        )
+      : undefined;
+  if (thread) resources.add('the order thread', () => thread.stop());
+
   let db: Database;
   if (options.databaseUrl) {
     db = postgresDatabase(options.databaseUrl, {
@@ -88,16 +119,17 @@ export async function startRuntime(options: RuntimeOptions, resources: Resources
       onConnectionError: (error) => logger.warn({ err: error }, 'database connection lost'),
     });
   } else {
-    const dir = join(dataDir, 'pgdata');
-    mkdirSync(dataDir, { recursive: true });
-    db = await pgliteDatabase(dir);
-    logger.info({ dir }, 'order store: embedded PostgreSQL (PGlite); set DATABASE_URL to use a server');
+    db = thread?.db ?? (await pgliteDatabase(pgliteDir));
+    logger.info(
+      { dir: pgliteDir, thread: thread !== undefined },
+      'order store: embedded PostgreSQL (PGlite); set DATABASE_URL to use a server',
+    );
   }
   resources.add('the order store', () => db.close());
-  const applied = await migrate(db);
+  const applied = thread ? thread.applied : await migrate(db);
   if (applied.length > 0) logger.info({ applied }, 'database migrated');
 
-  const metrics = createSaleMetrics();
+  const metrics = createSaleMetrics(thread ? new ThreadedRegistry(() => thread.metrics()) : undefined);
   const ids = new SnowflakeIdGenerator(redis, {
     onLeaseLost: (error) =>
       logger.error({ err: error }, 'snowflake worker id lease lost; orders pause until re-leased'),
@@ -106,17 +138,30 @@ export async function startRuntime(options: RuntimeOptions, resources: Resources
   resources.add('the order id lease', () => ids.stop().catch(() => undefined));
   const workerId = await ids.start();
   logger.info({ workerId }, 'order ids: snowflake worker id leased');
-  const service = new SaleService({ redis, db, nextOrderId: () => ids.next(), metrics });
+  const service = new SaleService({
+    redis,
+    db,
+    nextOrderId: () => ids.next(),
+    metrics,
+    batchWritesPerPhase: options.httpServer ?? false,
+  });
+  resources.add('the sale service', () => service.close());
   const warmed = await service.warmOpenSales();
   if (warmed.length > 0)
     logger.warn({ sales: warmed }, 'open sales were missing in Redis and were warmed from the database');
 
   const pipelines = Array.from(
-    { length: options.pipelines ?? 1 },
+    { length: thread ? 0 : pipelineCount },
     () => new OrderPipeline(redis, db, { ...options.pipeline, logger, metrics }),
   );
   for (const pipeline of pipelines) pipeline.start();
   resources.add('the order pipelines', () => Promise.all(pipelines.map((p) => p.stop())));
+  if (pipelines.length > 0) {
+    // Unpaid orders expire wherever orders are recorded; any number of sweepers may run.
+    const sweeper = new ExpirySweeper(redis, { logger });
+    sweeper.start();
+    resources.add('the expiry sweeper', () => sweeper.stop());
+  }
 
   return {
     redis,

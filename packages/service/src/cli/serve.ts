@@ -47,6 +47,8 @@ export function registerServe(program: Command): void {
             ...(options.database ? { databaseUrl: options.database } : {}),
             dataDir: options.dataDir,
             pipelines: options.workers,
+            orderThread: true,
+            httpServer: true,
           },
           resources,
         );

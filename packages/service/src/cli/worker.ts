@@ -25,7 +25,7 @@ export function registerWorker(program: Command): void {
     .option('--redis <url>', 'Redis (REDIS_URL)', process.env.REDIS_URL)
     .option('--database <url>', 'PostgreSQL (DATABASE_URL)', process.env.DATABASE_URL)
     .option('--workers <n>', 'pipeline workers in this process', intOption(1, 64), 1)
-    .option('--batch-size <n>', 'entries per database transaction', intOption(1, 10_000), 500)
+    .option('--batch-size <n>', 'entries per database transaction', intOption(1, 10_000), 1000)
     .option(
       '--claim-idle-ms <ms>',
       'take over entries another consumer left pending this long',

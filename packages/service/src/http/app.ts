@@ -2,7 +2,7 @@ import swagger from '@fastify/swagger';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { Redis } from 'ioredis';
-import { collectDefaultMetrics, Histogram } from 'prom-client';
+import { collectDefaultMetrics } from 'prom-client';
 import type { SaleActivity } from '../sale/activity.js';
 import type { PipelineHealth } from '../sale/pipeline/order-pipeline.js';
 import type { SaleMetrics } from '../sale/metrics.js';
@@ -21,7 +21,9 @@ import {
   sendUnavailable,
 } from './errors.js';
 import { registerRateLimits } from './rate-limit.js';
+import { RequestDurations } from './request-durations.js';
 import { healthRoutes } from './routes/health.js';
+import { orderActionsRoutes } from './routes/order-actions.js';
 import { ordersRoutes } from './routes/orders.js';
 import { salesRoutes } from './routes/sales.js';
 import { ErrorBody } from './schemas.js';
@@ -102,7 +104,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
   // The OpenAPI document itself (swagger-ui would add a static-file server and 2 MB of assets).
   app.get('/docs/json', { schema: { hide: true } }, () => app.swagger());
-  await registerAuth(app, deps.config.jwtSecret);
+  registerAuth(app, deps.config.jwtSecret);
   const limitUser = await registerRateLimits(app, deps.redis, {
     perIp: deps.config.rateLimitPerIp,
     perUser: deps.config.rateLimitPerUser,
@@ -115,6 +117,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     ...(limitUser ? { limitUser } : {}),
     ...activity,
   });
+  await app.register(orderActionsRoutes, { service: deps.service });
   await app.register(healthRoutes, {
     redis: deps.redis,
     db: deps.db,
@@ -142,23 +145,14 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 function registerHttpMetrics(app: FastifyInstance, metrics: SaleMetrics): void {
   const { registry } = metrics;
   if (!registry.getSingleMetric('process_cpu_seconds_total')) collectDefaultMetrics({ register: registry });
-  const duration =
-    (registry.getSingleMetric('lockstock_http_request_seconds') as Histogram | undefined) ??
-    new Histogram({
-      name: 'lockstock_http_request_seconds',
-      help: 'HTTP request duration by route and status',
-      labelNames: ['method', 'route', 'status'] as const,
-      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1],
-      registers: [registry],
-    });
-  app.addHook('onResponse', async (request, reply) => {
-    duration.observe(
-      {
-        method: request.method,
-        route: request.routeOptions.url ?? 'unknown',
-        status: String(reply.statusCode),
-      },
+  const durations = RequestDurations.in(registry);
+  app.addHook('onResponse', (request, reply, done) => {
+    durations.record(
+      request.method,
+      request.routeOptions.url ?? 'unknown',
+      reply.statusCode,
       reply.elapsedTime / 1000,
     );
+    done();
   });
 }

@@ -1,5 +1,5 @@
 import { Type, type Static } from '@fastify/type-provider-typebox';
-import { MAX_PER_USER_LIMIT, MAX_STOCK } from '../sale/service.js';
+import { MAX_PAY_WITHIN_SECONDS, MAX_PER_USER_LIMIT, MAX_STOCK } from '../sale/service.js';
 
 /** Request and response schemas (TypeBox): validation, serialization and OpenAPI from one source. */
 
@@ -31,6 +31,13 @@ export const NewSaleBody = Type.Object(
     startsAt: Type.Optional(Type.String({ format: 'date-time', description: 'default: now' })),
     endsAt: Type.Optional(Type.String({ format: 'date-time', description: 'default: startsAt + 1 day' })),
     perUserLimit: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_PER_USER_LIMIT, default: 1 })),
+    payWithinSeconds: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        maximum: MAX_PAY_WITHIN_SECONDS,
+        description: 'unpaid orders expire this long after the reservation (default: never)',
+      }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -45,6 +52,7 @@ export const SaleView = Type.Object({
   perUserLimit: Type.Integer(),
   startsAt: Type.String({ format: 'date-time' }),
   endsAt: Type.String({ format: 'date-time' }),
+  payWithinSeconds: Type.Optional(Type.Integer()),
   status: Type.Union([
     Type.Literal('scheduled'),
     Type.Literal('active'),
@@ -80,8 +88,21 @@ export const OrderView = Type.Object({
   saleId: Type.String(),
   userId: Type.String(),
   quantity: Type.Integer(),
-  status: Type.Union([Type.Literal('reserved'), Type.Literal('confirmed'), Type.Literal('rejected')]),
-  reason: Type.Optional(Type.String()),
+  status: Type.Union([
+    Type.Literal('reserved'),
+    Type.Literal('confirmed'),
+    Type.Literal('paid'),
+    Type.Literal('cancelled'),
+    Type.Literal('expired'),
+    Type.Literal('rejected'),
+  ]),
+  reason: Type.Optional(Type.String({ description: 'why the record refused it (rejected only)' })),
+  payBy: Type.Optional(
+    Type.String({
+      format: 'date-time',
+      description: 'when it expires unless paid (sales with a payment window)',
+    }),
+  ),
 });
 
 export const errorResponses = (...statuses: number[]) =>

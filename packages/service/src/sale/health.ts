@@ -106,7 +106,7 @@ async function readOldestUnrecordedMs(deps: HealthDeps): Promise<number | null> 
       const keys = saleKeys(saleId, prefix);
       const reply = (await scripts.run(
         statsScript,
-        [keys.meta, keys.outcomes, keys.visitors, keys.stream, keys.dead],
+        [keys.stock, keys.outcomes, keys.visitors, keys.stream, keys.dead],
         [ORDER_GROUP],
       )) as unknown[];
       const [oldest, nowMs] = [reply[6] as string, reply[7] as number];

@@ -1,19 +1,19 @@
 import { DEFAULT_KEY_PREFIX } from 'lockstock/redis';
 
 /**
- * Redis keys of one sale. All share the hash tag `{sale:<id>}`, so the reservation script touches one
+ * Redis keys of one sale. All share the hash tag `{sale:<id>}`, so every script of a sale touches one
  * Redis Cluster slot. User ids and idempotency keys are validated (ID_PATTERN) before they get here.
  */
 export interface SaleKeys {
-  /** hash: total (stock), limit (per user), remaining (units left to reserve) */
-  readonly meta: string;
+  /** string: units left to reserve. Never expires (an ended sale keeps its count for the record). */
+  readonly stock: string;
   /** exists until the sale starts (expires at startsAt, on the Redis clock) */
   readonly notBefore: string;
-  /** exists until the sale ends (expires at endsAt, on the Redis clock) */
+  /** string: the per-user limit; exists until the sale ends (expires at endsAt, on the Redis clock) */
   readonly open: string;
-  /** hash: user id → units reserved */
+  /** hash: user id → units held (reserved, confirmed or paid); a user holding nothing has no field */
   readonly buyers: string;
-  /** stream: one entry per reservation, consumed by the order pipeline */
+  /** stream: reservations and order lifecycle events, consumed by the order pipeline */
   readonly stream: string;
   /** stream: entries the pipeline gave up on (poison messages) */
   readonly dead: string;
@@ -21,6 +21,14 @@ export interface SaleKeys {
   readonly outcomes: string;
   /** HyperLogLog of the visitors (user ids, client addresses) who looked at or tried to buy the sale */
   readonly visitors: string;
+  /** hash: order id → final state (paid, cancelled, expired); the arbiter of each order's one transition */
+  readonly settled: string;
+  /** sorted set: unpaid orders of a sale with a payment window, scored by their deadline (ms, Redis clock) */
+  readonly deadlines: string;
+  /** shard channel: a message whenever units come back (cancel, expiry, repair), for sold-out caches */
+  readonly restock: string;
+  /** hash of the layout before 0.3 ({total, limit, remaining}); read once by warm-sale.lua to upgrade */
+  readonly legacyMeta: string;
   /** string per (user, Idempotency-Key): "<orderId>:<quantity>" */
   idempotency(userId: string, key: string): string;
 }
@@ -28,13 +36,13 @@ export interface SaleKeys {
 /** Ids of users, sales and idempotency keys: short, and nothing that could change a key's meaning. */
 export const ID_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
 
-/** The set of sale ids the order pipeline reads (one key, no hash tag). */
+/** The set of sale ids the order pipeline and the expiry sweeper read (one key, no hash tag). */
 export const activeSalesKey = (prefix = DEFAULT_KEY_PREFIX) => `${prefix}:sales:active`;
 
 export function saleKeys(saleId: string, prefix = DEFAULT_KEY_PREFIX): SaleKeys {
   const base = `${prefix}:{sale:${saleId}}`;
   return {
-    meta: `${base}:meta`,
+    stock: `${base}:stock`,
     notBefore: `${base}:not-before`,
     open: `${base}:open`,
     buyers: `${base}:buyers`,
@@ -42,8 +50,17 @@ export function saleKeys(saleId: string, prefix = DEFAULT_KEY_PREFIX): SaleKeys 
     dead: `${base}:dead`,
     outcomes: `${base}:outcomes`,
     visitors: `${base}:visitors`,
+    settled: `${base}:settled`,
+    deadlines: `${base}:deadlines`,
+    restock: `${base}:restock`,
+    legacyMeta: `${base}:meta`,
     idempotency: (userId, key) => `${base}:idem:${userId}:${key}`,
   };
+}
+
+/** The sale id in a key or channel of `saleKeys` (undefined if it is not one). */
+export function saleIdOfKey(key: string): string | undefined {
+  return /\{sale:([^}]+)\}/.exec(key)?.[1];
 }
 
 /** The consumer group of the order pipeline on every sale stream. */

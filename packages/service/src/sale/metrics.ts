@@ -2,13 +2,22 @@ import { Counter, Histogram, Registry } from 'prom-client';
 
 /** Prometheus metrics of the sale service and the order pipeline, in one registry. */
 export function createSaleMetrics(registry = new Registry()) {
+  // Reservation outcomes are tallied in a plain Map on the purchase path and handed to the counter
+  // when it is collected: prom-client validates and hashes the label set on every inc().
+  const reservationTally = new Map<string, number>();
   return {
     registry,
+    /** Add 1 to an outcome here, not on `reservations` (which reads it at every scrape). */
+    reservationTally,
     reservations: new Counter({
       name: 'lockstock_reservations_total',
       help: 'Reservation attempts by outcome (reserved, duplicate, or the refusal code)',
       labelNames: ['outcome'] as const,
       registers: [registry],
+      collect() {
+        for (const [outcome, n] of reservationTally) this.inc({ outcome }, n);
+        reservationTally.clear();
+      },
     }),
     ordersRecorded: new Counter({
       name: 'lockstock_orders_recorded_total',
@@ -22,9 +31,15 @@ export function createSaleMetrics(registry = new Registry()) {
       labelNames: ['reason'] as const,
       registers: [registry],
     }),
+    ordersSettled: new Counter({
+      name: 'lockstock_orders_settled_total',
+      help: 'Orders the pipeline moved from confirmed to paid, cancelled or expired in the database, by status',
+      labelNames: ['status'] as const,
+      registers: [registry],
+    }),
     duplicates: new Counter({
       name: 'lockstock_pipeline_duplicates_total',
-      help: 'Stream entries delivered again after they had been recorded (acknowledged, not re-applied)',
+      help: 'Stream entries delivered again after they had been applied (acknowledged, not re-applied)',
       registers: [registry],
     }),
     deadLetters: new Counter({

@@ -1,7 +1,9 @@
 import { DEFAULT_KEY_PREFIX, loadLuaScript, ScriptRunner } from 'lockstock/redis';
-import { ORDER_GROUP, saleKeys } from './keys.js';
+import { ORDER_GROUP, saleKeys, type SaleKeys } from './keys.js';
+import { deadlineMember, lifecycleScripts } from './lifecycle/scripts.js';
 import type { SaleService } from './service.js';
 import type { Database } from './store/db.js';
+import { queries } from './store/queries.js';
 import { records } from './store/records.js';
 import type { SaleRedis } from './redis.js';
 
@@ -13,22 +15,30 @@ export interface SaleDrift {
   stock: number;
   /** Units Redis still offers (null: the sale is missing in Redis). */
   redisRemaining: number | null;
-  /** Units of confirmed orders in the database. */
+  /** Units held by confirmed and paid orders in the database. */
   recordedUnits: number;
-  /** Units reserved in Redis but not yet recorded. */
+  /**
+   * Units of entries Redis has and the record not yet: reservations hold units, cancelled and expired
+   * orders gave theirs back (negative).
+   */
   inFlightUnits: number;
   /** stock - remaining - recorded - in flight: 0 when Redis and the record agree. */
   drift: number;
   /** Users Redis counts lower than the record (they could buy again past their limit). */
   buyersBelowRecord: number;
+  /** Unpaid orders with a deadline that Redis neither schedules for expiry nor has settled. */
+  unscheduledOrders: number;
   /** The stock after repair (only with `repair`). */
   repairedRemaining?: number;
 }
 
+type Snapshot = [remaining: number, inFlight: number, users: Array<string | number>];
+
 /**
  * Compares Redis with the record, sale by sale. A unit may briefly count as both recorded and in
  * flight (committed, not yet acknowledged), which only makes the repair undersell, never oversell.
- * With `repair`, Redis stock is set to what the record allows and buyer counts are raised to it.
+ * With `repair`, Redis stock is set to what the record allows, buyer counts are raised to it, and
+ * unpaid orders Redis lost track of are scheduled for expiry again.
  */
 export async function reconcile(
   deps: { redis: SaleRedis; db: Database; service: SaleService },
@@ -44,15 +54,20 @@ export async function reconcile(
   for (const sale of sales) {
     const keys = saleKeys(sale.id, prefix);
     // Redis first, then the record: anything that moves in between is counted twice, never missed.
-    const [seenStock, inFlight] = (await scripts.run(
+    const [seenStock, inFlight, users] = (await scripts.run(
       snapshotScript,
-      [keys.meta, keys.stream],
+      [keys.stock, keys.stream],
       [ORDER_GROUP],
-    )) as [number, number];
+    )) as Snapshot;
     const recorded = (await records.getSale(db, sale.id))?.persistedSold ?? 0;
-    const holdings = await records.userPurchases(db, sale.id);
+    const expected = await records.userPurchases(db, sale.id);
+    for (let i = 0; i + 1 < users.length; i += 2) {
+      const user = String(users[i]);
+      expected.set(user, (expected.get(user) ?? 0) + Number(users[i + 1]));
+    }
     const buyers = await redis.hgetall(keys.buyers);
-    const below = [...holdings].filter(([user, units]) => Number(buyers[user] ?? 0) < units);
+    const below = [...expected].filter(([user, units]) => Number(buyers[user] ?? 0) < units);
+    const unscheduled = await unscheduledOrders(redis, db, sale.id, keys);
     const remaining = seenStock < 0 ? null : seenStock;
     const entry: SaleDrift = {
       saleId: sale.id,
@@ -62,15 +77,53 @@ export async function reconcile(
       inFlightUnits: inFlight,
       drift: sale.stock - (remaining ?? 0) - recorded - inFlight,
       buyersBelowRecord: below.length,
+      unscheduledOrders: unscheduled.length / 2,
     };
     if (options.repair && (entry.drift !== 0 || below.length > 0 || remaining === null)) {
       const target = Math.max(0, sale.stock - recorded - inFlight);
       await service.warm(sale, target); // puts the sale back if Redis lost it entirely; else a no-op
       entry.repairedRemaining = Number(
-        await scripts.run(applyScript, [keys.meta, keys.buyers], [seenStock, target, ...below.flat()]),
+        await scripts.run(
+          applyScript,
+          [keys.stock, keys.buyers, keys.restock],
+          [seenStock, target, ...below.flat()],
+        ),
       );
+    }
+    if (options.repair && unscheduled.length > 0) {
+      await scripts.run(lifecycleScripts.openOrders, [keys.deadlines, keys.settled], unscheduled);
     }
     report.push(entry);
   }
   return report;
+}
+
+/**
+ * Confirmed orders with a deadline that Redis neither has in the sale's deadlines set nor has settled
+ * (as after Redis lost data): they would never expire. Returned as open-orders.lua's arguments.
+ */
+async function unscheduledOrders(
+  redis: SaleRedis,
+  db: Database,
+  saleId: string,
+  keys: SaleKeys,
+): Promise<Array<string | number>> {
+  const { rows } = await db.query<{ id: string; user_id: string; quantity: number; pay_by: Date | string }>(
+    queries.unpaidOrders,
+    [saleId],
+  );
+  const missing: Array<string | number> = [];
+  for (let i = 0; i < rows.length; i += 1000) {
+    const chunk = rows.slice(i, i + 1000);
+    const members = chunk.map((r) => deadlineMember(r.id, r.user_id, r.quantity));
+    const [scores, settled] = await Promise.all([
+      redis.zmscore(keys.deadlines, ...members),
+      redis.hmget(keys.settled, ...chunk.map((r) => r.id)),
+    ]);
+    chunk.forEach((row, j) => {
+      if (scores[j] === null && settled[j] === null)
+        missing.push(members[j] as string, new Date(row.pay_by).getTime());
+    });
+  }
+  return missing;
 }

@@ -2,32 +2,44 @@
   Fragment (included by reserve.lua and reserve-idempotent.lua): the reservation rule.
 
   The time window needs no clock call: `not_before` expires at the start and `open` at the end of the
-  sale (PXAT, set by warm-sale.lua), so Redis's own clock decides; the order's time is its stream
-  entry id. Stock and limit are checked before anything is written, and a user over the limit is
-  undone in the same script, so a refusal changes nothing.
-  Returns {1, order_id} or a refusal {code} (see reserve.lua).
+  sale (PXAT, set by warm-sale.lua), so Redis's own clock decides; `open` holds the per-user limit, so
+  one MGET reads window, limit and stock. Every check runs before the first write, so a refusal
+  changes nothing. A first purchase by a user is one HSETNX (check and write); only a returning buyer
+  costs an HGET and an HINCRBY. The reply is an integer (the caller issued the order id itself).
+
+  Returns 1 reserved; -1 no such sale; -2 not started; -3 ended; {-4, ms until the sale ends} sold
+  out, no unit left; -5 the user's limit would be exceeded; -7 fewer units left than asked for.
 ]]
-local function reserve(meta, not_before, open, buyers, stream, user, quantity_arg, order_id)
-  local window = redis.call('mget', not_before, open)
-  if window[1] then
-    return { -2 }
+local function reserve(not_before, open, stock, buyers, stream, user, quantity_arg, order_id)
+  local sale = redis.call('mget', not_before, open, stock)
+  if sale[1] then
+    return -2
   end
-  if not window[2] then
-    if redis.call('exists', meta) == 0 then
-      return { -1 }
-    end
-    return { -3 }
+  if not sale[3] then
+    return -1
   end
-  local sale = redis.call('hmget', meta, 'remaining', 'limit')
+  if not sale[2] then
+    return -3
+  end
   local quantity = tonumber(quantity_arg)
-  if tonumber(sale[1]) < quantity then
-    return { -4 }
+  local remaining = tonumber(sale[3])
+  if remaining < quantity then
+    if remaining > 0 then
+      return -7
+    end
+    return { -4, redis.call('pttl', open) }
   end
-  if redis.call('hincrby', buyers, user, quantity) > tonumber(sale[2]) then
-    redis.call('hincrby', buyers, user, -quantity)
-    return { -5 }
+  local limit = tonumber(sale[2])
+  if quantity > limit then
+    return -5
   end
-  redis.call('hincrby', meta, 'remaining', -quantity)
+  if redis.call('hsetnx', buyers, user, quantity) == 0 then
+    if tonumber(redis.call('hget', buyers, user)) + quantity > limit then
+      return -5
+    end
+    redis.call('hincrby', buyers, user, quantity)
+  end
+  redis.call('decrby', stock, quantity)
   redis.call('xadd', stream, '*', 'order', order_id, 'user', user, 'qty', quantity_arg)
-  return { 1, order_id }
+  return 1
 end

@@ -7,20 +7,20 @@
   ARGV[1..3] as in reserve.lua
   ARGV[4]  how long to remember the key, in seconds
 
-  Returns  as reserve.lua, plus {2, orderId} for a repeated key with the same quantity (the original
-           order) and {-6} for a repeated key with a different quantity.
+  Returns  as reserve.lua, plus the original order id (a string) for a repeated key with the same
+           quantity, and -6 for a repeated key with a different quantity.
 ]]
 -- @include reserve-core.lua
 local previous = redis.call('get', KEYS[6])
 if previous then
   local order_id, quantity = string.match(previous, '^(%d+):(%d+)$')
   if quantity ~= ARGV[2] then
-    return { -6 }
+    return -6
   end
-  return { 2, order_id }
+  return order_id
 end
 local result = reserve(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], ARGV[1], ARGV[2], ARGV[3])
-if result[1] == 1 then
+if result == 1 then
   redis.call('set', KEYS[6], ARGV[3] .. ':' .. ARGV[2], 'EX', ARGV[4])
 end
 return result

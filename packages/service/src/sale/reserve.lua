@@ -2,17 +2,18 @@
   Reserves units of a sale for a user, atomically: time window (Redis server clock), stock,
   per-user limit; then records the buyer and appends the order to the sale's stream.
 
-  KEYS[1]  meta: hash {total, limit, remaining}
-  KEYS[2]  not-before: exists until the sale starts
-  KEYS[3]  open: exists until the sale ends
-  KEYS[4]  buyers: hash {user id: units reserved}
+  KEYS[1]  not-before: exists until the sale starts
+  KEYS[2]  open: the per-user limit; exists until the sale ends
+  KEYS[3]  stock: units left
+  KEYS[4]  buyers: hash {user id: units held}
   KEYS[5]  orders stream
   ARGV[1]  user id
   ARGV[2]  quantity (integer >= 1)
   ARGV[3]  order id for a new reservation
 
-  Returns  {1, orderId} reserved; {-1} no such sale; {-2} not started; {-3} ended; {-4} sold out;
-           {-5} the user's limit would be exceeded.
+  Returns  1 reserved (the order is ARGV[3]); -1 no such sale; -2 not started; -3 ended;
+           {-4, ms until the sale ends} sold out, no unit left; -5 the user's limit would be exceeded;
+           -7 fewer units left than asked for.
 ]]
 -- @include reserve-core.lua
 return reserve(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], ARGV[1], ARGV[2], ARGV[3])

@@ -1,19 +1,21 @@
 import { DEFAULT_KEY_PREFIX, loadLuaScript, ScriptRunner } from 'lockstock/redis';
 import { ID_PATTERN, saleKeys, type SaleKeys } from './keys.js';
+import type { SoldOutCache } from './sold-out.js';
 import type { RefusalCode, Reservation } from './types.js';
 import type { SaleRedis } from './redis.js';
+import { PhaseWriteBatcher } from './write-batch.js';
 
 const reserveScript = loadLuaScript(new URL('./reserve.lua', import.meta.url));
 const reserveIdempotentScript = loadLuaScript(new URL('./reserve-idempotent.lua', import.meta.url));
 
-/** The reservation scripts' refusal codes, in one place. */
+/** The reservation scripts' refusal codes, in one place (-4, sold out with nothing left, is a table). */
 const REFUSALS: Record<number, RefusalCode> = {
   [-1]: 'not_found',
   [-2]: 'not_started',
   [-3]: 'ended',
-  [-4]: 'sold_out',
   [-5]: 'limit_reached',
   [-6]: 'idempotency_key_reused',
+  [-7]: 'sold_out',
 };
 
 /** A reservation request. Ids must match ID_PATTERN (the caller validates user input first). */
@@ -27,20 +29,47 @@ export interface ReserveRequest {
 /** How long an Idempotency-Key is remembered. */
 export const IDEMPOTENCY_TTL_SECONDS = 24 * 60 * 60;
 
+export const SOLD_OUT: Reservation = Object.freeze({ ok: false, code: 'sold_out' });
+const REFUSED = Object.fromEntries(
+  Object.entries(REFUSALS).map(([code, refusal]) => [code, Object.freeze({ ok: false, code: refusal })]),
+) as Record<number, Reservation>;
+
+export interface ReserverOptions {
+  /** Answer sales known to be sold out from memory (see SoldOutCache). */
+  soldOut?: SoldOutCache;
+  /**
+   * Hold reservations' socket writes to the end of the event loop's poll phase (PhaseWriteBatcher):
+   * for servers, where each request is its own tick. Loops of callers resumed by batches of replies
+   * are better off without it (holding them makes Redis wait in lockstep). @default false
+   */
+  batchWritesPerPhase?: boolean;
+}
+
+/** What the reservation scripts answer (see reserve.lua). */
+type Reply = number | string | [number, number];
+
 /**
  * The reservation hot path: one script call, no lock. `nextOrderId` must not cost a round trip
- * (SnowflakeIdGenerator). Key lists are built once per sale.
+ * (SnowflakeIdGenerator). Key lists are built once per sale. With a `SoldOutCache`, a sale known to
+ * have no unit left is answered without Redis (requests with an Idempotency-Key still ask: a retry
+ * must get its original order back).
  */
 export class Reserver {
   private readonly scripts: ScriptRunner;
+  private readonly batcher: PhaseWriteBatcher | undefined;
   private readonly keysBySale = new Map<string, { keys: SaleKeys; list: string[] }>();
+
+  private readonly soldOut: SoldOutCache | undefined;
 
   constructor(
     redis: SaleRedis,
     private readonly nextOrderId: () => string,
     private readonly keyPrefix = DEFAULT_KEY_PREFIX,
+    options: ReserverOptions = {},
   ) {
     this.scripts = new ScriptRunner(redis);
+    this.soldOut = options.soldOut;
+    this.batcher = options.batchWritesPerPhase ? new PhaseWriteBatcher(redis) : undefined;
   }
 
   private keysOf(saleId: string) {
@@ -48,7 +77,7 @@ export class Reserver {
     if (!entry) {
       if (this.keysBySale.size >= 1024) this.keysBySale.clear();
       const keys = saleKeys(saleId, this.keyPrefix);
-      entry = { keys, list: [keys.meta, keys.notBefore, keys.open, keys.buyers, keys.stream] };
+      entry = { keys, list: [keys.notBefore, keys.open, keys.stock, keys.buyers, keys.stream] };
       this.keysBySale.set(saleId, entry);
     }
     return entry;
@@ -59,26 +88,31 @@ export class Reserver {
     if (!ID_PATTERN.test(saleId) || !ID_PATTERN.test(userId)) throw new TypeError('invalid sale or user id');
     if (!Number.isSafeInteger(quantity) || quantity < 1)
       throw new TypeError('quantity must be a positive integer');
+    const soldOut = this.soldOut;
+    if (idempotencyKey === undefined && soldOut?.isSoldOut(saleId)) return SOLD_OUT;
     const { keys, list } = this.keysOf(saleId);
-    let reply: [number, string?];
+    const orderId = this.nextOrderId();
+    const ticket = soldOut ? soldOut.ticket(saleId) : -1;
+    this.batcher?.hold();
+    let reply: Reply;
     if (idempotencyKey === undefined) {
-      reply = (await this.scripts.run(reserveScript, list, [
-        userId,
-        quantity,
-        this.nextOrderId(),
-      ])) as typeof reply;
+      reply = (await this.scripts.run(reserveScript, list, [userId, quantity, orderId])) as Reply;
     } else {
       if (!ID_PATTERN.test(idempotencyKey)) throw new TypeError('invalid idempotency key');
       reply = (await this.scripts.run(
         reserveIdempotentScript,
         [...list, keys.idempotency(userId, idempotencyKey)],
-        [userId, quantity, this.nextOrderId(), IDEMPOTENCY_TTL_SECONDS],
-      )) as typeof reply;
+        [userId, quantity, orderId, IDEMPOTENCY_TTL_SECONDS],
+      )) as Reply;
     }
-    const [code, orderId] = reply;
-    if (code === 1 || code === 2) return { ok: true, orderId: String(orderId), duplicate: code === 2 };
-    const refusal = REFUSALS[code];
+    if (reply === 1) return { ok: true, orderId, duplicate: false };
+    if (typeof reply === 'string') return { ok: true, orderId: reply, duplicate: true };
+    if (Array.isArray(reply)) {
+      soldOut?.exhausted(saleId, ticket, Number(reply[1]));
+      return SOLD_OUT;
+    }
+    const refusal = REFUSED[reply];
     if (!refusal) throw new Error(`unexpected reservation script reply ${JSON.stringify(reply)}`);
-    return { ok: false, code: refusal };
+    return refusal;
   }
 }

@@ -2,11 +2,23 @@ import { DEFAULT_KEY_PREFIX, loadLuaScript, ScriptRunner } from 'lockstock/redis
 import { SaleInputError } from './errors.js';
 import { isRecordId } from './ids/canonical.js';
 import { activeSalesKey, ORDER_GROUP, saleKeys } from './keys.js';
+import { actOnOrder } from './lifecycle/actions.js';
+import { OrderSettler } from './lifecycle/settle.js';
 import type { SaleMetrics } from './metrics.js';
-import { Reserver, type ReserveRequest } from './reserve.js';
+import { Reserver, SOLD_OUT, type ReserveRequest } from './reserve.js';
+import { SoldOutCache } from './sold-out.js';
 import type { Database } from './store/db.js';
 import { records } from './store/records.js';
-import type { NewSale, Order, Reservation, Sale, SaleStatus, SaleView } from './types.js';
+import type {
+  NewSale,
+  Order,
+  OrderAction,
+  OrderActionResult,
+  Reservation,
+  Sale,
+  SaleStatus,
+  SaleView,
+} from './types.js';
 import type { SaleRedis } from './redis.js';
 
 const warmScript = loadLuaScript(new URL('./warm-sale.lua', import.meta.url));
@@ -14,6 +26,8 @@ const warmScript = loadLuaScript(new URL('./warm-sale.lua', import.meta.url));
 const DAY_MS = 24 * 60 * 60 * 1000;
 export const MAX_STOCK = 10_000_000;
 export const MAX_PER_USER_LIMIT = 1_000;
+/** A week: longer windows are not what a flash sale's reservation is for. */
+export const MAX_PAY_WITHIN_SECONDS = 7 * 24 * 60 * 60;
 
 export interface SaleServiceDeps {
   redis: SaleRedis;
@@ -22,6 +36,13 @@ export interface SaleServiceDeps {
   nextOrderId: () => string;
   keyPrefix?: string;
   metrics?: SaleMetrics;
+  /**
+   * Answer attempts on a sold-out sale from memory until units come back (see SoldOutCache; it holds
+   * one subscriber connection, closed by `close()`). @default true
+   */
+  soldOutCache?: boolean;
+  /** See ReserverOptions.batchWritesPerPhase: on for HTTP servers. @default false */
+  batchWritesPerPhase?: boolean;
 }
 
 /**
@@ -32,11 +53,24 @@ export class SaleService {
   private readonly reserver: Reserver;
   private readonly scripts: ScriptRunner;
   private readonly prefix: string;
+  private readonly soldOut: SoldOutCache | undefined;
+  private readonly settler: OrderSettler;
 
   constructor(private readonly deps: SaleServiceDeps) {
     this.prefix = deps.keyPrefix ?? DEFAULT_KEY_PREFIX;
-    this.reserver = new Reserver(deps.redis, deps.nextOrderId, this.prefix);
+    this.soldOut =
+      deps.soldOutCache === false ? undefined : new SoldOutCache(deps.redis, { keyPrefix: this.prefix });
+    this.reserver = new Reserver(deps.redis, deps.nextOrderId, this.prefix, {
+      ...(this.soldOut ? { soldOut: this.soldOut } : {}),
+      batchWritesPerPhase: deps.batchWritesPerPhase ?? false,
+    });
     this.scripts = new ScriptRunner(deps.redis);
+    this.settler = new OrderSettler(deps.redis, this.prefix);
+  }
+
+  /** Closes what the service opened itself (the sold-out cache's subscriber connection). */
+  async close(): Promise<void> {
+    await this.soldOut?.close();
   }
 
   /** Records the sale, then pre-warms its stock in Redis and opens its order stream. */
@@ -55,16 +89,10 @@ export class SaleService {
     const keys = saleKeys(sale.id, this.prefix);
     const warmed = await this.scripts.run(
       warmScript,
-      [keys.meta, keys.notBefore, keys.open],
+      [keys.stock, keys.notBefore, keys.open, keys.legacyMeta, keys.restock],
       // A sale that has started needs no not-before key (and must not get one that outlives "now"
       // by the few ms Redis's cached clock may lag ours).
-      [
-        sale.stock,
-        started(sale) ? 0 : sale.startsAt.getTime(),
-        sale.endsAt.getTime(),
-        sale.perUserLimit,
-        remaining,
-      ],
+      [started(sale) ? 0 : sale.startsAt.getTime(), sale.endsAt.getTime(), sale.perUserLimit, remaining],
     );
     await this.deps.redis
       .xgroup('CREATE', keys.stream, ORDER_GROUP, '0', 'MKSTREAM')
@@ -79,7 +107,7 @@ export class SaleService {
     if (!isRecordId(id)) return undefined; // "0001" is not sale 1 (its Redis keys would be another sale's)
     const sale = await records.getSale(this.deps.db, id);
     if (!sale) return undefined;
-    const remaining = await this.deps.redis.hget(saleKeys(id, this.prefix).meta, 'remaining');
+    const remaining = await this.deps.redis.get(saleKeys(id, this.prefix).stock);
     return view(sale, remaining === null ? sale.stock - sale.persistedSold : Number(remaining));
   }
 
@@ -98,22 +126,37 @@ export class SaleService {
 
   /** One purchase attempt (see reserve.lua for the rule). */
   async buy(request: ReserveRequest): Promise<Reservation> {
-    const result = await this.reserver.reserve(request);
-    this.deps.metrics?.reservations.inc({
-      outcome: result.ok ? (result.duplicate ? 'duplicate' : 'reserved') : result.code,
-    });
+    return this.counted(await this.reserver.reserve(request));
+  }
+
+  /**
+   * The sold-out fast path for callers that can answer before doing anything else (the HTTP route
+   * answers before it even reads the body or checks the token): a sold-out refusal, counted, if this
+   * process knows the sale has no unit left (see SoldOutCache); undefined otherwise.
+   */
+  refuseFromMemory(saleId: string): Reservation | undefined {
+    return this.soldOut?.isSoldOut(saleId) ? this.counted(SOLD_OUT) : undefined;
+  }
+
+  private counted(result: Reservation): Reservation {
+    const tally = this.deps.metrics?.reservationTally;
+    if (tally) {
+      const outcome = result.ok ? (result.duplicate ? 'duplicate' : 'reserved') : result.code;
+      tally.set(outcome, (tally.get(outcome) ?? 0) + 1);
+    }
     return result;
   }
 
   /**
-   * An order: as recorded, or `reserved` while it still waits in a sale's stream (looked up among
-   * the newest `RESERVED_LOOKUP_DEPTH` reservations of each open sale: the pipeline records orders
-   * within moments, and a reservation pays for no index of its own).
+   * An order: as recorded (with the final state Redis settled it in, which the record shows moments
+   * later), or `reserved` while it still waits in a sale's stream (looked up among the newest
+   * `RESERVED_LOOKUP_DEPTH` entries of each open sale: the pipeline records orders within moments, and
+   * a reservation pays for no index of its own).
    */
   async getOrder(orderId: string): Promise<Order | undefined> {
     if (!isRecordId(orderId)) return undefined;
     const recorded = await records.getOrder(this.deps.db, orderId);
-    if (recorded) return recorded;
+    if (recorded) return this.withSettledState(recorded);
     for (const saleId of await this.deps.redis.smembers(activeSalesKey(this.prefix))) {
       const entries = (await this.deps.redis.xrevrange(
         saleKeys(saleId, this.prefix).stream,
@@ -124,7 +167,7 @@ export class SaleService {
       )) as Array<[string, string[]]>;
       for (const [, fields] of entries) {
         const entry = toFieldMap(fields);
-        if (entry.order !== orderId) continue;
+        if (entry.order !== orderId || entry.event !== undefined) continue;
         return {
           orderId,
           saleId,
@@ -135,7 +178,23 @@ export class SaleService {
       }
     }
     // A reservation recorded between the two lookups is in the database now.
-    return records.getOrder(this.deps.db, orderId);
+    const late = await records.getOrder(this.deps.db, orderId);
+    return late && this.withSettledState(late);
+  }
+
+  private async withSettledState(order: Order): Promise<Order> {
+    if (order.status !== 'confirmed') return order;
+    const settled = await this.settler.settledState(order.saleId, order.orderId);
+    return settled ? { ...order, status: settled } : order;
+  }
+
+  /**
+   * A buyer pays or cancels one of their orders (both idempotent). Refused when the order's state
+   * forbids it (paying an expired or cancelled order, cancelling a paid one), while it is still being
+   * recorded (`order_pending`: retry in a moment), or when it is not the caller's (`not_found`).
+   */
+  async act(orderId: string, userId: string, action: OrderAction): Promise<OrderActionResult> {
+    return actOnOrder(this.settler, await this.getOrder(orderId), userId, action);
   }
 }
 
@@ -164,6 +223,7 @@ function view(sale: Sale, remaining: number): SaleView {
     perUserLimit: sale.perUserLimit,
     startsAt: sale.startsAt,
     endsAt: sale.endsAt,
+    ...(sale.payWithinSeconds === undefined ? {} : { payWithinSeconds: sale.payWithinSeconds }),
     remaining,
     sold: sale.stock - remaining,
     status: statusOf(sale, remaining),
@@ -189,5 +249,21 @@ export function validateNewSale(input: NewSale): Omit<Sale, 'id'> {
     throw new SaleInputError('startsAt and endsAt must be valid dates');
   }
   if (endsAt <= startsAt) throw new SaleInputError('endsAt must be after startsAt');
-  return { name: name.trim(), stock, perUserLimit, startsAt, endsAt };
+  const { payWithinSeconds } = input;
+  if (
+    payWithinSeconds !== undefined &&
+    (!Number.isSafeInteger(payWithinSeconds) ||
+      payWithinSeconds < 1 ||
+      payWithinSeconds > MAX_PAY_WITHIN_SECONDS)
+  ) {
+    throw new SaleInputError(`payWithinSeconds must be an integer from 1 to ${MAX_PAY_WITHIN_SECONDS}`);
+  }
+  return {
+    name: name.trim(),
+    stock,
+    perUserLimit,
+    startsAt,
+    endsAt,
+    ...(payWithinSeconds === undefined ? {} : { payWithinSeconds }),
+  };
 }

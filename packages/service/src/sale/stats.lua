@@ -3,7 +3,7 @@
   attempts by outcome, visitors, and the order pipeline's backlog on the sale's stream. Writes
   nothing (PFCOUNT may only refresh the HyperLogLog's cached cardinality).
 
-  KEYS[1]  meta hash (field remaining)
+  KEYS[1]  stock (units left)
   KEYS[2]  outcomes hash {outcome: attempts}
   KEYS[3]  visitors HyperLogLog
   KEYS[4]  orders stream
@@ -15,7 +15,7 @@
             undelivered (not yet read by the group), id of the oldest unacknowledged entry ('' if none),
             Redis time in ms (the clock of the entry ids)}
 ]]
-local remaining = tonumber(redis.call('hget', KEYS[1], 'remaining') or '-1')
+local remaining = tonumber(redis.call('get', KEYS[1]) or '-1')
 local outcomes = redis.call('hgetall', KEYS[2])
 local visitors = redis.call('pfcount', KEYS[3])
 local dead = redis.call('xlen', KEYS[5])

@@ -56,7 +56,7 @@ export async function readSaleStats(
       const keys = saleKeys(sale.id, prefix);
       const [remaining, outcomes, visitors, dead, pending, undelivered, oldest, nowMs] = (await scripts.run(
         statsScript,
-        [keys.meta, keys.outcomes, keys.visitors, keys.stream, keys.dead],
+        [keys.stock, keys.outcomes, keys.visitors, keys.stream, keys.dead],
         [ORDER_GROUP],
       )) as StatsReply;
       const inRedis = remaining >= 0;

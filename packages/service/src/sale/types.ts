@@ -9,12 +9,14 @@ export interface Sale {
   readonly perUserLimit: number;
   readonly startsAt: Date;
   readonly endsAt: Date;
+  /** How long a buyer has to pay a reservation before it expires and its units return; none: no limit. */
+  readonly payWithinSeconds?: number;
 }
 
 export interface SaleView extends Sale {
   /** Units still available for reservation (Redis). */
   readonly remaining: number;
-  /** Units reserved so far (stock - remaining). */
+  /** Units held by orders (stock - remaining): reserved, confirmed or paid. */
   readonly sold: number;
   readonly status: SaleStatus;
 }
@@ -25,6 +27,7 @@ export interface NewSale {
   startsAt?: Date;
   endsAt?: Date;
   perUserLimit?: number;
+  payWithinSeconds?: number;
 }
 
 /** Why a reservation was refused (each maps to one HTTP status in http/errors.ts). */
@@ -35,7 +38,15 @@ export type Reservation =
   | { readonly ok: true; readonly orderId: string; readonly duplicate: boolean }
   | { readonly ok: false; readonly code: RefusalCode };
 
-export type OrderStatus = 'reserved' | 'confirmed' | 'rejected';
+/**
+ * An order's state: `reserved` (in Redis, not recorded yet) → `confirmed` (recorded) → `paid`,
+ * `cancelled` (by its buyer) or `expired` (not paid within the sale's window); `rejected` when the
+ * record refused a reservation Redis admitted.
+ */
+export type OrderStatus = 'reserved' | 'confirmed' | 'paid' | 'cancelled' | 'expired' | 'rejected';
+
+/** The final states an order reaches from `confirmed`, exactly once. */
+export type SettledStatus = 'paid' | 'cancelled' | 'expired';
 
 export interface Order {
   readonly orderId: string;
@@ -45,4 +56,17 @@ export interface Order {
   readonly status: OrderStatus;
   /** Why PostgreSQL refused a reservation (only for `rejected`). */
   readonly reason?: string;
+  /** When an unpaid order expires (only for orders of a sale with a payment window, once recorded). */
+  readonly payBy?: Date;
 }
+
+/** What a buyer can do to an order. */
+export type OrderAction = 'pay' | 'cancel';
+
+/** Why paying or cancelling an order was refused (each maps to one HTTP status in http/errors.ts). */
+export type OrderRefusalCode =
+  'not_found' | 'order_pending' | 'order_paid' | 'order_cancelled' | 'order_expired' | 'order_rejected';
+
+export type OrderActionResult =
+  | { readonly ok: true; readonly order: Order }
+  | { readonly ok: false; readonly code: OrderRefusalCode; readonly order?: Order };

@@ -40,6 +40,7 @@ export function useSaleStack() {
   });
   afterAll(async () => {
     await Promise.all(pipelines.map((p) => p.stop()));
+    await state.service.close();
     await state.ids.stop();
     await state.db.close();
     state.redis.disconnect();

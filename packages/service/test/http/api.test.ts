@@ -6,6 +6,7 @@ import { signToken } from '../../src/http/auth.js';
 import type { HttpConfig } from '../../src/http/config.js';
 import { saleKeys } from '../../src/sale/keys.js';
 import { useSaleStack } from '../helpers/sale.js';
+import { until } from '../helpers/until.js';
 
 const env = useSaleStack();
 const SECRET = 'test-secret-0123456789abcdef';
@@ -38,7 +39,7 @@ async function snapshot() {
   const info = await env.redis.info('memory');
   const { rows } = await env.db.query<{ n: number }>('SELECT count(*)::int AS n FROM orders');
   return {
-    remaining: await env.redis.hget(keys.meta, 'remaining'),
+    remaining: await env.redis.get(keys.stock),
     stream: await env.redis.xlen(keys.stream),
     buyers: await env.redis.hlen(keys.buyers),
     orders: rows[0]?.n,
@@ -270,10 +271,127 @@ describe('HTTP API', () => {
     const metrics = await app.inject({ method: 'GET', url: '/metrics' });
     expect(metrics.headers['content-type']).toContain('text/plain');
     expect(metrics.body).toContain('lockstock_reservations_total{outcome="reserved"}');
+    expect(metrics.body).toMatch(
+      /^lockstock_http_request_seconds_count\{method="POST",route="\/api\/sales\/:id\/orders",status="202"\} [1-9]/m,
+    );
+    expect(metrics.body).toContain('# TYPE lockstock_http_request_seconds histogram');
     const docs = await app.inject({ method: 'GET', url: '/docs/json' });
     expect(Object.keys(docs.json().paths)).toEqual(
-      expect.arrayContaining(['/api/sales', '/api/sales/{id}', '/api/sales/{id}/orders', '/api/orders/{id}']),
+      expect.arrayContaining([
+        '/api/sales',
+        '/api/sales/{id}',
+        '/api/sales/{id}/orders',
+        '/api/orders/{id}',
+        '/api/orders/{id}/pay',
+        '/api/orders/{id}/cancel',
+      ]),
     );
+  });
+});
+
+describe('the sold-out fast path over HTTP', () => {
+  it('answers a sale it knows to be sold out before reading the body or checking the token', async () => {
+    const created = await app.inject({
+      method: 'POST',
+      url: '/api/sales',
+      headers: bearer('admin', true),
+      payload: { name: 'gone in a moment', stock: 1 },
+    });
+    const url = `/api/sales/${created.json().id}/orders`;
+    expect((await app.inject({ method: 'POST', url, headers: bearer('lucky') })).statusCode).toBe(202);
+    // Before the process knows, a request without a token is refused as such.
+    expect((await app.inject({ method: 'POST', url })).statusCode).toBe(401);
+    let n = 0;
+    await until('sold-out answers from memory', async () => {
+      await app.inject({ method: 'POST', url, headers: bearer(`late${n++}`) }); // sold out by Redis
+      const anonymous = await app.inject({ method: 'POST', url, payload: 'not even JSON' });
+      return anonymous.statusCode === 409;
+    });
+    const answer = await app.inject({ method: 'POST', url });
+    expect([answer.statusCode, answer.json()]).toEqual([
+      409,
+      { error: 'sold_out', message: expect.any(String) },
+    ]);
+    // A retry with an Idempotency-Key takes the whole path (it may get its original order back).
+    const retry = await app.inject({ method: 'POST', url, headers: { 'idempotency-key': 'k1' } });
+    expect(retry.statusCode).toBe(401);
+  });
+});
+
+describe('the order lifecycle over HTTP', () => {
+  const post = (url: string, user: string, payload?: object) =>
+    app.inject({ method: 'POST', url, headers: bearer(user), ...(payload ? { payload } : {}) });
+
+  async function confirmedOrder(payWithinSeconds: number, user: string) {
+    const created = await app.inject({
+      method: 'POST',
+      url: '/api/sales',
+      headers: bearer('admin', true),
+      payload: { name: `pay within ${payWithinSeconds}`, stock: 5, payWithinSeconds },
+    });
+    expect(created.statusCode).toBe(201);
+    expect(created.json().payWithinSeconds).toBe(payWithinSeconds);
+    const bought = await post(`/api/sales/${created.json().id}/orders`, user);
+    expect(bought.statusCode).toBe(202);
+    const orderId = bought.json().orderId as string;
+    const pending = await post(`/api/orders/${orderId}/pay`, user);
+    expect([pending.statusCode, pending.json().error]).toEqual([409, 'order_pending']);
+    await env.pipeline().drain();
+    return orderId;
+  }
+
+  it('pays (idempotent), refuses to cancel a paid order, and hides orders from other users', async () => {
+    const orderId = await confirmedOrder(600, 'paula');
+    const view = await app.inject({ method: 'GET', url: `/api/orders/${orderId}`, headers: bearer('paula') });
+    expect(view.json()).toMatchObject({ status: 'confirmed', payBy: expect.any(String) });
+    expect(Date.parse(view.json().payBy)).toBeGreaterThan(Date.now() + 500_000);
+
+    expect((await post(`/api/orders/${orderId}/pay`, 'mallory')).statusCode).toBe(404);
+    expect((await app.inject({ method: 'POST', url: `/api/orders/${orderId}/pay` })).statusCode).toBe(401);
+    expect((await post('/api/orders/not-digits/pay', 'paula')).statusCode).toBe(400);
+    const paid = await post(`/api/orders/${orderId}/pay`, 'paula');
+    expect([paid.statusCode, paid.json()]).toEqual([
+      200,
+      expect.objectContaining({ orderId, userId: 'paula', status: 'paid' }),
+    ]);
+    expect((await post(`/api/orders/${orderId}/pay`, 'paula')).json().status).toBe('paid');
+    const cancel = await post(`/api/orders/${orderId}/cancel`, 'paula');
+    expect([cancel.statusCode, cancel.json().error]).toEqual([409, 'order_paid']);
+  });
+
+  it('cancels (idempotent) and refuses to pay a cancelled order', async () => {
+    const orderId = await confirmedOrder(600, 'carl');
+    const cancelled = await post(`/api/orders/${orderId}/cancel`, 'carl');
+    expect([cancelled.statusCode, cancelled.json().status]).toEqual([200, 'cancelled']);
+    expect((await post(`/api/orders/${orderId}/cancel`, 'carl')).json().status).toBe('cancelled');
+    const pay = await post(`/api/orders/${orderId}/pay`, 'carl');
+    expect([pay.statusCode, pay.json().error]).toEqual([409, 'order_cancelled']);
+    const view = await app.inject({ method: 'GET', url: `/api/orders/${orderId}`, headers: bearer('carl') });
+    expect(view.json().status).toBe('cancelled');
+  });
+
+  it('refuses to pay an order past its deadline, which has expired', async () => {
+    const orderId = await confirmedOrder(1, 'tardy');
+    const view = await app.inject({ method: 'GET', url: `/api/orders/${orderId}`, headers: bearer('tardy') });
+    const payBy = Date.parse(view.json().payBy);
+    await until('the deadline to pass', async () => Date.now() > payBy + 5);
+    const pay = await post(`/api/orders/${orderId}/pay`, 'tardy');
+    expect([pay.statusCode, pay.json().error]).toEqual([409, 'order_expired']);
+    // Cancelling it is what the buyer wanted anyway: its units are back.
+    const cancel = await post(`/api/orders/${orderId}/cancel`, 'tardy');
+    expect([cancel.statusCode, cancel.json().status]).toEqual([200, 'expired']);
+  });
+
+  it('refuses a payment window out of range', async () => {
+    for (const payWithinSeconds of [0, 1.5, 10_000_000]) {
+      const created = await app.inject({
+        method: 'POST',
+        url: '/api/sales',
+        headers: bearer('admin', true),
+        payload: { name: 'bad window', stock: 1, payWithinSeconds },
+      });
+      expect([payWithinSeconds, created.statusCode]).toEqual([payWithinSeconds, 400]);
+    }
   });
 });
 

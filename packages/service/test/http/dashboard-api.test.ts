@@ -154,7 +154,7 @@ describe('dashboard API', () => {
     }
     await env.pipeline().drain();
     const keys = saleKeys(saleId);
-    await env.redis.hset(keys.meta, 'remaining', 3); // Redis offers one unit too many
+    await env.redis.set(keys.stock, 3); // Redis offers one unit too many
 
     const url = '/api/reconcile';
     expect((await app(0).inject({ method: 'POST', url })).statusCode).toBe(401);
@@ -169,7 +169,7 @@ describe('dashboard API', () => {
     expect(bad.statusCode).toBe(400);
 
     const state = async () => ({
-      meta: await env.redis.hgetall(keys.meta),
+      stock: await env.redis.get(keys.stock),
       buyers: await env.redis.hgetall(keys.buyers),
       sold: (await env.db.query('SELECT sold FROM sales WHERE id = $1', [saleId])).rows,
     });
@@ -185,6 +185,7 @@ describe('dashboard API', () => {
       inFlightUnits: 0,
       drift: -1,
       buyersBelowRecord: 0,
+      unscheduledOrders: 0,
     });
     expect(await state()).toEqual(before);
 
@@ -198,7 +199,7 @@ describe('dashboard API', () => {
       drift: -1,
       repairedRemaining: 2,
     });
-    expect(await env.redis.hget(keys.meta, 'remaining')).toBe('2');
+    expect(await env.redis.get(keys.stock)).toBe('2');
   });
 
   it('issues demo buyer tokens only when demo buyers are on', async () => {

@@ -337,7 +337,7 @@ describe('the live dashboard (two serve processes, headless Chromium)', () => {
   it('reconciles from the UI: a check reports drift and changes nothing, a repair fixes Redis', async () => {
     const keys = saleKeys(saleId);
     const state = async () => ({
-      meta: await redisClient.hgetall(keys.meta),
+      stock: await redisClient.get(keys.stock),
       buyers: await redisClient.hgetall(keys.buyers),
       record: await recorded(saleId),
     });
@@ -346,7 +346,7 @@ describe('the live dashboard (two serve processes, headless Chromium)', () => {
     await expectText('#reconcile-result', /In sync: 2 sales checked/);
 
     // Redis "forgot" 5 sold units (as after a restart without persistence): it offers them again.
-    await redisClient.hset(keys.meta, 'remaining', 5);
+    await redisClient.set(keys.stock, 5);
     const before = await state();
     await page.locator('#reconcile-check').click();
     await expectText('#reconcile-result', /Drift in 1 of 2 sales\. Nothing was changed\./);
@@ -363,11 +363,11 @@ describe('the live dashboard (two serve processes, headless Chromium)', () => {
     );
 
     await page.locator('#reconcile-repair').click(); // arms
-    expect(await redisClient.hget(keys.meta, 'remaining')).toBe('5');
+    expect(await redisClient.get(keys.stock)).toBe('5');
     await page.locator('#reconcile-repair').click();
     await expectText('#reconcile-result', /Repaired: 2 sales checked, 1 had drift\./);
     expect(await row.locator('[data-field="repaired"]').textContent()).toBe('0');
-    expect(await redisClient.hget(keys.meta, 'remaining')).toBe('0');
+    expect(await redisClient.get(keys.stock)).toBe('0');
     await until(
       'the repaired card',
       () => card(saleId),

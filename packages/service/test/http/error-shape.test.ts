@@ -76,7 +76,7 @@ describe('ids in canonical form only', () => {
       expect([id, buy.statusCode]).toEqual([id, 400]);
     }
     // Nothing was created under a non-canonical id.
-    expect(await env.redis.exists(saleKeys(`000${saleId}`).meta)).toBe(0);
+    expect(await env.redis.exists(saleKeys(`000${saleId}`).stock)).toBe(0);
     expect(await env.service.getSale(`000${saleId}`)).toBeUndefined();
   });
 

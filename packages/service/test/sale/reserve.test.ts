@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { saleKeys } from '../../src/sale/keys.js';
+import { redisState } from '../helpers/redis-state.js';
 import { useSaleStack } from '../helpers/sale.js';
 
 const env = useSaleStack();
@@ -29,7 +30,7 @@ describe('reservation and order pipeline', () => {
     await env.pipeline().drain();
     expect(await counts(sale.id)).toEqual({ confirmed: 5 });
     const keys = saleKeys(sale.id);
-    expect(await env.redis.hget(keys.meta, 'remaining')).toBe('0');
+    expect(await env.redis.get(keys.stock)).toBe('0');
     const view = await env.service.getSale(sale.id);
     expect(view).toMatchObject({ stock: 5, remaining: 0, sold: 5, status: 'sold_out' });
     for (const r of reserved) {
@@ -45,7 +46,7 @@ describe('reservation and order pipeline', () => {
       ok: false,
       code: 'limit_reached',
     });
-    expect(await env.redis.hget(saleKeys(sale.id).meta, 'remaining')).toBe('8'); // the refusal changed nothing
+    expect(await env.redis.get(saleKeys(sale.id).stock)).toBe('8'); // the refusal changed nothing
     expect(await env.redis.hget(saleKeys(sale.id).buyers, 'x')).toBe('2');
   });
 
@@ -80,8 +81,55 @@ describe('reservation and order pipeline', () => {
     expect(again).toEqual({ ok: true, orderId: first.orderId, duplicate: true });
     expect(other.orderId).not.toBe(first.orderId);
     expect(changed).toEqual({ ok: false, code: 'idempotency_key_reused' });
-    expect(await env.redis.hget(saleKeys(sale.id).meta, 'remaining')).toBe('8');
+    expect(await env.redis.get(saleKeys(sale.id).stock)).toBe('8');
     expect(await env.service.getOrder(first.orderId)).toMatchObject({ status: 'reserved', userId: 'alice' });
+  });
+
+  it('a refused purchase changes nothing in Redis: every key and value is as before', async () => {
+    const sale = await env.service.createSale({ name: 'refusals', stock: 5, perUserLimit: 2 });
+    const soldOut = await env.service.createSale({ name: 'gone', stock: 1 });
+    const later = await env.service.createSale({
+      name: 'not yet',
+      stock: 5,
+      startsAt: new Date(Date.now() + 3_600_000),
+    });
+    const past = await env.service.createSale({
+      name: 'over',
+      stock: 5,
+      startsAt: new Date(Date.now() - 120_000),
+      endsAt: new Date(Date.now() - 60_000),
+    });
+    const buy = (saleId: string, userId: string, quantity = 1, idempotencyKey?: string) =>
+      env.service.buy({ saleId, userId, quantity, ...(idempotencyKey ? { idempotencyKey } : {}) });
+    expect((await buy(sale.id, 'held', 2, 'k')).ok).toBe(true);
+    expect((await buy(soldOut.id, 'first')).ok).toBe(true);
+    const before = await redisState(env.redis);
+    const refusals = [
+      [await buy(sale.id, 'held'), 'limit_reached'], // a returning buyer over the limit
+      [await buy(sale.id, 'new', 3), 'limit_reached'], // a new buyer asking for more than the limit
+      [await buy(sale.id, 'new', 2, 'k2'), 'ok'], // (leaves one unit)
+      [await buy(sale.id, 'other', 2), 'sold_out'], // fewer units left than asked for
+      [await buy(sale.id, 'held', 1, 'k'), 'idempotency_key_reused'],
+      [await buy(sale.id, 'held', 2, 'k'), 'duplicate'],
+      [await buy(soldOut.id, 'second'), 'sold_out'],
+      [await buy(soldOut.id, 'second', 1, 'fresh-key'), 'sold_out'],
+      [await buy(later.id, 'early'), 'not_started'],
+      [await buy(past.id, 'late'), 'ended'],
+      [await buy('424242', 'lost'), 'not_found'],
+    ] as const;
+    expect(
+      refusals.map(([result]) => (result.ok ? (result.duplicate ? 'duplicate' : 'ok') : result.code)),
+    ).toEqual(refusals.map(([, expected]) => expected));
+    const after = await redisState(env.redis);
+    // The one purchase in the list changed its own keys; everything else is untouched.
+    const keys = saleKeys(sale.id);
+    const changedByPurchase = [keys.stock, keys.buyers, keys.stream, keys.idempotency('new', 'k2')];
+    const without = (state: Record<string, unknown>) =>
+      Object.fromEntries(Object.entries(state).filter(([key]) => !changedByPurchase.includes(key)));
+    expect(without(after)).toEqual(without(before));
+    expect(await env.redis.get(keys.stock)).toBe('1');
+    expect(await env.redis.hgetall(keys.buyers)).toEqual({ held: '2', new: '2' });
+    expect(await env.redis.xlen(keys.stream)).toBe(2);
   });
 
   it('refuses outside the time window (Redis server clock) and for unknown sales', async () => {
@@ -112,7 +160,7 @@ describe('reservation and order pipeline', () => {
     for (let i = 0; i < 3; i++) await env.service.buy({ saleId: sale.id, userId: `a${i}`, quantity: 1 });
     // Redis "forgets" (a restart without persistence): stock and buyers come back as at creation.
     const keys = saleKeys(sale.id);
-    await env.redis.hset(keys.meta, 'remaining', 3);
+    await env.redis.set(keys.stock, 3);
     await env.redis.del(keys.buyers);
     for (let i = 0; i < 3; i++) await env.service.buy({ saleId: sale.id, userId: `b${i}`, quantity: 1 });
     await env.service.buy({ saleId: sale.id, userId: 'a0', quantity: 1 }); // over the limit in the record

@@ -1,95 +1,233 @@
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { Agent, request } from 'node:http';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { signToken } from '../../http/auth.js';
 import { freePort } from 'lockstock/servers';
+import { signToken } from '../../http/auth.js';
+import { runWrk, type WrkResult } from './wrk.js';
 
-const serverPath = fileURLToPath(new URL('./http-server.js', import.meta.url));
+const cliPath = fileURLToPath(new URL('../../cli/main.js', import.meta.url));
+const helloPath = fileURLToPath(new URL('./http-server.js', import.meta.url));
+const SECRET = 'bench-secret-0123456789abcdef';
 
-/** Starts http-server.js in its own process (so the load generator does not share its event loop). */
-async function startServer(
-  mode: 'lockstock' | 'hello',
-  redisUrl: string,
-  databaseUrl: string,
-  secret: string,
-) {
-  const port = await freePort();
-  const child = spawn(process.execPath, [serverPath, mode, String(port), redisUrl, databaseUrl, secret], {
-    stdio: ['ignore', 'pipe', 'inherit'],
+/** The load: `connections` keep-alive connections from wrk's `threads`, for `durationSeconds`. */
+export interface HttpLoad {
+  connections: number;
+  threads: number;
+  durationSeconds: number;
+}
+
+/** One measured scenario: responses per second with the expected status, and latency (all responses). */
+export interface HttpSample {
+  perSec: number;
+  p50Ms: number;
+  p99Ms: number;
+  /** Responses with another status (e.g. 5xx, or 409 limit_reached if the buyers ran out). */
+  unexpected: number;
+}
+
+export interface HttpRun {
+  hello: HttpSample;
+  /** `serve --workers 0` on the benchmark's Redis and PostgreSQL. */
+  serve: { purchases: HttpSample; soldOut: HttpSample };
+  /** `serve` as `npm start` runs it: private redis-server, PGlite, the pipeline (off the HTTP loop). */
+  embedded: { purchases: HttpSample; soldOut: HttpSample };
+}
+
+interface Server {
+  url: string;
+  stop(): Promise<void>;
+}
+
+async function waitForExit(child: ChildProcess): Promise<void> {
+  if (child.exitCode === null && child.signalCode === null) await once(child, 'exit');
+}
+
+/** Starts a process and waits until `probeUrl` answers 200 (or the process dies). */
+async function startProcess(args: string[], env: NodeJS.ProcessEnv, probeUrl: string, cleanup = () => {}) {
+  const child = spawn(process.execPath, args, {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'ignore', 'pipe'],
   });
-  await new Promise<void>((resolve, reject) => {
-    child.stdout?.on('data', (chunk: Buffer) => chunk.toString().includes('ready') && resolve());
-    child.once('exit', (code) => reject(new Error(`benchmark server exited with ${code}`)));
-  });
+  let stderr = '';
+  child.stderr?.on('data', (chunk: Buffer) => (stderr = (stderr + chunk.toString()).slice(-4000)));
+  for (;;) {
+    if (child.exitCode !== null) {
+      cleanup();
+      throw new Error(`benchmark server exited with ${child.exitCode}: ${stderr}`);
+    }
+    const up = await fetch(probeUrl).then(
+      (r) => r.ok,
+      () => false,
+    );
+    if (up) break;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
   return {
-    url: `http://127.0.0.1:${port}`,
-    stop: async () => (child.kill('SIGTERM'), await once(child, 'exit')),
+    stop: async () => {
+      child.kill('SIGTERM');
+      await waitForExit(child);
+      cleanup();
+    },
   };
 }
 
-/** `connections` keep-alive lanes POSTing for `durationMs`; responses per second. */
-async function load(
-  url: (n: number) => string,
-  headers: (n: number) => Record<string, string>,
-  options: { connections: number; durationMs: number },
-) {
-  const agent = new Agent({ keepAlive: true, maxSockets: options.connections });
-  const body = '{"quantity":1}';
-  let n = 0;
-  let stop = false;
-  const send = (i: number) =>
-    new Promise<void>((resolve, reject) => {
-      const req = request(
-        url(i),
-        {
-          method: 'POST',
-          agent,
-          headers: { 'content-type': 'application/json', 'content-length': body.length, ...headers(i) },
-        },
-        (res) => {
-          res.resume();
-          res.on('end', resolve);
-        },
-      );
-      req.on('error', reject);
-      req.end(body);
-    });
-  // Warm-up, then measure.
-  await Promise.all(Array.from({ length: options.connections }, (_, i) => send(i)));
-  const timer = setTimeout(() => (stop = true), options.durationMs);
-  const started = performance.now();
-  let done = 0;
-  await Promise.all(
-    Array.from({ length: options.connections }, async () => {
-      while (!stop) {
-        await send(options.connections + n++);
-        done++;
-      }
-    }),
+/** The `lockstock serve` CLI as a user runs it (rate limits off: one load generator address). */
+async function startLockstock(mode: 'serve' | 'embedded', redisUrl: string, databaseUrl: string) {
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const dataDir = mkdtempSync(join(tmpdir(), 'lockstock-bench-'));
+  const args =
+    mode === 'serve'
+      ? ['--workers', '0', '--redis', redisUrl, '--database', databaseUrl]
+      : ['--data-dir', dataDir];
+  const env = {
+    LOCKSTOCK_JWT_SECRET: SECRET,
+    LOCKSTOCK_RATE_LIMIT_PER_IP: '0',
+    LOCKSTOCK_RATE_LIMIT_PER_USER: '0',
+    REDIS_URL: '',
+    DATABASE_URL: '',
+  };
+  const server = await startProcess(
+    [cliPath, 'serve', '--port', String(port), ...args],
+    env,
+    `${url}/healthz`,
+    () => rmSync(dataDir, { recursive: true, force: true }),
   );
-  clearTimeout(timer);
-  agent.destroy();
-  return (done * 1000) / (performance.now() - started);
+  return { url, stop: server.stop } satisfies Server;
 }
 
-/** Purchases per second through the lockstock HTTP API vs a hello-world Fastify route, same load. */
+async function startHello(): Promise<Server> {
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const server = await startProcess([helloPath, String(port)], {}, `${url}/ready`);
+  return { url, stop: server.stop };
+}
+
+async function createSale(url: string, stock: number): Promise<string> {
+  const response = await fetch(`${url}/api/sales`, {
+    method: 'POST',
+    headers: {
+      authorization: `Bearer ${signToken(SECRET, 'bench-admin', { admin: true })}`,
+      'content-type': 'application/json',
+    },
+    body: JSON.stringify({ name: 'bench', stock }),
+  });
+  if (response.status !== 201)
+    throw new Error(`creating a sale: ${response.status} ${await response.text()}`);
+  return String(((await response.json()) as { id: string }).id);
+}
+
+function sample(result: WrkResult, expected: number): HttpSample {
+  const total = Object.values(result.statuses).reduce((sum, n) => sum + n, 0);
+  const good = result.statuses[String(expected)] ?? 0;
+  return {
+    perSec: (good * 1e6) / result.durationUs,
+    p50Ms: result.latencyUs.p50 / 1000,
+    p99Ms: result.latencyUs.p99 / 1000,
+    unexpected: total - good,
+  };
+}
+
+/**
+ * Distinct buyers: tokens signed up front, one a line. Each scenario of a server process takes its
+ * own range, so no token is ever verified twice by one process (the token cache cannot help), and
+ * every purchase is a new buyer's first.
+ */
+export class BuyerTokens {
+  readonly file: string;
+  private readonly dir: string;
+
+  constructor(
+    readonly perScenario: number,
+    readonly warmup: number,
+  ) {
+    this.dir = mkdtempSync(join(tmpdir(), 'lockstock-bench-tokens-'));
+    this.file = join(this.dir, 'tokens');
+    const run = Date.now().toString(36);
+    const lines = Array.from({ length: warmup + 2 * perScenario }, (_, i) =>
+      signToken(SECRET, `b${run}x${i}`),
+    );
+    writeFileSync(this.file, `${lines.join('\n')}\n`);
+  }
+
+  /** [first, count] of a range: 0 warm-up, 1 and 2 the measured scenarios. */
+  range(which: 0 | 1 | 2): [number, number] {
+    return which === 0 ? [0, this.warmup] : [this.warmup + (which - 1) * this.perScenario, this.perScenario];
+  }
+
+  dispose(): void {
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+}
+
+/** Measures one lockstock server: warm-up, purchases on a large sale, then attempts on a sold-out one. */
+async function measureLockstock(server: Server, tokens: BuyerTokens, load: HttpLoad) {
+  const wrk = (path: string, range: 0 | 1 | 2, durationSeconds = load.durationSeconds) => {
+    const [firstToken, tokenCount] = tokens.range(range);
+    return runWrk({
+      ...load,
+      url: `${server.url}${path}`,
+      tokensFile: tokens.file,
+      firstToken,
+      tokenCount,
+      durationSeconds,
+    });
+  };
+  const warm = await createSale(server.url, 10_000_000);
+  await wrk(`/api/sales/${warm}/orders`, 0, 1); // JIT and connections warm; these buyers are spent
+  const open = await createSale(server.url, 10_000_000);
+  const purchases = sample(await wrk(`/api/sales/${open}/orders`, 1), 202);
+  const gone = await createSale(server.url, 0);
+  const soldOut = sample(await wrk(`/api/sales/${gone}/orders`, 2), 409);
+  return { purchases, soldOut };
+}
+
+/**
+ * HTTP purchases per second measured the way users will: wrk in its own process, 64 connections,
+ * distinct buyers, against `lockstock serve --workers 0`, against the embedded default, and against a
+ * hello-world Fastify route taking the same POST (the baseline), in the same run. Each server is a
+ * fresh process per run.
+ */
 export async function benchHttp(
   redisUrl: string,
   databaseUrl: string,
-  saleId: string,
-  options: { connections: number; durationMs: number; tokens: number },
-): Promise<{ library: number; baseline: number }> {
-  const secret = 'bench-secret-0123456789abcdef';
-  const tokens = Array.from({ length: options.tokens }, (_, i) =>
-    signToken(secret, `h${Date.now().toString(36)}x${i}`),
-  );
-  const auth = (n: number) => ({ authorization: `Bearer ${tokens[n % tokens.length]}` });
-  const api = await startServer('lockstock', redisUrl, databaseUrl, secret);
-  const library = await load(() => `${api.url}/api/sales/${saleId}/orders`, auth, options);
-  await api.stop();
-  const hello = await startServer('hello', redisUrl, databaseUrl, secret);
-  const baseline = await load(() => `${hello.url}/hello`, auth, options);
-  await hello.stop();
-  return { library, baseline };
+  tokens: BuyerTokens,
+  load: HttpLoad,
+): Promise<HttpRun> {
+  const hello = await startHello();
+  let helloSample: HttpSample;
+  try {
+    const [firstToken, tokenCount] = tokens.range(1);
+    const wrk = (durationSeconds: number) =>
+      runWrk({
+        ...load,
+        url: `${hello.url}/hello`,
+        tokensFile: tokens.file,
+        firstToken,
+        tokenCount,
+        durationSeconds,
+      });
+    await wrk(1);
+    helloSample = sample(await wrk(load.durationSeconds), 200);
+  } finally {
+    await hello.stop();
+  }
+  const serve = await startLockstock('serve', redisUrl, databaseUrl);
+  let serveRun;
+  try {
+    serveRun = await measureLockstock(serve, tokens, load);
+  } finally {
+    await serve.stop();
+  }
+  const embedded = await startLockstock('embedded', redisUrl, databaseUrl);
+  let embeddedRun;
+  try {
+    embeddedRun = await measureLockstock(embedded, tokens, load);
+  } finally {
+    await embedded.stop();
+  }
+  return { hello: helloSample, serve: serveRun, embedded: embeddedRun };
 }

@@ -107,6 +107,7 @@ export const ReconcileReport = Type.Object({
       inFlightUnits: Type.Integer(),
       drift: Type.Integer({ description: 'stock - remaining - recorded - in flight; 0 when in sync' }),
       buyersBelowRecord: Type.Integer(),
+      unscheduledOrders: Type.Integer({ description: 'unpaid orders Redis would never expire' }),
       repairedRemaining: Type.Optional(Type.Integer()),
     }),
   ),

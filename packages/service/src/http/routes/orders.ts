@@ -1,11 +1,11 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { FastifyRequest } from 'fastify';
+import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify';
 import type { SaleActivity } from '../../sale/activity.js';
 import { outcomeOf } from '../../sale/outcomes.js';
 import type { SaleService } from '../../sale/service.js';
-import type { RefusalCode } from '../../sale/types.js';
+import type { Order, RefusalCode } from '../../sale/types.js';
 import { authenticate } from '../auth.js';
-import { ApiError } from '../errors.js';
+import { ApiError, sendError } from '../errors.js';
 import {
   errorResponses,
   OrderBody,
@@ -25,6 +25,13 @@ const REFUSAL_MESSAGES: Record<RefusalCode, string> = {
   idempotency_key_reused: 'This Idempotency-Key was used for a different request.',
 };
 
+const SOLD_OUT_BODY = JSON.stringify({ error: 'sold_out', message: REFUSAL_MESSAGES.sold_out });
+
+/** The fast path's answer, serialised once: a JSON string is sent as it is. */
+function sendSoldOut(reply: FastifyReply): void {
+  void reply.code(409).type('application/json; charset=utf-8').send(SOLD_OUT_BODY);
+}
+
 export interface OrdersRouteOptions {
   service: SaleService;
   /** Per-user rate check (after authentication); undefined when per-user limiting is off. */
@@ -37,14 +44,32 @@ export const ordersRoutes: FastifyPluginAsyncTypebox<OrdersRouteOptions> = async
   app,
   { service, limitUser, activity },
 ) => {
+  let quietLogger: FastifyBaseLogger | undefined;
   app.post(
     '/api/sales/:id/orders',
     {
-      preValidation: async (request) => {
+      // The sold-out fast path, before the body is read or the token checked: a sale this process
+      // knows to be sold out is answered from memory (that it is sold out is public: GET /api/sales/:id
+      // says so). A retry with an Idempotency-Key goes on: it must get its original order back.
+      onRequest: (request, reply, done) => {
+        const { id } = request.params as { id: string };
+        if (request.headers['idempotency-key'] === undefined && service.refuseFromMemory(id)) {
+          activity?.attempt(id, 'sold_out'); // no visitor: nobody was authenticated
+          sendSoldOut(reply);
+          return;
+        }
+        done();
+      },
+      preValidation: (request, _reply, done) => {
         request.body ??= {}; // the body is optional: no body means one unit
+        done();
       },
       preHandler: limitUser ? [authenticate, limitUser] : authenticate,
       bodyLimit: 1024,
+      // Two log lines per purchase would cost more than the purchase, and so does a child logger per
+      // request: one warn-level logger serves them all (errors are still logged, without a request
+      // id), and /metrics counts every attempt by outcome.
+      childLoggerFactory: (logger) => (quietLogger ??= logger.child({}, { level: 'warn' })),
       schema: {
         summary: 'Buy: reserve units of a sale for the caller (the user id comes from the token)',
         security: [{ bearer: [] }],
@@ -68,7 +93,8 @@ export const ordersRoutes: FastifyPluginAsyncTypebox<OrdersRouteOptions> = async
         activity.attempt(request.params.id, outcome); // in memory: the purchase pays no round trip
         activity.visit(request.params.id, `u:${caller.userId}`);
       }
-      if (!result.ok) throw new ApiError(result.code, REFUSAL_MESSAGES[result.code]);
+      // A refusal is an answer, not an exception: no Error (and stack trace) per sold-out attempt.
+      if (!result.ok) return sendError(reply, result.code, REFUSAL_MESSAGES[result.code]);
       return reply.code(202).send({ orderId: result.orderId, status: 'reserved' as const });
     },
   );
@@ -91,7 +117,13 @@ export const ordersRoutes: FastifyPluginAsyncTypebox<OrdersRouteOptions> = async
       if (!order || (order.userId !== caller.userId && !caller.admin)) {
         throw new ApiError('not_found', `There is no order ${request.params.id} of yours.`);
       }
-      return order;
+      return orderJson(order);
     },
   );
 };
+
+/** An order as the API shows it (dates as ISO strings). */
+export function orderJson(order: Order) {
+  const { payBy, ...rest } = order;
+  return { ...rest, ...(payBy ? { payBy: payBy.toISOString() } : {}) };
+}

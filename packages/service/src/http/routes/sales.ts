@@ -64,7 +64,7 @@ export const salesRoutes: FastifyPluginAsyncTypebox<SalesRouteOptions> = async (
     async (request) => {
       const sale = await service.getSale(request.params.id);
       if (!sale) throw new ApiError('not_found', `There is no sale ${request.params.id}.`);
-      activity?.visit(sale.id, await visitorOf(request));
+      activity?.visit(sale.id, visitorOf(request));
       return toJson(sale);
     },
   );

@@ -54,7 +54,7 @@ export const service: Strategy = {
     const orders = await env.pg.query<{ user_id: string }>(labQueries.serviceConfirmedBuyers, [
       saleIdOf(run),
     ]);
-    const remaining = await env.redis.hget(saleKeys(saleIdOf(run)).meta, 'remaining');
+    const remaining = await env.redis.get(saleKeys(saleIdOf(run)).stock);
     return { orders: orders.rows.map((r) => r.user_id), finalStock: Number(remaining) };
   },
 };

@@ -1,17 +1,18 @@
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
-import { duplicateClient, DEFAULT_KEY_PREFIX } from 'lockstock/redis';
-import { activeSalesKey, ORDER_GROUP, saleKeys } from '../keys.js';
+import { duplicateClient, DEFAULT_KEY_PREFIX, ScriptRunner } from 'lockstock/redis';
+import { activeSalesKey, ORDER_GROUP, saleIdOfKey, saleKeys } from '../keys.js';
+import { deadlineMember, lifecycleScripts } from '../lifecycle/scripts.js';
 import { silentLogger, type Logger } from '../logger.js';
 import type { SaleMetrics } from '../metrics.js';
 import { applyOrders } from '../store/apply-orders.js';
 import type { Database } from '../store/db.js';
-import type { Decision, OrderEntry } from '../store/decide.js';
+import type { Decision, PipelineEntry } from '../store/decide.js';
 import { isTransient } from './errors.js';
 import {
   flattenReply,
-  parseOrderEntry,
+  parseStreamEntry,
   trimAcknowledged,
   type ReadEntry,
   type StreamsReply,
@@ -21,7 +22,7 @@ import type { SaleRedis } from '../redis.js';
 export interface OrderPipelineOptions {
   /** This consumer's name in the group. @default "<host>-<pid>-<random>" */
   consumer?: string;
-  /** Entries per database transaction. @default 500 */
+  /** Entries per database transaction (fewer, larger transactions cost less per order). @default 1000 */
   batchSize?: number;
   /** How long one read waits for new entries, ms. @default 1000 */
   blockMs?: number;
@@ -46,6 +47,8 @@ export interface PipelineHealth {
   readonly failingSince: number | undefined;
   readonly lastError: string | undefined;
 }
+/** Batches one step records at most while reading ahead (then it does its housekeeping). */
+const READ_AHEAD_ROUNDS = 20;
 
 interface Processed {
   decisions: Decision[];
@@ -53,8 +56,10 @@ interface Processed {
 }
 
 /**
- * The order pipeline: reads reservations from every open sale's stream through one consumer group,
- * records them in the database in batches, and acknowledges (XACK) only after the commit.
+ * The order pipeline: reads reservations and lifecycle events (paid, cancelled, expired) from every
+ * open sale's stream through one consumer group, records them in the database in batches, opens the
+ * confirmed orders of sales with a payment window for the expiry sweeper (the sale's deadlines set),
+ * and acknowledges (XACK) only after all that.
  *
  * - At least once: an entry read but not acknowledged stays in the group's pending list; this
  *   consumer re-reads its own pending entries first (after a restart or a failed batch), and entries
@@ -77,6 +82,7 @@ export class OrderPipeline {
   private streamsReadAt = 0;
   private failingSince: number | undefined;
   private lastError: string | undefined;
+  private readonly scripts: ScriptRunner;
 
   constructor(
     private readonly redis: SaleRedis,
@@ -84,11 +90,12 @@ export class OrderPipeline {
     private readonly config: OrderPipelineOptions = {},
   ) {
     this.consumer = config.consumer ?? `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
+    this.scripts = new ScriptRunner(redis);
     // Blocking reads need a connection of their own.
     this.reader = duplicateClient(redis);
     this.reader.on('error', () => undefined); // reported by the commands that fail
     this.options = {
-      batchSize: config.batchSize ?? 500,
+      batchSize: config.batchSize ?? 1000,
       blockMs: config.blockMs ?? 1000,
       claimIdleMs: config.claimIdleMs ?? 10_000,
       maxDeliveries: config.maxDeliveries ?? 5,
@@ -152,7 +159,7 @@ export class OrderPipeline {
       if (own.length === 0) this.ownPendingToCheck = false;
       else acked += (await this.process(own)).acked;
     }
-    if (!this.ownPendingToCheck) acked += (await this.process(await this.read(streams, '>', blockMs))).acked;
+    if (!this.ownPendingToCheck) acked += await this.processNew(streams, blockMs);
     const now = Date.now();
     if (now - this.lastClaimAt >= this.options.claimIdleMs / 2) {
       this.lastClaimAt = now;
@@ -161,6 +168,28 @@ export class OrderPipeline {
     if (now - this.lastTrimAt >= this.options.trimEveryMs) {
       this.lastTrimAt = now;
       for (const stream of streams) await trimAcknowledged(this.redis, stream, ORDER_GROUP);
+    }
+    return acked;
+  }
+
+  /**
+   * New entries. While batches come full (a backlog), the next batch is read while this one is being
+   * recorded, so Redis and the database work at the same time. Entries read ahead are this consumer's
+   * pending entries: if recording fails they are read again with the rest (ownPendingToCheck).
+   * Returns after `READ_AHEAD_ROUNDS` batches at most, for the housekeeping of `step`.
+   */
+  private async processNew(streams: string[], blockMs: number): Promise<number> {
+    let acked = 0;
+    let batch = await this.read(streams, '>', blockMs);
+    for (let round = 1; batch.length > 0; round++) {
+      const ahead =
+        batch.length >= this.options.batchSize && round < READ_AHEAD_ROUNDS
+          ? this.read(streams, '>', 0)
+          : undefined;
+      ahead?.catch(() => undefined); // awaited below; a failure then is the step's
+      acked += (await this.process(batch, { fresh: true })).acked;
+      if (!ahead) break;
+      batch = await ahead;
     }
     return acked;
   }
@@ -226,27 +255,31 @@ export class OrderPipeline {
   }
 
   private saleIdOf(stream: string): string {
-    const match = /\{sale:([^}]+)\}/.exec(stream);
-    return match?.[1] ?? '';
+    return saleIdOfKey(stream) ?? '';
   }
 
-  private async process(entries: ReadEntry[]): Promise<Processed> {
+  /**
+   * Records entries and acknowledges them. `fresh`: first deliveries (read with '>'), which no one can
+   * have recorded yet, so the inbox lookup is skipped for them (the inbox's unique constraint still
+   * refuses a second row); redelivered and claimed entries are always looked up.
+   */
+  private async process(entries: ReadEntry[], { fresh = false } = {}): Promise<Processed> {
     if (entries.length === 0) return { decisions: [], acked: 0 };
-    const orders: OrderEntry[] = [];
-    const byOrder = new Map<OrderEntry, ReadEntry>();
+    const orders: PipelineEntry[] = [];
+    const byOrder = new Map<PipelineEntry, ReadEntry>();
     for (const entry of entries) {
-      const order = parseOrderEntry(this.saleIdOf(entry.stream), entry);
+      const order = parseStreamEntry(this.saleIdOf(entry.stream), entry);
       if (order) {
         orders.push(order);
         byOrder.set(order, entry);
       } else {
-        await this.deadLetter(entry, 'malformed', 'the entry is not a reservation written by reserve.lua');
+        await this.deadLetter(entry, 'malformed', 'the entry is neither a reservation nor an order event');
       }
     }
     const stopTimer = this.config.metrics?.batchSeconds.startTimer();
     let decisions: Decision[];
     try {
-      decisions = await this.applyWithFaults(orders);
+      decisions = await this.applyWithFaults(orders, fresh);
     } catch (error) {
       this.ownPendingToCheck = true;
       if (isTransient(error)) throw error; // nothing acknowledged; the step retries after a pause
@@ -262,18 +295,18 @@ export class OrderPipeline {
     return { decisions, acked: decisions.length };
   }
 
-  private async applyWithFaults(orders: OrderEntry[]): Promise<Decision[]> {
+  private async applyWithFaults(orders: PipelineEntry[], fresh: boolean): Promise<Decision[]> {
     if (orders.length === 0) return [];
     await this.config.faults?.beforeCommit?.();
-    const decisions = await applyOrders(this.db, orders);
+    const decisions = await applyOrders(this.db, orders, { fresh });
     await this.config.faults?.afterCommit?.();
     return decisions;
   }
 
   /** After a permanent batch error: each entry alone; one that still fails is retried or dead-lettered. */
   private async applyOneByOne(
-    orders: OrderEntry[],
-    byOrder: Map<OrderEntry, ReadEntry>,
+    orders: PipelineEntry[],
+    byOrder: Map<PipelineEntry, ReadEntry>,
   ): Promise<Decision[]> {
     const decisions: Decision[] = [];
     for (const order of orders) {
@@ -303,12 +336,23 @@ export class OrderPipeline {
     return Number(rows[0]?.[3] ?? 0);
   }
 
-  private async acknowledge(decisions: Decision[], byOrder: Map<OrderEntry, ReadEntry>): Promise<void> {
+  private async acknowledge(decisions: Decision[], byOrder: Map<PipelineEntry, ReadEntry>): Promise<void> {
+    await this.openForPayment(decisions);
     const byStream = new Map<string, string[]>();
     for (const decision of decisions) {
       const entry = byOrder.get(decision.entry) as ReadEntry;
+      const { saleId, orderId } = decision.entry;
       if (decision.outcome === 'unknown_sale') {
-        await this.deadLetter(entry, 'unknown_sale', `sale ${decision.entry.saleId} is not in the database`);
+        await this.deadLetter(entry, 'unknown_sale', `sale ${saleId} is not in the database`);
+        continue;
+      }
+      if (decision.outcome === 'unknown_order' || decision.outcome === 'conflict') {
+        const found = decision.outcome === 'conflict' ? `holds it as ${decision.found}` : 'has no such order';
+        await this.deadLetter(
+          entry,
+          decision.outcome,
+          `order ${orderId} is ${decision.entry.status} in Redis; the record ${found}`,
+        );
         continue;
       }
       const ids = byStream.get(entry.stream) ?? [];
@@ -319,8 +363,39 @@ export class OrderPipeline {
     for (const [stream, ids] of byStream) await this.redis.xack(stream, ORDER_GROUP, ...ids);
   }
 
+  /**
+   * Puts the orders just recorded as confirmed (and redelivered ones still confirmed) into their sale's
+   * deadlines set, before they are acknowledged: a crash in between redelivers them and they are
+   * opened again; the script leaves orders settled meanwhile closed.
+   */
+  private async openForPayment(decisions: Decision[]): Promise<void> {
+    const bySale = new Map<string, Array<string | number>>();
+    for (const decision of decisions) {
+      const byMs =
+        decision.outcome === 'confirmed'
+          ? decision.payByMs
+          : decision.outcome === 'duplicate' && 'reopenByMs' in decision
+            ? decision.reopenByMs
+            : null;
+      if (byMs === null) continue;
+      const { saleId, orderId, userId, quantity } = decision.entry;
+      const args = bySale.get(saleId) ?? [];
+      args.push(deadlineMember(orderId, userId, quantity), byMs);
+      bySale.set(saleId, args);
+    }
+    for (const [saleId, args] of bySale) {
+      const keys = saleKeys(saleId, this.options.keyPrefix);
+      await this.scripts.run(lifecycleScripts.openOrders, [keys.deadlines, keys.settled], args);
+    }
+  }
+
   private report(decision: Decision): void {
     const metrics = this.config.metrics;
+    if (decision.entry.kind === 'settlement') {
+      if (decision.outcome === 'settled') metrics?.ordersSettled.inc({ status: decision.entry.status });
+      else if (decision.outcome === 'duplicate') metrics?.duplicates.inc();
+      return;
+    }
     switch (decision.outcome) {
       case 'confirmed':
         metrics?.ordersRecorded.inc({ status: 'confirmed' });

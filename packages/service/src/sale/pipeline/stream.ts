@@ -1,4 +1,4 @@
-import type { OrderEntry } from '../store/decide.js';
+import type { PipelineEntry } from '../store/decide.js';
 import type { SaleRedis } from '../redis.js';
 
 /** One stream entry as Redis returns it. */
@@ -21,24 +21,38 @@ export function flattenReply(reply: StreamsReply): ReadEntry[] {
   );
 }
 
-/** Parses a reservation entry (written by reserve.lua); undefined if it is malformed. */
-export function parseOrderEntry(saleId: string, entry: ReadEntry): OrderEntry | undefined {
+const SETTLED = new Set(['paid', 'cancelled', 'expired']);
+
+/**
+ * Parses a sale stream entry: a reservation (written by reserve.lua: order, user, qty) or a lifecycle
+ * event (written by settle-core.lua: event, order, user, qty); undefined if it is malformed. The entry
+ * id is the Redis time it was written at.
+ */
+export function parseStreamEntry(saleId: string, entry: ReadEntry): PipelineEntry | undefined {
   const map: Record<string, string> = {};
   for (let i = 0; i + 1 < entry.fields.length; i += 2)
     map[entry.fields[i] as string] = entry.fields[i + 1] as string;
   const quantity = Number(map.qty);
-  const reservedAtMs = Number(entry.id.split('-')[0]); // the entry id is the reservation's Redis time
+  const atMs = Number(entry.id.split('-')[0]);
   if (
     !map.order ||
     !/^\d{1,20}$/.test(map.order) ||
     !map.user ||
     !Number.isSafeInteger(quantity) ||
-    quantity < 1
+    quantity < 1 ||
+    !Number.isFinite(atMs)
   ) {
     return undefined;
   }
-  if (!Number.isFinite(reservedAtMs)) return undefined;
-  return { saleId, streamId: entry.id, orderId: map.order, userId: map.user, quantity, reservedAtMs };
+  const common = { saleId, streamId: entry.id, orderId: map.order, userId: map.user, quantity };
+  if (map.event === undefined) return { kind: 'reservation', ...common, reservedAtMs: atMs };
+  if (!SETTLED.has(map.event)) return undefined;
+  return {
+    kind: 'settlement',
+    ...common,
+    status: map.event as 'paid' | 'cancelled' | 'expired',
+    settledAtMs: atMs,
+  };
 }
 
 /** "<ms>-<seq>" + 1: the smallest id greater than `id`. */

@@ -1,78 +1,182 @@
-import type { Database } from './db.js';
-import { decideOrders, pairKey, type Decision, type OrderEntry, type SaleTotals } from './decide.js';
+import type { Database, Queryable } from './db.js';
+import {
+  decideOrders,
+  pairKey,
+  releases,
+  type AppliedEntry,
+  type Decision,
+  type PipelineEntry,
+  type RecordedOrder,
+  type SaleTotals,
+} from './decide.js';
 import { queries } from './queries.js';
 
+const toMs = (value: Date | string | null) => (value === null ? null : new Date(value).getTime());
+
 /**
- * Records a batch of reservations in one transaction: locks the sales and the users' holdings,
- * skips entries already recorded (the inbox), decides each order (decide.ts), and writes orders,
- * holdings and sale totals. The tables' CHECK constraints refuse an oversell or a user over the
- * limit even if the decision logic were wrong — the transaction would fail instead.
+ * Records a batch of stream entries in one transaction: locks the sales, the orders the batch's
+ * settlements name and the users' holdings (always in that order), skips reservations already
+ * recorded (the inbox; not looked up for first deliveries, whose duplicates the inbox's unique
+ * constraint would refuse anyway), decides each entry (decide.ts), and writes orders, settlements, holdings and
+ * sale totals. The tables' CHECK constraints refuse an oversell, a user over the limit or units given
+ * back twice even if the decision logic were wrong — the transaction would fail instead.
  */
-export async function applyOrders(db: Database, entries: readonly OrderEntry[]): Promise<Decision[]> {
+export async function applyOrders(
+  db: Database,
+  entries: readonly PipelineEntry[],
+  options: {
+    /** The entries were never delivered before: none can be recorded yet, skip the inbox lookup. */
+    fresh?: boolean;
+  } = {},
+): Promise<Decision[]> {
   if (entries.length === 0) return [];
   return db.transaction(async (tx) => {
     const saleIds = [...new Set(entries.map((e) => e.saleId))];
-    const saleRows = await tx.query<{ id: string; stock: number; sold: number; per_user_limit: number }>(
-      queries.lockSales,
-      [saleIds],
-    );
+    const saleRows = await tx.query<{
+      id: string;
+      stock: number;
+      sold: number;
+      per_user_limit: number;
+      pay_within_seconds: number | null;
+    }>(queries.lockSales, [saleIds]);
     const sales = new Map<string, SaleTotals>(
-      saleRows.rows.map((r) => [r.id, { stock: r.stock, sold: r.sold, perUserLimit: r.per_user_limit }]),
+      saleRows.rows.map((r) => [
+        r.id,
+        {
+          stock: r.stock,
+          sold: r.sold,
+          perUserLimit: r.per_user_limit,
+          payWithinSeconds: r.pay_within_seconds,
+        },
+      ]),
     );
-    const applied = await tx.query<{ sale_id: string; stream_id: string }>(queries.appliedEntries, [
-      entries.map((e) => e.saleId),
-      entries.map((e) => e.streamId),
-    ]);
+    const reservations = entries.filter((e) => e.kind === 'reservation');
+    const settlements = entries.filter((e) => e.kind === 'settlement');
+    const applied =
+      reservations.length && !options.fresh
+        ? await tx.query<{
+            sale_id: string;
+            stream_id: string;
+            status: string;
+            pay_by: Date | string | null;
+          }>(queries.appliedEntries, [reservations.map((e) => e.saleId), reservations.map((e) => e.streamId)])
+        : { rows: [] };
+    const orders = settlements.length
+      ? await tx.query<{ id: string; sale_id: string; user_id: string; quantity: number; status: string }>(
+          queries.lockOrders,
+          [[...new Set(settlements.map((e) => e.orderId))]],
+        )
+      : { rows: [] };
     const holdingRows = await tx.query<{ sale_id: string; user_id: string; quantity: number }>(
       queries.lockPurchases,
       [entries.map((e) => e.saleId), entries.map((e) => e.userId)],
     );
-    const decisions = decideOrders(
-      entries,
+    const decisions = decideOrders(entries, {
       sales,
-      new Map(holdingRows.rows.map((r) => [pairKey(r.sale_id, r.user_id), r.quantity])),
-      new Set(applied.rows.map((r) => pairKey(r.sale_id, r.stream_id))),
-    );
+      holdings: new Map(holdingRows.rows.map((r) => [pairKey(r.sale_id, r.user_id), r.quantity])),
+      applied: new Map(
+        applied.rows.map((r): [string, AppliedEntry] => [
+          pairKey(r.sale_id, r.stream_id),
+          { status: r.status, payByMs: toMs(r.pay_by) },
+        ]),
+      ),
+      orders: new Map(
+        orders.rows.map((r): [string, RecordedOrder] => [
+          r.id,
+          { saleId: r.sale_id, userId: r.user_id, quantity: r.quantity, status: r.status },
+        ]),
+      ),
+    });
     await writeDecisions(tx, decisions, sales);
     return decisions;
   });
 }
 
 async function writeDecisions(
-  tx: Pick<Database, 'query'>,
+  tx: Queryable,
   decisions: readonly Decision[],
   sales: ReadonlyMap<string, SaleTotals>,
 ): Promise<void> {
-  const recorded = decisions.filter((d) => d.outcome === 'confirmed' || d.outcome === 'rejected');
-  if (recorded.length === 0) return;
-  await tx.query(queries.insertOrders, [
-    recorded.map((d) => d.entry.orderId),
-    recorded.map((d) => d.entry.saleId),
-    recorded.map((d) => d.entry.userId),
-    recorded.map((d) => d.entry.quantity),
-    recorded.map((d) => d.outcome),
-    recorded.map((d) => (d.outcome === 'rejected' ? d.reason : null)),
-    recorded.map((d) => d.entry.streamId),
-    recorded.map((d) => new Date(d.entry.reservedAtMs).toISOString()),
-  ]);
-  // Confirmed units per (sale, user) and per sale: one row each, as ON CONFLICT may touch a row once.
+  const recorded = decisions.filter(
+    (d): d is Extract<Decision, { outcome: 'confirmed' | 'rejected' }> =>
+      d.outcome === 'confirmed' || d.outcome === 'rejected',
+  );
+  if (recorded.length > 0) {
+    await tx.query(queries.insertOrders, [
+      recorded.map((d) => d.entry.orderId),
+      recorded.map((d) => d.entry.saleId),
+      recorded.map((d) => d.entry.userId),
+      recorded.map((d) => d.entry.quantity),
+      recorded.map((d) => d.outcome),
+      recorded.map((d) => (d.outcome === 'rejected' ? d.reason : null)),
+      recorded.map((d) => d.entry.streamId),
+      recorded.map((d) => new Date(d.entry.reservedAtMs).toISOString()),
+      recorded.map((d) =>
+        d.outcome === 'confirmed' && d.payByMs !== null ? new Date(d.payByMs).toISOString() : null,
+      ),
+    ]);
+  }
+  // After the inserts: a settlement of an order confirmed in this very batch finds its row.
+  const settled = decisions.filter(
+    (d): d is Extract<Decision, { outcome: 'settled' }> => d.outcome === 'settled',
+  );
+  if (settled.length > 0) {
+    const { rowCount } = await tx.query(queries.settleOrders, [
+      settled.map((d) => d.entry.orderId),
+      settled.map((d) => d.entry.status),
+      settled.map((d) => new Date(d.entry.settledAtMs).toISOString()),
+    ]);
+    // The rows are locked and were confirmed: a shortfall means the decision logic is wrong.
+    if (rowCount !== settled.length)
+      throw new Error(`settled ${rowCount} of ${settled.length} orders; rolling back`);
+  }
+  await writeHoldings(tx, decisions, sales);
+}
+
+/**
+ * Units per (sale, user) and per sale, net of the batch (confirmed reservations add, cancelled and
+ * expired orders give back): one row each, as ON CONFLICT may touch a row once.
+ */
+async function writeHoldings(
+  tx: Queryable,
+  decisions: readonly Decision[],
+  sales: ReadonlyMap<string, SaleTotals>,
+): Promise<void> {
   const perUser = new Map<string, { saleId: string; userId: string; units: number }>();
   const perSale = new Map<string, number>();
-  for (const { entry, outcome } of recorded) {
-    if (outcome !== 'confirmed') continue;
+  for (const decision of decisions) {
+    const { entry } = decision;
+    let units: number;
+    if (decision.outcome === 'confirmed') units = entry.quantity;
+    else if (decision.outcome === 'settled' && releases(decision.entry.status)) units = -entry.quantity;
+    else continue;
     const key = pairKey(entry.saleId, entry.userId);
     const holding = perUser.get(key) ?? { saleId: entry.saleId, userId: entry.userId, units: 0 };
-    holding.units += entry.quantity;
+    holding.units += units;
     perUser.set(key, holding);
-    perSale.set(entry.saleId, (perSale.get(entry.saleId) ?? 0) + entry.quantity);
+    perSale.set(entry.saleId, (perSale.get(entry.saleId) ?? 0) + units);
   }
-  if (perSale.size === 0) return;
-  const holdings = [...perUser.values()];
-  await tx.query(queries.addPurchases, [
-    holdings.map((h) => h.saleId),
-    holdings.map((h) => h.userId),
-    holdings.map((h) => h.units),
-    holdings.map((h) => sales.get(h.saleId)?.perUserLimit ?? 1),
-  ]);
-  await tx.query(queries.addSold, [[...perSale.keys()], [...perSale.values()]]);
+  const added = [...perUser.values()].filter((h) => h.units > 0);
+  if (added.length > 0) {
+    await tx.query(queries.addPurchases, [
+      added.map((h) => h.saleId),
+      added.map((h) => h.userId),
+      added.map((h) => h.units),
+      added.map((h) => sales.get(h.saleId)?.perUserLimit ?? 1),
+    ]);
+  }
+  const released = [...perUser.values()].filter((h) => h.units < 0);
+  if (released.length > 0) {
+    const { rowCount } = await tx.query(queries.releasePurchases, [
+      released.map((h) => h.saleId),
+      released.map((h) => h.userId),
+      released.map((h) => -h.units),
+    ]);
+    if (rowCount !== released.length)
+      throw new Error(`released ${rowCount} of ${released.length} holdings; rolling back`);
+  }
+  const totals = [...perSale].filter(([, units]) => units !== 0);
+  if (totals.length > 0) {
+    await tx.query(queries.addSold, [totals.map(([id]) => id), totals.map(([, units]) => units)]);
+  }
 }

@@ -1,4 +1,4 @@
-import type { Order, Sale } from '../types.js';
+import type { Order, OrderStatus, Sale } from '../types.js';
 import type { Queryable } from './db.js';
 import { queries } from './queries.js';
 
@@ -10,6 +10,7 @@ interface SaleRow {
   per_user_limit: number;
   starts_at: Date | string;
   ends_at: Date | string;
+  pay_within_seconds?: number | null;
 }
 
 const toSale = (row: SaleRow): Sale & { persistedSold: number } => ({
@@ -19,10 +20,11 @@ const toSale = (row: SaleRow): Sale & { persistedSold: number } => ({
   perUserLimit: row.per_user_limit,
   startsAt: new Date(row.starts_at),
   endsAt: new Date(row.ends_at),
+  ...(row.pay_within_seconds == null ? {} : { payWithinSeconds: row.pay_within_seconds }),
   persistedSold: row.sold ?? 0,
 });
 
-/** A sale with what the record says about it: confirmed units (persistedSold), orders, buyers. */
+/** A sale with what the record says about it: units held (persistedSold), orders, buyers. */
 export interface RecordedSale extends Sale {
   persistedSold: number;
   confirmedOrders: number;
@@ -40,6 +42,7 @@ export const records = {
       sale.startsAt.toISOString(),
       sale.endsAt.toISOString(),
       sale.perUserLimit,
+      sale.payWithinSeconds ?? null,
     ]);
     return toSale(rows[0] as SaleRow);
   },
@@ -60,8 +63,9 @@ export const records = {
       sale_id: string;
       user_id: string;
       quantity: number;
-      status: 'confirmed' | 'rejected';
+      status: Exclude<OrderStatus, 'reserved'>;
       reject_reason: string | null;
+      pay_by: Date | string | null;
     }>(queries.getOrder, [id]);
     const row = rows[0];
     if (!row) return undefined;
@@ -72,6 +76,7 @@ export const records = {
       quantity: row.quantity,
       status: row.status,
       ...(row.reject_reason ? { reason: row.reject_reason } : {}),
+      ...(row.pay_by === null ? {} : { payBy: new Date(row.pay_by) }),
     };
   },
 

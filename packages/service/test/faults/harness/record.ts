@@ -65,7 +65,7 @@ export async function readFinalState(
       quantity: row.quantity,
       status: row.status,
     }));
-    const remaining = await redis.hget(saleKeys(saleId).meta, 'remaining');
+    const remaining = await redis.get(saleKeys(saleId).stock);
     return {
       sale: { stock: totals.stock, perUserLimit: totals.per_user_limit },
       final: {

@@ -1,17 +1,18 @@
 -- The dashboard's view of the record: the newest sales that have not ended more than a day ago, with
 -- their recorded orders by status and their buyers (users holding at least one unit).
 -- $1 how many sales at most (int)
--- Returns rows, newest first (id as text): id, name, stock, sold (units of confirmed orders),
---   per_user_limit, starts_at, ends_at, confirmed_orders, rejected_orders, buyers.
+-- "Confirmed" counts the orders that hold units: confirmed (unpaid) and paid.
+-- Returns rows, newest first (id as text): id, name, stock, sold (units held by confirmed orders),
+--   per_user_limit, starts_at, ends_at, pay_within_seconds, confirmed_orders, rejected_orders, buyers.
 SELECT s.id::text AS id, s.name, s.stock, s.sold, s.per_user_limit, s.starts_at, s.ends_at,
-       o.confirmed_orders, o.rejected_orders, p.buyers
+       s.pay_within_seconds, o.confirmed_orders, o.rejected_orders, p.buyers
   FROM (SELECT *
           FROM sales
          WHERE ends_at > now() - interval '1 day'
          ORDER BY id DESC
          LIMIT $1) AS s
  CROSS JOIN LATERAL (
-       SELECT count(*) FILTER (WHERE status = 'confirmed')::int AS confirmed_orders,
+       SELECT count(*) FILTER (WHERE status IN ('confirmed', 'paid'))::int AS confirmed_orders,
               count(*) FILTER (WHERE status = 'rejected')::int AS rejected_orders
          FROM orders
         WHERE sale_id = s.id) AS o

@@ -1,0 +1,77 @@
+/**
+ * The order thread (a worker thread of `serve`): the order store when it is embedded (PGlite), the
+ * order pipelines and the expiry sweeper — everything that records orders, off the HTTP event loop.
+ * Started and stopped by order-thread-host.ts; messages in both directions are typed there.
+ */
+import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
+import { Redis } from 'ioredis';
+import pino from 'pino';
+import { ExpirySweeper } from '../sale/lifecycle/sweeper.js';
+import { createSaleMetrics } from '../sale/metrics.js';
+import { OrderPipeline } from '../sale/pipeline/order-pipeline.js';
+import { pgliteDatabase, postgresDatabase, type Database } from '../sale/store/db.js';
+import { migrate } from '../sale/store/migrate.js';
+import { serveDatabase } from '../sale/store/remote-db.js';
+import type { HostMessage, OrderThreadData, ThreadMessage } from './order-thread-host.js';
+
+const data = workerData as OrderThreadData;
+const port = parentPort as MessagePort;
+const post = (message: ThreadMessage) => port.postMessage(message);
+const logger = pino({ level: data.logLevel, redact: ['req.headers.authorization'] }).child({
+  thread: 'orders',
+});
+
+async function start() {
+  const db: Database = data.databaseUrl
+    ? postgresDatabase(data.databaseUrl, { max: Math.max(2, data.pipelines + 1) })
+    : await pgliteDatabase(data.pgliteDir);
+  const closers: Array<() => Promise<unknown>> = [() => db.close()];
+  try {
+    const applied = await migrate(db);
+    const stopServing = data.dbPort ? serveDatabase(data.dbPort, db) : undefined;
+    const redis = new Redis(data.redisUrl, { maxRetriesPerRequest: 2, connectTimeout: 5_000 });
+    redis.on('error', (error) => logger.warn({ err: error }, 'redis connection error'));
+    closers.unshift(() => redis.quit().catch(() => redis.disconnect()));
+    const metrics = createSaleMetrics();
+    const pipelines = Array.from(
+      { length: data.pipelines },
+      () => new OrderPipeline(redis, db, { ...data.pipeline, logger, metrics }),
+    );
+    const sweeper = data.pipelines > 0 ? new ExpirySweeper(redis, { logger }) : undefined;
+    for (const pipeline of pipelines) pipeline.start();
+    sweeper?.start();
+    closers.unshift(async () => {
+      stopServing?.();
+      await Promise.all([...pipelines.map((p) => p.stop()), sweeper?.stop()]);
+    });
+    return { applied, metrics, consumers: pipelines.map((p) => p.consumer), closers };
+  } catch (error) {
+    for (const close of closers) await close().catch(() => undefined);
+    throw error;
+  }
+}
+
+try {
+  const { applied, metrics, consumers, closers } = await start();
+  port.on('message', (message: HostMessage) => {
+    if (message.kind === 'metrics') {
+      void metrics.registry
+        .getMetricsAsJSON()
+        .then((values) => post({ kind: 'metrics', id: message.id, values }));
+    } else if (message.kind === 'stop') {
+      void (async () => {
+        for (const close of closers) {
+          await close().catch((error: unknown) =>
+            logger.error({ err: error }, 'order thread: could not close'),
+          );
+        }
+        post({ kind: 'stopped' });
+        port.close();
+      })();
+    }
+  });
+  post({ kind: 'ready', applied, consumers });
+} catch (error) {
+  post({ kind: 'failed', message: error instanceof Error ? error.message : String(error) });
+  port.close();
+}

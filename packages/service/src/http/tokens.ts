@@ -1,0 +1,85 @@
+import { createVerifier } from 'fast-jwt';
+import { ID_PATTERN } from '../sale/keys.js';
+
+/** The authenticated caller: the user id comes only from the verified token. */
+export interface Caller {
+  readonly userId: string;
+  readonly admin: boolean;
+}
+
+/** Why a bearer token was refused, as a sentence for the client. */
+export class TokenRefusedError extends Error {
+  override readonly name = 'TokenRefusedError';
+  readonly code = 'unauthorized';
+}
+
+export interface TokenVerifierOptions {
+  /** Verified tokens remembered at most; the oldest is forgotten first. @default 50000 */
+  maxEntries?: number;
+  /** Longest a verified token is trusted without checking it again, ms (its `exp` cuts it shorter). @default 600000 */
+  maxAgeMs?: number;
+}
+
+interface Entry {
+  readonly caller: Caller;
+  /** Date.now() after which the token is verified again (and refused if it expired). */
+  readonly until: number;
+}
+
+const BEARER = /^Bearer +(\S+)$/i;
+
+/**
+ * Bearer tokens (JWT, HS256 only) to callers, with a bounded cache of verified tokens: a buyer who
+ * presses "buy" again, or a page that polls, costs a Map lookup instead of base64, JSON and an HMAC.
+ * The cache key is the whole token, signature included, so only a token verified before can hit; an
+ * entry lasts until the token's `exp` (or `maxAgeMs`, whichever is first); refusals are never cached.
+ * fast-jwt verifies directly: @fastify/jwt's per-request option merging and second decode were most of
+ * the authentication cost.
+ */
+export class TokenVerifier {
+  private readonly verify: (token: string) => { sub?: unknown; role?: unknown; exp?: unknown };
+  private readonly cache = new Map<string, Entry>();
+  private readonly maxEntries: number;
+  private readonly maxAgeMs: number;
+
+  constructor(secret: string, options: TokenVerifierOptions = {}) {
+    // Never `none`, never another algorithm.
+    this.verify = createVerifier({ key: secret, algorithms: ['HS256'] });
+    this.maxEntries = options.maxEntries ?? 50_000;
+    this.maxAgeMs = options.maxAgeMs ?? 600_000;
+  }
+
+  /** The caller an `Authorization` header names; throws TokenRefusedError otherwise. */
+  callerOf(authorization: string | undefined): Caller {
+    const token = authorization === undefined ? undefined : BEARER.exec(authorization)?.[1];
+    if (token === undefined) {
+      throw new TokenRefusedError('Send a bearer token: Authorization: Bearer <token>.');
+    }
+    const now = Date.now();
+    const cached = this.cache.get(token);
+    if (cached) {
+      if (now < cached.until) return cached.caller;
+      this.cache.delete(token);
+    }
+    let payload: ReturnType<typeof this.verify>;
+    try {
+      payload = this.verify(token);
+    } catch (error) {
+      const expired = (error as { code?: string }).code === 'FAST_JWT_EXPIRED';
+      throw new TokenRefusedError(expired ? 'The token has expired.' : 'The token is not valid.');
+    }
+    if (typeof payload.sub !== 'string' || !ID_PATTERN.test(payload.sub)) {
+      throw new TokenRefusedError('The token has no valid subject (sub).');
+    }
+    const caller: Caller = { userId: payload.sub, admin: payload.role === 'admin' };
+    const exp = typeof payload.exp === 'number' ? payload.exp * 1000 : Infinity;
+    if (this.cache.size >= this.maxEntries) this.cache.delete(this.cache.keys().next().value as string);
+    this.cache.set(token, { caller, until: Math.min(exp, now + this.maxAgeMs) });
+    return caller;
+  }
+
+  /** Tokens remembered now (for tests). */
+  get size(): number {
+    return this.cache.size;
+  }
+}

@@ -1,0 +1,37 @@
+--[[
+  A buyer pays or cancels an order (the caller checked that the record holds it as confirmed and that
+  it is the buyer's). An order past its deadline expires instead, whether or not the sweeper has come
+  by yet: the deadline is exact, on Redis's clock.
+
+  KEYS[1]  settled: hash {order id: paid | cancelled | expired}
+  KEYS[2]  deadlines: sorted set of unpaid orders "<order>:<user>:<qty>" by deadline (ms)
+  KEYS[3]  stock
+  KEYS[4]  buyers: hash {user id: units held}
+  KEYS[5]  orders stream
+  KEYS[6]  restock channel (shard channel of the sale)
+  ARGV[1]  order id
+  ARGV[2]  user id
+  ARGV[3]  quantity
+  ARGV[4]  the state asked for: paid | cancelled
+  ARGV[5]  payment deadline, ms since epoch (0: the sale has no payment window)
+  ARGV[6]  how long `settled` is kept after its last change, ms
+
+  Returns  the order's final state, set now or before: paid | cancelled | expired.
+]]
+-- @include settle-core.lua
+local previous = redis.call('hget', KEYS[1], ARGV[1])
+if previous then
+  return previous
+end
+local state = ARGV[4]
+local deadline = tonumber(ARGV[5])
+if deadline > 0 and now_ms() >= deadline then
+  state = 'expired'
+end
+local quantity = tonumber(ARGV[3])
+redis.call('zrem', KEYS[2], ARGV[1] .. ':' .. ARGV[2] .. ':' .. ARGV[3])
+settle(KEYS[1], KEYS[3], KEYS[4], KEYS[5], ARGV[1], ARGV[2], quantity, state, ARGV[6])
+if state ~= 'paid' then
+  redis.call('spublish', KEYS[6], 'release')
+end
+return state

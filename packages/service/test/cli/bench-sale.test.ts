@@ -1,0 +1,48 @@
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import type { SaleBenchResult } from '../../src/bench/sale/run.js';
+import { runCli } from '../helpers/cli.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'lockstock-bench-sale-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+// A smoke test of the benchmark's wiring (wrk, the servers, the scenarios), not of anyone's speed.
+describe('bench sale', () => {
+  it('measures every path with wrk and gets the answers each scenario expects', async () => {
+    const json = join(dir, 'sale.json');
+    const { code, stdout, stderr } = await runCli([
+      'bench',
+      'sale',
+      '--runs',
+      '1',
+      '--duration',
+      '1',
+      '--orders',
+      '2000',
+      '--json',
+      json,
+    ]);
+    expect(code, stderr).toBe(0);
+    expect(stdout).toMatch(/^machine: .+ cores/);
+    const report = JSON.parse(readFileSync(json, 'utf8')) as { results: SaleBenchResult[] };
+    expect(report.results.map((r) => r.path)).toEqual([
+      'reservation script',
+      'purchases, serve --workers 0',
+      'sold-out answers, serve --workers 0',
+      'purchases, embedded default',
+      'sold-out answers, embedded default',
+      'pipeline into PostgreSQL',
+    ]);
+    for (const result of report.results) {
+      expect([result.path, result.opsPerSec > 0, result.baselineOpsPerSec > 0]).toEqual([
+        result.path,
+        true,
+        true,
+      ]);
+      // Every purchase answered 202 and every attempt on the sold-out sale 409: nothing else.
+      if (result.unexpected !== undefined) expect([result.path, result.unexpected]).toEqual([result.path, 0]);
+    }
+  }, 240_000);
+});
