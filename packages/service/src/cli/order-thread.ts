@@ -4,7 +4,7 @@
  * Started and stopped by order-thread-host.ts; messages in both directions are typed there.
  */
 import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
-import { Redis } from 'ioredis';
+import { connectSaleRedis } from '../sale/redis.js';
 import pino from 'pino';
 import { ExpirySweeper } from '../sale/lifecycle/sweeper.js';
 import { createSaleMetrics } from '../sale/metrics.js';
@@ -29,7 +29,7 @@ async function start() {
   try {
     const applied = await migrate(db);
     const stopServing = data.dbPort ? serveDatabase(data.dbPort, db) : undefined;
-    const redis = new Redis(data.redisUrl, { maxRetriesPerRequest: 2, connectTimeout: 5_000 });
+    const redis = connectSaleRedis(data.redisUrl, { maxRetriesPerRequest: 2, connectTimeout: 5_000 });
     redis.on('error', (error) => logger.warn({ err: error }, 'redis connection error'));
     closers.unshift(() => redis.quit().catch(() => redis.disconnect()));
     const metrics = createSaleMetrics();

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { Redis } from 'ioredis';
+import { connectSaleRedis, type SaleRedis } from '../sale/redis.js';
 import pino, { type Logger } from 'pino';
 import { SnowflakeIdGenerator } from '../sale/ids/snowflake.js';
 import { createSaleMetrics, type SaleMetrics } from '../sale/metrics.js';
@@ -44,7 +44,7 @@ export interface RuntimeOptions {
 
 /** Everything `serve`, `worker` and `reconcile` run on; closed through the command's Resources. */
 export interface Runtime {
-  readonly redis: Redis;
+  readonly redis: SaleRedis;
   readonly db: Database;
   readonly ids: SnowflakeIdGenerator;
   readonly service: SaleService;
@@ -83,7 +83,7 @@ export async function startRuntime(options: RuntimeOptions, resources: Resources
   }
   // While Redis is down, a command is retried on 2 reconnections (~150 ms) and then fails: the
   // request answers 503 at once instead of waiting for a Redis that may not come back soon.
-  const redis = new Redis(redisUrl, {
+  const redis = connectSaleRedis(redisUrl, {
     maxRetriesPerRequest: 2,
     connectTimeout: 5_000,
     commandTimeout: options.redisCommandTimeoutMs ?? 3_000,

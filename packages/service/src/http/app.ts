@@ -1,7 +1,7 @@
+import type { SaleRedis } from '../sale/redis.js';
 import swagger from '@fastify/swagger';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyServerOptions } from 'fastify';
-import type { Redis } from 'ioredis';
 import { collectDefaultMetrics } from 'prom-client';
 import type { SaleActivity } from '../sale/activity.js';
 import type { PipelineHealth } from '../sale/pipeline/order-pipeline.js';
@@ -30,7 +30,7 @@ import { ErrorBody } from './schemas.js';
 
 export interface AppDeps {
   service: SaleService;
-  redis: Redis;
+  redis: SaleRedis;
   db: Database;
   metrics: SaleMetrics;
   config: HttpConfig;

@@ -1,6 +1,6 @@
+import type { SaleRedis } from '../sale/redis.js';
 import rateLimit from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { Redis } from 'ioredis';
 import { ApiError } from './errors.js';
 
 /**
@@ -12,7 +12,7 @@ import { ApiError } from './errors.js';
  */
 export async function registerRateLimits(
   app: FastifyInstance,
-  redis: Redis,
+  redis: SaleRedis,
   limits: { perIp: number; perUser: number; keyPrefix: string },
 ): Promise<((request: FastifyRequest) => Promise<void>) | undefined> {
   await app.register(rateLimit, {

@@ -1,7 +1,7 @@
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
-import { duplicateClient, DEFAULT_KEY_PREFIX, ScriptRunner } from 'lockstock/redis';
+import { duplicateClient, DEFAULT_KEY_PREFIX, isCluster, ScriptRunner } from 'lockstock/redis';
 import { activeSalesKey, ORDER_GROUP, saleIdOfKey, saleKeys } from '../keys.js';
 import { deadlineMember, lifecycleScripts } from '../lifecycle/scripts.js';
 import { silentLogger, type Logger } from '../logger.js';
@@ -72,6 +72,8 @@ interface Processed {
 export class OrderPipeline {
   readonly consumer: string;
   private readonly reader: SaleRedis;
+  /** On a Cluster, the stream the next idle round blocks on (see readEachSlot). */
+  private blockOn = 0;
   private readonly options: Required<Omit<OrderPipelineOptions, 'consumer' | 'metrics' | 'faults'>>;
   private running = false;
   private loop: Promise<void> | undefined;
@@ -215,6 +217,28 @@ export class OrderPipeline {
   }
 
   private async read(streams: string[], from: '0' | '>', blockMs: number): Promise<ReadEntry[]> {
+    if (streams.length > 1 && isCluster(this.redis)) return this.readEachSlot(streams, from, blockMs);
+    return this.readOnce(streams, from, blockMs);
+  }
+
+  /**
+   * On a Cluster one XREADGROUP cannot span slots (each sale's stream has its own hash tag): read the
+   * streams one by one, and when none has anything, block on one of them in turn for a share of the
+   * wait — a flash sale's single hot stream is still a plain blocking read.
+   */
+  private async readEachSlot(streams: string[], from: '0' | '>', blockMs: number): Promise<ReadEntry[]> {
+    const entries: ReadEntry[] = [];
+    for (const stream of streams) {
+      if (entries.length >= this.options.batchSize) break;
+      entries.push(...(await this.readOnce([stream], from, 0)));
+    }
+    if (entries.length > 0 || blockMs === 0) return entries;
+    this.blockOn = (this.blockOn + 1) % streams.length;
+    const share = Math.max(10, Math.floor(blockMs / streams.length));
+    return this.readOnce([streams[this.blockOn] as string], from, share);
+  }
+
+  private async readOnce(streams: string[], from: '0' | '>', blockMs: number): Promise<ReadEntry[]> {
     const args: Array<string | number> = [
       'GROUP',
       ORDER_GROUP,
