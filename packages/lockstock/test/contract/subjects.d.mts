@@ -14,7 +14,7 @@ export interface Subject {
 }
 
 export type BackendConfig =
-  | { kind: 'redis'; url: string; watchdogTimeoutMs?: number }
+  | { kind: 'redis'; url: string; watchdogTimeoutMs?: number; waiterTimeoutMs?: number }
   | { kind: 'redis-cluster'; nodes: Array<{ host: string; port: number }>; watchdogTimeoutMs?: number }
   | { kind: 'redlock'; urls: string[]; databaseUrl: string; watchdogTimeoutMs?: number };
 

@@ -52,6 +52,7 @@ export function connect(backend) {
     return new RedisLockClient({
       redis: backend.url,
       watchdogTimeoutMs: backend.watchdogTimeoutMs ?? 30_000,
+      ...(backend.waiterTimeoutMs ? { waiterTimeoutMs: backend.waiterTimeoutMs } : {}),
     });
   }
   if (backend.kind === 'redis-cluster') {
