@@ -44,8 +44,13 @@ export interface HandOffOffer {
 
 export interface ReleaseResult {
   readonly outcome: ReleaseOutcome;
-  /** Set when the lock was handed to the offered waiter: its fencing token. */
+  /** Set when the lock was handed to the offered waiter (or to `handedOffOwner`): its fencing token. */
   readonly handedOffToken?: number;
+  /**
+   * Set when the backend chose, without an offer, to hand the lock to a waiter of the releasing
+   * client (a fair lock whose next waiter is local): that waiter's owner.
+   */
+  readonly handedOffOwner?: string;
 }
 
 /** What a renewal (or extend) found: still ours and extended, gone, or someone else's. */

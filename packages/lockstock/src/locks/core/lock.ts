@@ -167,10 +167,14 @@ export class CoreLock implements Lock, HoldBackend {
     const key = this.resource.waitKey;
     const claim = this.resource.handsOff ? waiters.claimHandOff<GrantTicket>(key) : undefined;
     if (!claim) {
-      const { outcome } = await this.resource.release(hold.owner, undefined);
+      const requestedAt = monotonicNow();
+      const result = await this.resource.release(hold.owner, undefined);
+      if (result.handedOffOwner !== undefined && result.handedOffToken !== undefined) {
+        this.grantTo(result.handedOffOwner, result.handedOffToken, requestedAt);
+      }
       // No wake-ups come from a backend without a channel: tell this client's waiters ourselves.
       if (this.resource.wakeChannel === undefined) waiters.notGranted(key);
-      return outcome;
+      return result.outcome;
     }
     // A local waiter queues: the backend may hand it the lock in the release itself.
     const next = claim.ticket;
@@ -192,6 +196,21 @@ export class CoreLock implements Lock, HoldBackend {
     }
     if (result.outcome === 'expired' || result.outcome === 'not_owner') waiters.notGranted(key);
     return result.outcome;
+  }
+
+  /** The backend handed the lock to a waiter of ours by owner: give it the hold, or pass it on. */
+  private grantTo(owner: string, token: number, requestedAt: number): void {
+    const { waiters } = this.core;
+    const key = this.resource.waitKey;
+    const claim = waiters.claimOwner<GrantTicket>(key, owner);
+    const report = (error: unknown) => this.core.reportError(error);
+    if (!claim) {
+      void this.resource.release(owner, undefined).catch(report); // it gave up meanwhile
+      return;
+    }
+    const next = claim.ticket;
+    const granted = this.newHold(next.owner, token, next.leaseMs, next.renewed, requestedAt);
+    if (!waiters.granted(key, claim, granted)) granted.release().catch(report);
   }
 
   extend(hold: Hold, leaseMs: number): Promise<ExtendStatus> {

@@ -119,6 +119,13 @@ export class Waiters {
     return { mode, ticket: head.ticket, waiter: head };
   }
 
+  /** The waiter of `owner` (the backend chose it for a hand-off), if it still waits here. */
+  claimOwner<G>(key: string, owner: string): HandOffClaim<G> | undefined {
+    const room = this.rooms.get(key) as Room<unknown, G> | undefined;
+    const waiter = room?.waiters.find((w) => w.owner === owner);
+    return waiter ? { mode: 'handoff', ticket: waiter.ticket, waiter } : undefined;
+  }
+
   /** The release handed the lock to the claimed waiter; false if it had gone (caller must release). */
   granted<T, G>(key: string, claim: HandOffClaim<G>, value: T): boolean {
     const room = this.rooms.get(key) as Room<T, G> | undefined;

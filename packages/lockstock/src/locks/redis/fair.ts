@@ -14,8 +14,8 @@ import { LOCK_SCRIPTS } from './scripts.js';
 /**
  * A reentrant lock granted strictly in arrival order across all clients (fair-*.lua): every waiter
  * has a place in a queue on Redis with a deadline on Redis's clock that its attempts keep pushing
- * back, so a dead waiter is dropped instead of stalling the queue. A release wakes only the next
- * waiter, by name.
+ * back, so a dead waiter is dropped instead of stalling the queue. A release hands the lock to the next
+ * waiter itself when that waiter is this client's, and otherwise wakes only it, by name.
  */
 export class FairResource extends RedisResource implements LockResource {
   readonly waitKey: string;
@@ -25,21 +25,24 @@ export class FairResource extends RedisResource implements LockResource {
   readonly holderKeys: readonly string[];
   private readonly acquireKeys: readonly string[];
   private readonly releaseKeys: readonly string[];
+  private readonly leaveKeys: readonly string[];
 
   constructor(ctx: RedisLockContext, name: string) {
     super(ctx, name);
     const lock = `${this.base}:fair`;
     const queue = `${lock}:queue`;
     const deadlines = `${lock}:deadlines`;
+    const waiters = `${lock}:waiters`;
     this.waitKey = lock;
     this.wakeChannel = `${lock}:wake`;
     this.holderKeys = [lock];
-    this.acquireKeys = [lock, queue, deadlines, this.fence];
-    this.releaseKeys = [lock, queue, deadlines, this.wakeChannel];
+    this.acquireKeys = [lock, queue, deadlines, this.fence, waiters];
+    this.releaseKeys = [lock, queue, deadlines, this.wakeChannel, waiters, this.fence];
+    this.leaveKeys = [lock, queue, deadlines, this.wakeChannel, waiters];
   }
 
   async attempt({ owner, leaseMs, waiting }: AttemptRequest): Promise<AttemptResult> {
-    const args = [owner, leaseMs ?? 0, waiting ? 1 : 0, this.ctx.waiterTimeoutMs];
+    const args = [owner, leaseMs ?? 0, waiting ? 1 : 0, this.ctx.waiterTimeoutMs, this.ctx.clientId];
     return RedisResource.attemptResult(
       await this.run(LOCK_SCRIPTS.fairAcquire, this.acquireKeys, args),
       false,
@@ -47,7 +50,12 @@ export class FairResource extends RedisResource implements LockResource {
   }
 
   async release(owner: string): Promise<ReleaseResult> {
-    return releaseResult(await this.run(LOCK_SCRIPTS.fairRelease, this.releaseKeys, [owner]));
+    const reply = await this.run(LOCK_SCRIPTS.fairRelease, this.releaseKeys, [owner, this.ctx.clientId]);
+    if (Array.isArray(reply)) {
+      // The next waiter in line is one of ours: the script gave it the lock already.
+      return { outcome: 'released', handedOffToken: Number(reply[0]), handedOffOwner: String(reply[1]) };
+    }
+    return releaseResult(reply);
   }
 
   async extend(owner: string, leaseMs: number): Promise<ExtendStatus> {
@@ -60,7 +68,7 @@ export class FairResource extends RedisResource implements LockResource {
 
   leave(owner: string, won: boolean): void {
     // A waiter that gave up leaves the queue (and passes the turn on if it was next).
-    if (!won) this.background(this.run(LOCK_SCRIPTS.fairLeave, this.releaseKeys, [owner]));
+    if (!won) this.background(this.run(LOCK_SCRIPTS.fairLeave, this.leaveKeys, [owner]));
   }
 
   async holdCount(owner: string): Promise<number> {

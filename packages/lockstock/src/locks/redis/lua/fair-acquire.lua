@@ -5,10 +5,12 @@
   KEYS[2]  queue: zset {owner: arrival time, µs} (see fair-queue.lua)
   KEYS[3]  waiter deadlines: zset {owner: ms on Redis's clock}
   KEYS[4]  fencing counter: integer, the last token issued for this name (never expires)
+  KEYS[5]  waiters: hash {owner: "<client id> <lease ms>"}
   ARGV[1]  owner id
   ARGV[2]  lease in milliseconds
   ARGV[3]  1 if the caller will wait (queue it if refused), else 0
   ARGV[4]  waiter timeout in milliseconds: a queued waiter that does not try again within it is dropped
+  ARGV[5]  client id of the caller (a release by the same client may grant it the lock directly)
 
   Returns  the fencing token when acquired (re-entry: the holder's token, the counter's value);
            {retry ms} when refused: try again by then at the latest (a third of the waiter timeout
@@ -33,14 +35,13 @@ if redis.call('exists', KEYS[1], KEYS[2]) == 0 then
   return redis.call('incr', KEYS[4])
 end
 local now, now_us = now_ms()
-local head = fair_head(KEYS[2], KEYS[3], now)
+local head = fair_head(KEYS[2], KEYS[3], KEYS[5], now)
 local held = redis.call('exists', KEYS[1]) == 1
 if not held and (not head or head == owner) then
   redis.call('hset', KEYS[1], owner, 1)
   redis.call('pexpire', KEYS[1], lease)
   if head then
-    redis.call('zrem', KEYS[2], owner)
-    redis.call('zrem', KEYS[3], owner)
+    dequeue(KEYS[2], KEYS[3], KEYS[5], owner)
   end
   return redis.call('incr', KEYS[4])
 end
@@ -48,9 +49,11 @@ local retry = math.floor(waiter_timeout / 3)
 if ARGV[3] == '1' then
   redis.call('zadd', KEYS[2], 'NX', now_us, owner)
   redis.call('zadd', KEYS[3], now + waiter_timeout, owner)
+  redis.call('hset', KEYS[5], owner, ARGV[5] .. ' ' .. ARGV[2])
   -- The queue outlives its waiters only briefly: each attempt pushes this back.
   redis.call('pexpire', KEYS[2], waiter_timeout * 2)
   redis.call('pexpire', KEYS[3], waiter_timeout * 2)
+  redis.call('pexpire', KEYS[5], waiter_timeout * 2)
   head = head or owner
 end
 if held then

@@ -3,6 +3,7 @@
 
     queue      zset {owner: arrival time in µs}: every waiter of every client, oldest first
     deadlines  zset {owner: ms on Redis's clock}: a waiter that has not tried again by then is gone
+    waiters    hash {owner: "<client id> <lease ms>"}: whose waiter it is, and the lease it asked for
 
   Waiters refresh their deadline on every attempt and attempt at least every third of the waiter
   timeout, so only dead waiters pass their deadline. Deadlines are on Redis's clock: no client clock
@@ -13,8 +14,14 @@ local function now_ms()
   return t[1] * 1000 + math.floor(t[2] / 1000), t[1] * 1000000 + t[2]
 end
 
+local function dequeue(queue, deadlines, waiters, owner)
+  redis.call('zrem', queue, owner)
+  redis.call('zrem', deadlines, owner)
+  redis.call('hdel', waiters, owner)
+end
+
 -- The first live waiter (dead ones ahead of it are dropped), or false if nobody waits.
-local function fair_head(queue, deadlines, now)
+local function fair_head(queue, deadlines, waiters, now)
   while true do
     local first = redis.call('zrange', queue, 0, 0)[1]
     if not first then
@@ -24,14 +31,13 @@ local function fair_head(queue, deadlines, now)
     if deadline and tonumber(deadline) > now then
       return first
     end
-    redis.call('zrem', queue, first)
-    redis.call('zrem', deadlines, first)
+    dequeue(queue, deadlines, waiters, first)
   end
 end
 
 -- Wakes only the next waiter: the message names it.
-local function wake_head(queue, deadlines, channel, now)
-  local head = fair_head(queue, deadlines, now)
+local function wake_head(queue, deadlines, waiters, channel, now)
+  local head = fair_head(queue, deadlines, waiters, now)
   if head then
     redis.call('spublish', channel, 'o:' .. head)
   end

@@ -1,14 +1,20 @@
 --[[
-  Releases one hold of a fair lock; the last hold wakes only the next waiter in line.
+  Releases one hold of a fair lock; the last hold gives the lock to the next waiter in line: directly
+  when that waiter belongs to the releasing client (no message, no second round trip), else by
+  waking only it, by name.
 
   KEYS[1]  lock key (hash {owner: hold count})
   KEYS[2]  queue (see fair-queue.lua)
   KEYS[3]  waiter deadlines
   KEYS[4]  wake-up shard channel (same hash tag as the lock)
+  KEYS[5]  waiters: hash {owner: "<client id> <lease ms>"}
+  KEYS[6]  fencing counter
   ARGV[1]  owner id
+  ARGV[2]  client id of the caller
 
-  Publishes 'o:<owner>' on KEYS[4], naming the next live waiter, when the lock becomes free.
-  Returns  n > 0 holds this owner still has; 0 released; -1 no lock; -2 held by another owner.
+  Publishes 'o:<owner>' on KEYS[4], naming the next live waiter, when it belongs to another client.
+  Returns  {token, owner} (two-element array): the lock was handed to `owner`, a waiter of this client;
+           n > 0 holds this owner still has; 0 released; -1 no lock; -2 held by another owner.
 ]]
 -- @include hold-count.lua
 -- @include fair-queue.lua
@@ -17,7 +23,20 @@ if left then
   return left
 end
 redis.call('del', KEYS[1])
-if redis.call('exists', KEYS[2]) == 1 then
-  wake_head(KEYS[2], KEYS[3], KEYS[4], now_ms())
+if redis.call('exists', KEYS[2]) == 0 then
+  return 0
 end
+local head = fair_head(KEYS[2], KEYS[3], KEYS[5], now_ms())
+if not head then
+  return 0
+end
+local waiter = redis.call('hget', KEYS[5], head) or ''
+local client, lease = string.match(waiter, '^(.*) (%d+)$')
+if client == ARGV[2] then
+  redis.call('hset', KEYS[1], head, 1)
+  redis.call('pexpire', KEYS[1], lease)
+  dequeue(KEYS[2], KEYS[3], KEYS[5], head)
+  return { redis.call('incr', KEYS[6]), head }
+end
+redis.call('spublish', KEYS[4], 'o:' .. head)
 return 0
