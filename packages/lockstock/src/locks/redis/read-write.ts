@@ -76,7 +76,7 @@ export class ReadResource extends ReadWriteSide {
   }
 
   async release(owner: string): Promise<ReleaseResult> {
-    const keys = [this.keys.readers, this.keys.leases, this.keys.channel];
+    const keys = [this.keys.readers, this.keys.leases, this.keys.channel, this.keys.intent];
     return releaseResult(await this.run(LOCK_SCRIPTS.readRelease, keys, [owner]));
   }
 

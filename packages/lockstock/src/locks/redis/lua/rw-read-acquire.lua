@@ -22,7 +22,7 @@ if redis.call('hexists', KEYS[2], owner) == 1 then
   redis.call('hincrby', KEYS[2], owner, 1)
   -- Re-entry never shortens the lease the outer hold is relying on.
   redis.call('zadd', KEYS[3], 'GT', now + lease, owner)
-  expire_with_last_reader(KEYS[2], KEYS[3], now)
+  expire_with_last_reader(KEYS[2], KEYS[3], lease)
   return tonumber(redis.call('hget', KEYS[2], TOKEN .. owner))
 end
 -- One EXISTS for the common case: no writer holds the lock and none waits for it.
@@ -39,5 +39,5 @@ end
 local token = redis.call('incr', KEYS[5])
 redis.call('hset', KEYS[2], owner, 1, TOKEN .. owner, token)
 redis.call('zadd', KEYS[3], now + lease, owner)
-expire_with_last_reader(KEYS[2], KEYS[3], now)
+expire_with_last_reader(KEYS[2], KEYS[3], lease)
 return token

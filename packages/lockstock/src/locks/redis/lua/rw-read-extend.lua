@@ -14,5 +14,5 @@ if redis.call('hexists', KEYS[1], ARGV[1]) == 0 or redis.call('zscore', KEYS[2],
   return -1
 end
 redis.call('zadd', KEYS[2], now + tonumber(ARGV[2]), ARGV[1])
-expire_with_last_reader(KEYS[1], KEYS[2], now)
+expire_with_last_reader(KEYS[1], KEYS[2], tonumber(ARGV[2]))
 return 1

@@ -4,9 +4,11 @@
   KEYS[1]  readers: hash (see rw-readers.lua)
   KEYS[2]  reader leases: zset
   KEYS[3]  wake-up shard channel (same hash tag as the lock)
+  KEYS[4]  write intent: exists while a writer waits (see rw-write-acquire.lua)
   ARGV[1]  owner id
 
-  Publishes '' on KEYS[3] when no reader is left.
+  Publishes '' on KEYS[3] when no reader is left and a writer waits. Only writers wait for readers,
+  and a waiting writer keeps its intent alive (or tries again within the intent's lifetime anyway).
   Returns  n > 0 holds this owner still has; 0 released; -1 no read hold (its lease ended).
 ]]
 -- @include rw-readers.lua
@@ -21,6 +23,8 @@ redis.call('hdel', KEYS[1], ARGV[1], TOKEN .. ARGV[1])
 redis.call('zrem', KEYS[2], ARGV[1])
 if redis.call('zcard', KEYS[2]) == 0 then
   redis.call('del', KEYS[1])
-  redis.call('spublish', KEYS[3], '')
+  if redis.call('exists', KEYS[4]) == 1 then
+    redis.call('spublish', KEYS[3], '')
+  end
 end
 return 0

@@ -29,11 +29,11 @@ local function drop_expired_readers(readers, leases, now)
   end
 end
 
--- Both keys live as long as the longest reader lease.
-local function expire_with_last_reader(readers, leases, now)
-  local last = redis.call('zrange', leases, -1, -1, 'WITHSCORES')[2]
-  if last and tonumber(last) > now then
-    redis.call('pexpire', readers, tonumber(last) - now)
-    redis.call('pexpire', leases, tonumber(last) - now)
+-- Both keys live at least as long as the reader lease just set (`lease` ms from now); a key that
+-- already outlives it (another reader's longer lease) is left alone.
+local function expire_with_last_reader(readers, leases, lease)
+  if redis.call('pttl', leases) < lease then
+    redis.call('pexpire', readers, lease)
+    redis.call('pexpire', leases, lease)
   end
 end
