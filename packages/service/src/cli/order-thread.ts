@@ -12,6 +12,7 @@ import { OrderPipeline } from '../sale/pipeline/order-pipeline.js';
 import { pgliteDatabase, postgresDatabase, type Database } from '../sale/store/db.js';
 import { migrate } from '../sale/store/migrate.js';
 import { serveDatabase } from '../sale/store/remote-db.js';
+import { RecoveryMonitor } from '../sale/recovery/monitor.js';
 import type { HostMessage, OrderThreadData, ThreadMessage } from './order-thread-host.js';
 
 const data = workerData as OrderThreadData;
@@ -37,12 +38,20 @@ async function start() {
       { length: data.pipelines },
       () => new OrderPipeline(redis, db, { ...data.pipeline, logger, metrics }),
     );
-    const sweeper = data.pipelines > 0 ? new ExpirySweeper(redis, { logger }) : undefined;
+    // The sweeper expires orders on this thread's own connection: it waits, as the HTTP thread's
+    // purchases do, until that connection has seen every sale checked against the record (a Redis
+    // that came back older would otherwise expire orders the record already holds as paid).
+    const recovery = data.pipelines > 0 ? new RecoveryMonitor({ redis, db, logger }) : undefined;
+    await recovery?.start();
+    const sweeper = recovery
+      ? new ExpirySweeper(redis, { logger, admits: (saleId) => recovery.admits(saleId) })
+      : undefined;
     for (const pipeline of pipelines) pipeline.start();
     sweeper?.start();
     closers.unshift(async () => {
       stopServing?.();
       await Promise.all([...pipelines.map((p) => p.stop()), sweeper?.stop()]);
+      await recovery?.stop();
     });
     return { applied, metrics, consumers: pipelines.map((p) => p.consumer), closers };
   } catch (error) {

@@ -34,6 +34,7 @@ export function registerReconcile(program: Command): void {
               ...(options.database ? { databaseUrl: options.database } : {}),
               dataDir: options.dataDir,
               pipelines: 0,
+              sells: false, // a report changes nothing; --repair rebuilds under the recovery lock
             },
             resources,
           );
@@ -43,7 +44,11 @@ export function registerReconcile(program: Command): void {
           } else {
             for (const s of report) {
               const state =
-                s.drift === 0 && s.buyersBelowRecord === 0 && s.unscheduledOrders === 0 ? 'in sync' : 'DRIFT';
+                s.condition !== 'ok'
+                  ? `REDIS ${s.condition.toUpperCase()}`
+                  : s.drift === 0 && s.buyersBelowRecord === 0 && s.unscheduledOrders === 0
+                    ? 'in sync'
+                    : 'DRIFT';
               const repaired =
                 s.repairedRemaining === undefined ? '' : ` -> repaired: remaining ${s.repairedRemaining}`;
               process.stdout.write(
@@ -55,7 +60,10 @@ export function registerReconcile(program: Command): void {
           }
           if (
             !options.repair &&
-            report.some((s) => s.drift !== 0 || s.buyersBelowRecord > 0 || s.unscheduledOrders > 0)
+            report.some(
+              (s) =>
+                s.condition !== 'ok' || s.drift !== 0 || s.buyersBelowRecord > 0 || s.unscheduledOrders > 0,
+            )
           )
             process.exitCode = 2;
         },

@@ -11,6 +11,8 @@ import { SaleService } from '../sale/service.js';
 import { pgliteDatabase, postgresDatabase, type Database } from '../sale/store/db.js';
 import { migrate } from '../sale/store/migrate.js';
 import { RedisServer } from 'lockstock/servers';
+import type { DurabilityReport } from '../sale/health.js';
+import { RecoveryMonitor } from '../sale/recovery/monitor.js';
 import { startOrderThread, ThreadedRegistry } from './order-thread-host.js';
 import type { Resources } from './lifecycle.js';
 
@@ -39,8 +41,24 @@ export interface RuntimeOptions {
    * (`pipeline.faults`) do not cross to it. @default false
    */
   orderThread?: boolean;
+  /**
+   * What a 202 means (see README "Durability"): `fsync` — the reservation is on disk before the
+   * answer (the embedded redis-server runs `appendfsync always`); `memory` — it is in Redis's memory,
+   * and a crash of the machine may lose the last second (`appendfsync everysec`). An external Redis
+   * keeps its own setting: it is read and reported, never changed. @default "fsync"
+   */
+  durability?: Durability;
+  /**
+   * This process sells, settles or records orders: it leases an order-id worker, and every sale is
+   * checked against the record before it is sold (at start, after every reconnection, every second)
+   * and rebuilt from it when Redis lost it or came back older (sale/recovery/). False for tools that
+   * only read (`reconcile` without --repair changes nothing in Redis). @default true
+   */
+  sells?: boolean;
   logger?: Logger;
 }
+
+export type Durability = 'fsync' | 'memory';
 
 /** Everything `serve`, `worker` and `reconcile` run on; closed through the command's Resources. */
 export interface Runtime {
@@ -54,6 +72,9 @@ export interface Runtime {
   readonly logger: Logger;
   readonly embedded: { redis: boolean; database: boolean };
   readonly dataDir: string;
+  /** The recovery gate of this process (absent when it does not sell). */
+  readonly recovery?: RecoveryMonitor;
+  readonly durability: DurabilityReport;
 }
 
 export function defaultLogger(): Logger {
@@ -67,6 +88,8 @@ export function defaultLogger(): Logger {
 export async function startRuntime(options: RuntimeOptions, resources: Resources): Promise<Runtime> {
   const logger = options.logger ?? defaultLogger();
   const dataDir = resolve(options.dataDir ?? '.lockstock');
+  const durability = options.durability ?? 'fsync';
+  const sells = options.sells ?? true;
   let redisServer: RedisServer | undefined;
   let redisUrl = options.redisUrl;
   if (!redisUrl) {
@@ -74,7 +97,7 @@ export async function startRuntime(options: RuntimeOptions, resources: Resources
     mkdirSync(dir, { recursive: true });
     redisServer = await RedisServer.start({
       dir,
-      args: ['--appendonly', 'yes', '--appendfsync', 'everysec'],
+      args: ['--appendonly', 'yes', '--appendfsync', durability === 'fsync' ? 'always' : 'everysec'],
     });
     redisUrl = redisServer.url;
     const server = redisServer;
@@ -91,6 +114,17 @@ export async function startRuntime(options: RuntimeOptions, resources: Resources
   redis.on('error', (error) => logger.warn({ err: error }, 'redis connection error'));
   resources.add('the Redis connection', () => redis.quit().catch(() => redis.disconnect()));
   await redis.ping();
+  const durabilityReport = await readDurability(redis, durability);
+  if (!durabilityReport.honoured) {
+    logger.warn(
+      { ...durabilityReport },
+      'durability fsync asked, but Redis does not fsync every write (appendonly yes, appendfsync always): a 202 is in memory only',
+    );
+  } else if (durability === 'memory') {
+    logger.info(
+      'durability memory: a 202 is in Redis memory; a crash of the machine can lose the last second of them',
+    );
+  }
 
   const pgliteDir = join(dataDir, 'pgdata');
   if (!options.databaseUrl) mkdirSync(dataDir, { recursive: true });
@@ -134,21 +168,37 @@ export async function startRuntime(options: RuntimeOptions, resources: Resources
     onLeaseLost: (error) =>
       logger.error({ err: error }, 'snowflake worker id lease lost; orders pause until re-leased'),
   });
-  // Redis may be gone already at shutdown; the worker id lease then simply expires.
-  resources.add('the order id lease', () => ids.stop().catch(() => undefined));
-  const workerId = await ids.start();
-  logger.info({ workerId }, 'order ids: snowflake worker id leased');
+  if (sells) {
+    // Redis may be gone already at shutdown; the worker id lease then simply expires.
+    resources.add('the order id lease', () => ids.stop().catch(() => undefined));
+    const workerId = await ids.start();
+    logger.info({ workerId }, 'order ids: snowflake worker id leased');
+  }
+  // Nothing is sold on a Redis that lost a sale or came back older than the record: the monitor
+  // checks every open sale at start (rebuilding the ones Redis lost, buyers and keys included), after
+  // every reconnection (the id lease first) and every second.
+  const recovery = sells
+    ? new RecoveryMonitor({
+        redis,
+        db,
+        logger,
+        beforeAdmitting: () => ids.confirm(),
+        onRebuilt: (_saleId, cause) => metrics.rebuilds.inc({ cause }),
+      })
+    : undefined;
   const service = new SaleService({
     redis,
     db,
     nextOrderId: () => ids.next(),
     metrics,
     batchWritesPerPhase: options.httpServer ?? false,
+    ...(recovery ? { gate: recovery } : {}),
   });
   resources.add('the sale service', () => service.close());
-  const warmed = await service.warmOpenSales();
-  if (warmed.length > 0)
-    logger.warn({ sales: warmed }, 'open sales were missing in Redis and were warmed from the database');
+  if (recovery) {
+    resources.add('the recovery monitor', () => recovery.stop());
+    await recovery.start();
+  }
 
   const pipelines = Array.from(
     { length: thread ? 0 : pipelineCount },
@@ -158,7 +208,10 @@ export async function startRuntime(options: RuntimeOptions, resources: Resources
   resources.add('the order pipelines', () => Promise.all(pipelines.map((p) => p.stop())));
   if (pipelines.length > 0) {
     // Unpaid orders expire wherever orders are recorded; any number of sweepers may run.
-    const sweeper = new ExpirySweeper(redis, { logger });
+    const sweeper = new ExpirySweeper(redis, {
+      logger,
+      ...(recovery ? { admits: (saleId: string) => recovery.admits(saleId) } : {}),
+    });
     sweeper.start();
     resources.add('the expiry sweeper', () => sweeper.stop());
   }
@@ -173,7 +226,26 @@ export async function startRuntime(options: RuntimeOptions, resources: Resources
     logger,
     dataDir,
     embedded: { redis: redisServer !== undefined, database: !options.databaseUrl },
+    ...(recovery ? { recovery } : {}),
+    durability: durabilityReport,
   };
+}
+
+/** Reads how the Redis server persists writes, against what `setting` promises. */
+async function readDurability(redis: SaleRedis, setting: Durability): Promise<DurabilityReport> {
+  let redisAppendfsync: DurabilityReport['redisAppendfsync'] = 'unknown';
+  try {
+    // On a Cluster the first master answers for all: the harness and operators configure them alike.
+    const node = 'nodes' in redis ? (redis.nodes('master')[0] ?? redis) : redis;
+    const [, appendonly] = (await node.config('GET', 'appendonly')) as string[];
+    const [, appendfsync] = (await node.config('GET', 'appendfsync')) as string[];
+    redisAppendfsync =
+      appendonly !== 'yes' ? 'off' : ((appendfsync as DurabilityReport['redisAppendfsync']) ?? 'unknown');
+  } catch {
+    // CONFIG disabled (managed Redis): unknown, reported as such.
+  }
+  const honoured = setting === 'memory' || redisAppendfsync === 'always';
+  return { setting, redisAppendfsync, honoured };
 }
 
 /**

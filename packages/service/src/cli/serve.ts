@@ -1,11 +1,11 @@
-import type { Command } from 'commander';
+import { Option, type Command } from 'commander';
 import { buildApp } from '../http/app.js';
 import { signToken } from '../http/auth.js';
 import { httpConfigFromEnv } from '../http/config.js';
 import { SaleActivity } from '../sale/activity.js';
 import { intOption } from './options.js';
 import { action } from './lifecycle.js';
-import { jwtSecret, startRuntime, type Runtime } from './runtime.js';
+import { jwtSecret, startRuntime, type Durability, type Runtime } from './runtime.js';
 
 interface ServeOptions {
   port: number;
@@ -14,6 +14,7 @@ interface ServeOptions {
   database?: string;
   workers: number;
   dataDir: string;
+  durability: Durability;
 }
 
 export function registerServe(program: Command): void {
@@ -39,6 +40,15 @@ export function registerServe(program: Command): void {
     )
     .option('--workers <n>', 'order pipeline workers in this process', intOption(0, 64), 1)
     .option('--data-dir <dir>', 'where embedded data lives', '.lockstock')
+    .addOption(
+      new Option(
+        '--durability <mode>',
+        'what a 202 means: fsync (on disk first; the embedded redis-server runs appendfsync always) or memory (a machine crash can lose the last second)',
+      )
+        .choices(['fsync', 'memory'])
+        .default('fsync')
+        .env('LOCKSTOCK_DURABILITY'),
+    )
     .action(
       action(async (resources, options: ServeOptions) => {
         const runtime = await startRuntime(
@@ -49,6 +59,7 @@ export function registerServe(program: Command): void {
             pipelines: options.workers,
             orderThread: true,
             httpServer: true,
+            durability: options.durability,
           },
           resources,
         );
@@ -67,6 +78,8 @@ export function registerServe(program: Command): void {
           activity,
           logger: runtime.logger,
           pipelines: () => runtime.pipelines.map((pipeline) => pipeline.health),
+          ...(runtime.recovery ? { recovering: () => runtime.recovery?.recovering ?? [] } : {}),
+          durability: runtime.durability,
         });
         resources.add('the HTTP server', () => app.close());
         const address = await app.listen({ port: options.port, host: options.host });

@@ -23,6 +23,7 @@ import {
 import { registerRateLimits } from './rate-limit.js';
 import { RequestDurations } from './request-durations.js';
 import { healthRoutes } from './routes/health.js';
+import type { DurabilityReport } from '../sale/health.js';
 import { orderActionsRoutes } from './routes/order-actions.js';
 import { ordersRoutes } from './routes/orders.js';
 import { salesRoutes } from './routes/sales.js';
@@ -43,6 +44,10 @@ export interface AppDeps {
   logger?: FastifyBaseLogger;
   /** The order pipelines running in this process, for /healthz (none: `serve --workers 0`). */
   pipelines?: () => readonly PipelineHealth[];
+  /** Sales this process does not sell now (being rebuilt from the record), for /healthz. */
+  recovering?: () => readonly string[];
+  /** What a 202 means here, for /healthz. */
+  durability?: DurabilityReport;
 }
 
 /**
@@ -123,6 +128,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     db: deps.db,
     registry: deps.metrics.registry,
     ...(deps.pipelines ? { pipelines: deps.pipelines } : {}),
+    ...(deps.recovering ? { recovering: deps.recovering } : {}),
+    ...(deps.durability ? { durability: deps.durability } : {}),
     ...(deps.config.keyPrefix ? { keyPrefix: deps.config.keyPrefix } : {}),
   });
   const keyPrefix = deps.config.keyPrefix;

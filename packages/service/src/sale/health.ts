@@ -19,6 +19,16 @@ export type DependencyState = 'ok' | 'down';
  */
 export type PipelineState = 'ok' | 'retrying' | 'behind' | 'unknown';
 
+/** What a 202 means on this deployment (see README "Durability"). */
+export interface DurabilityReport {
+  /** fsync: on disk before the answer; memory: in Redis memory (a machine crash loses the last second). */
+  readonly setting: 'fsync' | 'memory';
+  /** Redis's `appendfsync` as read at start ('off': no AOF; 'unknown': CONFIG is disabled). */
+  readonly redisAppendfsync: 'always' | 'everysec' | 'no' | 'off' | 'unknown';
+  /** True when the server's settings give what `setting` promises. */
+  readonly honoured: boolean;
+}
+
 export interface HealthReport {
   /** `down`: Redis is down, nothing can be sold; `degraded`: selling works, the record lags or is down. */
   status: 'ok' | 'degraded' | 'down';
@@ -33,6 +43,9 @@ export interface HealthReport {
     /** How long the longest-failing local consumer has been retrying, ms; null: none is. */
     retryingForMs: number | null;
   };
+  /** Sales this process does not sell now: being rebuilt from the record (they answer 503). */
+  recovering: string[];
+  durability?: DurabilityReport;
 }
 
 export interface HealthDeps {
@@ -45,6 +58,9 @@ export interface HealthDeps {
   timeoutMs?: number;
   /** Unrecorded reservations older than this make the pipeline `behind`, ms. @default 10000 */
   behindAfterMs?: number;
+  /** Sales being rebuilt from the record (the recovery monitor). */
+  recovering?: () => readonly string[];
+  durability?: DurabilityReport;
   /** Sales whose backlog is read, at most. @default 50 */
   maxSales?: number;
 }
@@ -70,13 +86,21 @@ export async function checkHealth(deps: HealthDeps): Promise<HealthReport> {
         : (oldestUnrecordedMs ?? 0) > (deps.behindAfterMs ?? 10_000)
           ? 'behind'
           : 'ok';
-  const status = redis === 'down' ? 'down' : database === 'down' || pipeline !== 'ok' ? 'degraded' : 'ok';
+  const recovering = [...(deps.recovering?.() ?? [])];
+  const status =
+    redis === 'down'
+      ? 'down'
+      : database === 'down' || pipeline !== 'ok' || recovering.length > 0
+        ? 'degraded'
+        : 'ok';
   return {
     status,
     redis,
     database,
     pipeline,
     backlog: { oldestUnrecordedMs, consumers: pipelines.length, retryingForMs },
+    recovering,
+    ...(deps.durability ? { durability: deps.durability } : {}),
   };
 }
 

@@ -27,6 +27,11 @@ export interface SaleKeys {
   readonly deadlines: string;
   /** shard channel: a message whenever units come back (cancel, expiry, repair), for sold-out caches */
   readonly restock: string;
+  /**
+   * string: exists while the sale is being rebuilt from the record (recovery/), holding the token of
+   * the process doing it. Every script that sells or settles reads it first and refuses while it exists.
+   */
+  readonly recovering: string;
   /** hash of the layout before 0.3 ({total, limit, remaining}); read once by warm-sale.lua to upgrade */
   readonly legacyMeta: string;
   /** string per (user, Idempotency-Key): "<orderId>:<quantity>" */
@@ -53,6 +58,7 @@ export function saleKeys(saleId: string, prefix = DEFAULT_KEY_PREFIX): SaleKeys 
     settled: `${base}:settled`,
     deadlines: `${base}:deadlines`,
     restock: `${base}:restock`,
+    recovering: `${base}:recovering`,
     legacyMeta: `${base}:meta`,
     idempotency: (userId, key) => `${base}:idem:${userId}:${key}`,
   };

@@ -54,6 +54,12 @@ export function createSaleMetrics(registry = new Registry()) {
       labelNames: ['kind'] as const,
       registers: [registry],
     }),
+    rebuilds: new Counter({
+      name: 'lockstock_sale_rebuilds_total',
+      help: 'Sales this process rebuilt from the record, by cause (missing: Redis lost the sale; behind: Redis came back older than the record; recovering: a rebuild left unfinished)',
+      labelNames: ['cause'] as const,
+      registers: [registry],
+    }),
     batchSeconds: new Histogram({
       name: 'lockstock_pipeline_batch_seconds',
       help: 'Time to record one batch of orders in the database',

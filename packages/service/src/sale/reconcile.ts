@@ -6,6 +6,8 @@ import type { Database } from './store/db.js';
 import { queries } from './store/queries.js';
 import { records } from './store/records.js';
 import type { SaleRedis } from './redis.js';
+import { inspectSale, type SaleCondition } from './recovery/inspect.js';
+import { RecoveryMonitor } from './recovery/monitor.js';
 
 const snapshotScript = loadLuaScript(new URL('./reconcile-snapshot.lua', import.meta.url));
 const applyScript = loadLuaScript(new URL('./reconcile-apply.lua', import.meta.url));
@@ -28,6 +30,11 @@ export interface SaleDrift {
   buyersBelowRecord: number;
   /** Unpaid orders with a deadline that Redis neither schedules for expiry nor has settled. */
   unscheduledOrders: number;
+  /**
+   * How Redis stands against the record (recovery/inspect.ts): `missing` and `behind` sales are
+   * rebuilt from the record by a repair (and by any running `serve` within a second).
+   */
+  condition: SaleCondition['kind'];
   /** The stock after repair (only with `repair`). */
   repairedRemaining?: number;
 }
@@ -37,8 +44,10 @@ type Snapshot = [remaining: number, inFlight: number, users: Array<string | numb
 /**
  * Compares Redis with the record, sale by sale. A unit may briefly count as both recorded and in
  * flight (committed, not yet acknowledged), which only makes the repair undersell, never oversell.
- * With `repair`, Redis stock is set to what the record allows, buyer counts are raised to it, and
- * unpaid orders Redis lost track of are scheduled for expiry again.
+ * With `repair`, a sale Redis lost or that came back older than the record is rebuilt from the
+ * record (recovery/rebuild.ts: buyers, keys, settled orders, deadlines); otherwise Redis stock is set
+ * to what the record allows, buyer counts are raised to it, and unpaid orders Redis lost track of are
+ * scheduled for expiry again. Without `repair` nothing in Redis or the record changes.
  */
 export async function reconcile(
   deps: { redis: SaleRedis; db: Database; service: SaleService },
@@ -51,8 +60,17 @@ export async function reconcile(
     (s) => !options.saleIds || options.saleIds.includes(s.id),
   );
   const report: SaleDrift[] = [];
-  for (const sale of sales) {
+  const recovery = options.repair ? new RecoveryMonitor({ redis, db, keyPrefix: prefix }) : undefined;
+  try {
+    for (const sale of sales) report.push(await reconcileSale(sale, recovery));
+  } finally {
+    await recovery?.stop();
+  }
+  return report;
+
+  async function reconcileSale(sale: (typeof sales)[number], recovery: RecoveryMonitor | undefined) {
     const keys = saleKeys(sale.id, prefix);
+    const condition = await inspectSale(redis, db, sale.id, keys);
     // Redis first, then the record: anything that moves in between is counted twice, never missed.
     const [seenStock, inFlight, users] = (await scripts.run(
       snapshotScript,
@@ -78,7 +96,13 @@ export async function reconcile(
       drift: sale.stock - (remaining ?? 0) - recorded - inFlight,
       buyersBelowRecord: below.length,
       unscheduledOrders: unscheduled.length / 2,
+      condition: condition.kind,
     };
+    if (recovery && condition.kind !== 'ok') {
+      const rebuilt = await recovery.rebuildNow(sale, condition.kind);
+      if (rebuilt) entry.repairedRemaining = rebuilt.remaining;
+      return entry;
+    }
     if (options.repair && (entry.drift !== 0 || below.length > 0 || remaining === null)) {
       const target = Math.max(0, sale.stock - recorded - inFlight);
       await service.warm(sale, target); // puts the sale back if Redis lost it entirely; else a no-op
@@ -93,9 +117,8 @@ export async function reconcile(
     if (options.repair && unscheduled.length > 0) {
       await scripts.run(lifecycleScripts.openOrders, [keys.deadlines, keys.settled], unscheduled);
     }
-    report.push(entry);
+    return entry;
   }
-  return report;
 }
 
 /**

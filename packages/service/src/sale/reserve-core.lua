@@ -3,15 +3,21 @@
 
   The time window needs no clock call: `not_before` expires at the start and `open` at the end of the
   sale (PXAT, set by warm-sale.lua), so Redis's own clock decides; `open` holds the per-user limit, so
-  one MGET reads window, limit and stock. Every check runs before the first write, so a refusal
-  changes nothing. A first purchase by a user is one HSETNX (check and write); only a returning buyer
-  costs an HGET and an HINCRBY. The reply is an integer (the caller issued the order id itself).
+  one MGET reads window, limit, stock and the recovery flag (the sale is being rebuilt from the record:
+  nothing is sold until that is done). Every check runs before the first write, so a refusal changes
+  nothing. A first purchase by a user is one HSETNX (check and write); only a returning buyer costs an
+  HGET and an HINCRBY. The reply is an integer (the caller issued the order id itself). An
+  Idempotency-Key goes into the stream entry, so the record keeps it and a recovery can restore it.
 
   Returns 1 reserved; -1 no such sale; -2 not started; -3 ended; {-4, ms until the sale ends} sold
-  out, no unit left; -5 the user's limit would be exceeded; -7 fewer units left than asked for.
+  out, no unit left; -5 the user's limit would be exceeded; -7 fewer units left than asked for;
+  -8 the sale is being recovered (try again shortly).
 ]]
-local function reserve(not_before, open, stock, buyers, stream, user, quantity_arg, order_id)
-  local sale = redis.call('mget', not_before, open, stock)
+local function reserve(not_before, open, stock, recovering, buyers, stream, user, quantity_arg, order_id, idem)
+  local sale = redis.call('mget', not_before, open, stock, recovering)
+  if sale[4] then
+    return -8
+  end
   if sale[1] then
     return -2
   end
@@ -40,6 +46,10 @@ local function reserve(not_before, open, stock, buyers, stream, user, quantity_a
     redis.call('hincrby', buyers, user, quantity)
   end
   redis.call('decrby', stock, quantity)
-  redis.call('xadd', stream, '*', 'order', order_id, 'user', user, 'qty', quantity_arg)
+  if idem then
+    redis.call('xadd', stream, '*', 'order', order_id, 'user', user, 'qty', quantity_arg, 'idem', idem)
+  else
+    redis.call('xadd', stream, '*', 'order', order_id, 'user', user, 'qty', quantity_arg)
+  end
   return 1
 end

@@ -2,16 +2,17 @@
   reserve.lua for a request with an Idempotency-Key: the same key from the same user answers the
   original order instead of reserving again.
 
-  KEYS[1..5] as in reserve.lua
-  KEYS[6]  the (user, key) record: "<orderId>:<quantity>"
+  KEYS[1..6] as in reserve.lua
+  KEYS[7]  the (user, key) record: "<orderId>:<quantity>"
   ARGV[1..3] as in reserve.lua
   ARGV[4]  how long to remember the key, in seconds
+  ARGV[5]  the Idempotency-Key (written into the stream entry, so the record keeps it)
 
   Returns  as reserve.lua, plus the original order id (a string) for a repeated key with the same
            quantity, and -6 for a repeated key with a different quantity.
 ]]
 -- @include reserve-core.lua
-local previous = redis.call('get', KEYS[6])
+local previous = redis.call('get', KEYS[7])
 if previous then
   local order_id, quantity = string.match(previous, '^(%d+):(%d+)$')
   if quantity ~= ARGV[2] then
@@ -19,8 +20,8 @@ if previous then
   end
   return order_id
 end
-local result = reserve(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], ARGV[1], ARGV[2], ARGV[3])
+local result = reserve(KEYS[1], KEYS[2], KEYS[3], KEYS[6], KEYS[4], KEYS[5], ARGV[1], ARGV[2], ARGV[3], ARGV[5])
 if result == 1 then
-  redis.call('set', KEYS[6], ARGV[3] .. ':' .. ARGV[2], 'EX', ARGV[4])
+  redis.call('set', KEYS[7], ARGV[3] .. ':' .. ARGV[2], 'EX', ARGV[4])
 end
 return result

@@ -1,5 +1,6 @@
 import { DEFAULT_KEY_PREFIX, loadLuaScript, ScriptRunner } from 'lockstock/redis';
 import { ID_PATTERN, saleKeys, type SaleKeys } from './keys.js';
+import { SaleRecoveringError } from './recovery/errors.js';
 import type { SoldOutCache } from './sold-out.js';
 import type { RefusalCode, Reservation } from './types.js';
 import type { SaleRedis } from './redis.js';
@@ -8,7 +9,10 @@ import { PhaseWriteBatcher } from './write-batch.js';
 const reserveScript = loadLuaScript(new URL('./reserve.lua', import.meta.url));
 const reserveIdempotentScript = loadLuaScript(new URL('./reserve-idempotent.lua', import.meta.url));
 
-/** The reservation scripts' refusal codes, in one place (-4, sold out with nothing left, is a table). */
+/**
+ * The reservation scripts' refusal codes, in one place (-4, sold out with nothing left, is a table;
+ * -8, the sale being recovered, is no refusal but a 503).
+ */
 const REFUSALS: Record<number, RefusalCode> = {
   [-1]: 'not_found',
   [-2]: 'not_started',
@@ -28,6 +32,9 @@ export interface ReserveRequest {
 
 /** How long an Idempotency-Key is remembered. */
 export const IDEMPOTENCY_TTL_SECONDS = 24 * 60 * 60;
+
+/** The scripts' answer while the sale is being rebuilt from the record (a 503, not a refusal). */
+const RECOVERING = -8;
 
 export const SOLD_OUT: Reservation = Object.freeze({ ok: false, code: 'sold_out' });
 const REFUSED = Object.fromEntries(
@@ -77,7 +84,10 @@ export class Reserver {
     if (!entry) {
       if (this.keysBySale.size >= 1024) this.keysBySale.clear();
       const keys = saleKeys(saleId, this.keyPrefix);
-      entry = { keys, list: [keys.notBefore, keys.open, keys.stock, keys.buyers, keys.stream] };
+      entry = {
+        keys,
+        list: [keys.notBefore, keys.open, keys.stock, keys.buyers, keys.stream, keys.recovering],
+      };
       this.keysBySale.set(saleId, entry);
     }
     return entry;
@@ -102,7 +112,7 @@ export class Reserver {
       reply = (await this.scripts.run(
         reserveIdempotentScript,
         [...list, keys.idempotency(userId, idempotencyKey)],
-        [userId, quantity, orderId, IDEMPOTENCY_TTL_SECONDS],
+        [userId, quantity, orderId, IDEMPOTENCY_TTL_SECONDS, idempotencyKey],
       )) as Reply;
     }
     if (reply === 1) return { ok: true, orderId, duplicate: false };
@@ -111,6 +121,7 @@ export class Reserver {
       soldOut?.exhausted(saleId, ticket, Number(reply[1]));
       return SOLD_OUT;
     }
+    if (reply === RECOVERING) throw new SaleRecoveringError(saleId);
     const refusal = REFUSED[reply];
     if (!refusal) throw new Error(`unexpected reservation script reply ${JSON.stringify(reply)}`);
     return refusal;

@@ -5,6 +5,8 @@ import { activeSalesKey, ORDER_GROUP, saleKeys } from './keys.js';
 import { actOnOrder } from './lifecycle/actions.js';
 import { OrderSettler } from './lifecycle/settle.js';
 import type { SaleMetrics } from './metrics.js';
+import { SaleRecoveringError } from './recovery/errors.js';
+import type { SaleGate } from './recovery/monitor.js';
 import { Reserver, SOLD_OUT, type ReserveRequest } from './reserve.js';
 import { SoldOutCache } from './sold-out.js';
 import type { Database } from './store/db.js';
@@ -43,6 +45,11 @@ export interface SaleServiceDeps {
   soldOutCache?: boolean;
   /** See ReserverOptions.batchWritesPerPhase: on for HTTP servers. @default false */
   batchWritesPerPhase?: boolean;
+  /**
+   * Asked before a sale is sold or an order settled: a sale Redis lost or forgot part of is not sold
+   * until it is rebuilt from the record (RecoveryMonitor). None: everything is admitted (tests, tools).
+   */
+  gate?: SaleGate;
 }
 
 /**
@@ -124,9 +131,20 @@ export class SaleService {
     return warmed;
   }
 
-  /** One purchase attempt (see reserve.lua for the rule). */
+  /**
+   * One purchase attempt (see reserve.lua for the rule). Throws SaleRecoveringError (a 503) while the
+   * sale is being rebuilt from the record, and for a sale the record has open but Redis does not: it
+   * was lost, and its rebuild starts now — never "no such sale".
+   */
   async buy(request: ReserveRequest): Promise<Reservation> {
-    return this.counted(await this.reserver.reserve(request));
+    const gate = this.deps.gate;
+    const admitted = gate?.admit(request.saleId);
+    if (admitted) await admitted;
+    const result = await this.reserver.reserve(request);
+    if (!result.ok && result.code === 'not_found' && gate?.missing(request.saleId)) {
+      throw new SaleRecoveringError(request.saleId);
+    }
+    return this.counted(result);
   }
 
   /**
@@ -194,7 +212,10 @@ export class SaleService {
    * recorded (`order_pending`: retry in a moment), or when it is not the caller's (`not_found`).
    */
   async act(orderId: string, userId: string, action: OrderAction): Promise<OrderActionResult> {
-    return actOnOrder(this.settler, await this.getOrder(orderId), userId, action);
+    const order = await this.getOrder(orderId);
+    const admitted = order && this.deps.gate?.admit(order.saleId);
+    if (admitted) await admitted;
+    return actOnOrder(this.settler, order, userId, action);
   }
 }
 

@@ -14,7 +14,7 @@ export type Dependency = 'redis' | 'database';
  * errors by code (the pipeline's retry decision) sees through it.
  */
 export class DependencyUnavailableError extends Error {
-  override readonly name = 'DependencyUnavailableError';
+  override readonly name: string = 'DependencyUnavailableError';
   readonly code: string;
 
   constructor(

@@ -186,6 +186,7 @@ describe('dashboard API', () => {
       drift: -1,
       buyersBelowRecord: 0,
       unscheduledOrders: 0,
+      condition: 'ok',
     });
     expect(await state()).toEqual(before);
 

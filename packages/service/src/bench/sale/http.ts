@@ -34,6 +34,8 @@ export interface HttpRun {
   serve: { purchases: HttpSample; soldOut: HttpSample };
   /** `serve` as `npm start` runs it: private redis-server, PGlite, the pipeline (off the HTTP loop). */
   embedded: { purchases: HttpSample; soldOut: HttpSample };
+  /** The embedded default with `--durability memory` (appendfsync everysec): the cost of fsync. */
+  embeddedMemory: { purchases: HttpSample; soldOut: HttpSample };
 }
 
 interface Server {
@@ -75,14 +77,18 @@ async function startProcess(args: string[], env: NodeJS.ProcessEnv, probeUrl: st
 }
 
 /** The `lockstock serve` CLI as a user runs it (rate limits off: one load generator address). */
-async function startLockstock(mode: 'serve' | 'embedded', redisUrl: string, databaseUrl: string) {
+async function startLockstock(
+  mode: 'serve' | 'embedded' | 'embedded-memory',
+  redisUrl: string,
+  databaseUrl: string,
+) {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
   const dataDir = mkdtempSync(join(tmpdir(), 'lockstock-bench-'));
   const args =
     mode === 'serve'
       ? ['--workers', '0', '--redis', redisUrl, '--database', databaseUrl]
-      : ['--data-dir', dataDir];
+      : ['--data-dir', dataDir, '--durability', mode === 'embedded' ? 'fsync' : 'memory'];
   const env = {
     LOCKSTOCK_JWT_SECRET: SECRET,
     LOCKSTOCK_RATE_LIMIT_PER_IP: '0',
@@ -222,12 +228,15 @@ export async function benchHttp(
   } finally {
     await serve.stop();
   }
-  const embedded = await startLockstock('embedded', redisUrl, databaseUrl);
-  let embeddedRun;
-  try {
-    embeddedRun = await measureLockstock(embedded, tokens, load);
-  } finally {
-    await embedded.stop();
-  }
-  return { hello: helloSample, serve: serveRun, embedded: embeddedRun };
+  const measureEmbedded = async (mode: 'embedded' | 'embedded-memory') => {
+    const embedded = await startLockstock(mode, redisUrl, databaseUrl);
+    try {
+      return await measureLockstock(embedded, tokens, load);
+    } finally {
+      await embedded.stop();
+    }
+  };
+  const embeddedRun = await measureEmbedded('embedded');
+  const embeddedMemory = await measureEmbedded('embedded-memory');
+  return { hello: helloSample, serve: serveRun, embedded: embeddedRun, embeddedMemory };
 }

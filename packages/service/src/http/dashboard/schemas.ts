@@ -108,6 +108,10 @@ export const ReconcileReport = Type.Object({
       drift: Type.Integer({ description: 'stock - remaining - recorded - in flight; 0 when in sync' }),
       buyersBelowRecord: Type.Integer(),
       unscheduledOrders: Type.Integer({ description: 'unpaid orders Redis would never expire' }),
+      condition: Type.Union(
+        [Type.Literal('ok'), Type.Literal('missing'), Type.Literal('behind'), Type.Literal('recovering')],
+        { description: 'Redis against the record: missing and behind sales are rebuilt from the record' },
+      ),
       repairedRemaining: Type.Optional(Type.Integer()),
     }),
   ),

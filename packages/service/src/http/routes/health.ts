@@ -25,12 +25,32 @@ const Backlog = Type.Object({
   retryingForMs: Type.Union([Type.Integer(), Type.Null()]),
 });
 
+const Recovering = Type.Array(Type.String(), {
+  description: 'sales this process does not sell now: being rebuilt from the record (503 until done)',
+});
+const Durability = Type.Object(
+  {
+    setting: Type.Union([Type.Literal('fsync'), Type.Literal('memory')]),
+    redisAppendfsync: Type.Union([
+      Type.Literal('always'),
+      Type.Literal('everysec'),
+      Type.Literal('no'),
+      Type.Literal('off'),
+      Type.Literal('unknown'),
+    ]),
+    honoured: Type.Boolean(),
+  },
+  { description: 'what a 202 means: fsync (on disk before the answer) or memory' },
+);
+
 export const HealthBody = Type.Object({
   status: Status,
   redis: State,
   database: State,
   pipeline: Pipeline,
   backlog: Backlog,
+  recovering: Recovering,
+  durability: Type.Optional(Durability),
 });
 
 /** A 503 is an error answer (`error`, `message`); from the check itself, with the report beside it. */
@@ -42,6 +62,8 @@ export const HealthUnavailableBody = Type.Object({
   database: Type.Optional(State),
   pipeline: Type.Optional(Pipeline),
   backlog: Type.Optional(Backlog),
+  recovering: Type.Optional(Recovering),
+  durability: Type.Optional(Durability),
 });
 
 /**

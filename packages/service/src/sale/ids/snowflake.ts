@@ -105,6 +105,27 @@ export class SnowflakeIdGenerator {
     if (this.workerId !== undefined) this.scheduleRenewal();
   }
 
+  /**
+   * Makes sure the lease is still this generator's, now (recovery calls it after the Redis connection
+   * came back, before anything is sold: a Redis that lost data may have lost the lease, and another
+   * process could then lease the same worker id). A lease that is gone is leased again — this worker
+   * id if it is free, another one otherwise; a lease held by someone else stops the ids at once.
+   */
+  async confirm(): Promise<void> {
+    const workerId = this.workerId;
+    if (workerId !== undefined) {
+      const key = this.leaseKey(workerId);
+      const renewed = await this.scripts.run(renewScript, [key], [this.instance, this.leaseMs]);
+      if (renewed === 1) return;
+      // Gone: take this worker id back if nobody took it meanwhile (ids stay in one sequence).
+      if ((await this.redis.set(key, this.instance, 'PX', this.leaseMs, 'NX')) === 'OK') return;
+      this.workerId = undefined;
+      this.options.onLeaseLost?.(new IdGeneratorUnavailableError(`lost the lease on worker id ${workerId}`));
+    }
+    clearTimeout(this.renewTimer);
+    await this.start();
+  }
+
   get worker(): number | undefined {
     return this.workerId;
   }

@@ -9,12 +9,16 @@
   KEYS[4]  buyers: hash {user id: units held}
   KEYS[5]  orders stream
   KEYS[6]  restock channel (shard channel of the sale)
+  KEYS[7]  recovering: exists while the sale is being rebuilt from the record (nothing expires then)
   ARGV[1]  orders at most in this call
   ARGV[2]  how long `settled` is kept after its last change, ms
 
-  Returns  {orders expired now, ms until the next deadline (-1: none left)}
+  Returns  {orders expired now, ms until the next deadline (-1: none left, or the sale is recovering)}
 ]]
 -- @include settle-core.lua
+if redis.call('exists', KEYS[7]) == 1 then
+  return { 0, -1 }
+end
 local now = now_ms()
 local due = redis.call('zrangebyscore', KEYS[1], '-inf', now, 'LIMIT', 0, tonumber(ARGV[1]))
 local expired = 0

@@ -9,6 +9,7 @@
   KEYS[4]  buyers: hash {user id: units held}
   KEYS[5]  orders stream
   KEYS[6]  restock channel (shard channel of the sale)
+  KEYS[7]  recovering: exists while the sale is being rebuilt from the record
   ARGV[1]  order id
   ARGV[2]  user id
   ARGV[3]  quantity
@@ -16,9 +17,13 @@
   ARGV[5]  payment deadline, ms since epoch (0: the sale has no payment window)
   ARGV[6]  how long `settled` is kept after its last change, ms
 
-  Returns  the order's final state, set now or before: paid | cancelled | expired.
+  Returns  the order's final state, set now or before: paid | cancelled | expired; or `recovering`
+           (nothing done: the sale is being rebuilt from the record, try again shortly).
 ]]
 -- @include settle-core.lua
+if redis.call('exists', KEYS[7]) == 1 then
+  return 'recovering'
+end
 local previous = redis.call('hget', KEYS[1], ARGV[1])
 if previous then
   return previous

@@ -1,5 +1,6 @@
 import { DEFAULT_KEY_PREFIX, ScriptRunner } from 'lockstock/redis';
 import { saleKeys } from '../keys.js';
+import { SaleRecoveringError } from '../recovery/errors.js';
 import type { SaleRedis } from '../redis.js';
 import type { Order, SettledStatus } from '../types.js';
 import { lifecycleScripts, SETTLED_TTL_MS } from './scripts.js';
@@ -21,15 +22,17 @@ export class OrderSettler {
   /**
    * Asks for `state` on a confirmed order; returns the order's final state, reached now or before
    * (`expired` when its deadline has passed). The caller checked that the record holds the order as
-   * confirmed.
+   * confirmed. Throws SaleRecoveringError while the sale is being rebuilt from the record.
    */
   async settle(order: Order, state: 'paid' | 'cancelled'): Promise<SettledStatus> {
     const keys = saleKeys(order.saleId, this.keyPrefix);
-    return (await this.scripts.run(
+    const settled = (await this.scripts.run(
       lifecycleScripts.settle,
-      [keys.settled, keys.deadlines, keys.stock, keys.buyers, keys.stream, keys.restock],
+      [keys.settled, keys.deadlines, keys.stock, keys.buyers, keys.stream, keys.restock, keys.recovering],
       [order.orderId, order.userId, order.quantity, state, order.payBy?.getTime() ?? 0, SETTLED_TTL_MS],
-    )) as SettledStatus;
+    )) as SettledStatus | 'recovering';
+    if (settled === 'recovering') throw new SaleRecoveringError(order.saleId);
+    return settled;
   }
 
   /** The final state Redis holds for an order, if it was settled (the record may not show it yet). */

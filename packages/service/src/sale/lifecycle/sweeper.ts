@@ -14,6 +14,12 @@ export interface ExpirySweeperOptions {
   logger?: Logger;
   /** Called with the number of orders each round expired (metrics). */
   onExpired?: (count: number) => void;
+  /**
+   * Whether this process may expire a sale's orders now (the recovery gate: not before its Redis
+   * connection was checked against the record after it came back); a sale refused is skipped this
+   * round. @default every sale
+   */
+  admits?: (saleId: string) => boolean;
 }
 
 /**
@@ -25,7 +31,7 @@ export interface ExpirySweeperOptions {
  */
 export class ExpirySweeper {
   private readonly scripts: ScriptRunner;
-  private readonly options: Required<Omit<ExpirySweeperOptions, 'onExpired'>>;
+  private readonly options: Required<Omit<ExpirySweeperOptions, 'onExpired' | 'admits'>>;
   private running = false;
   private loop: Promise<void> | undefined;
   private wake: AbortController | undefined;
@@ -77,11 +83,12 @@ export class ExpirySweeper {
     let expired = 0;
     let nextInMs: number | undefined;
     for (const saleId of await this.redis.smembers(activeSalesKey(this.options.keyPrefix))) {
+      if (this.config.admits && !this.config.admits(saleId)) continue;
       const keys = saleKeys(saleId, this.options.keyPrefix);
       for (;;) {
         const [count, next] = (await this.scripts.run(
           lifecycleScripts.expire,
-          [keys.deadlines, keys.settled, keys.stock, keys.buyers, keys.stream, keys.restock],
+          [keys.deadlines, keys.settled, keys.stock, keys.buyers, keys.stream, keys.restock, keys.recovering],
           [this.options.batchSize, SETTLED_TTL_MS],
         )) as [number, number];
         expired += count;

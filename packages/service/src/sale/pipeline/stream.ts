@@ -1,3 +1,4 @@
+import { ID_PATTERN } from '../keys.js';
 import type { PipelineEntry } from '../store/decide.js';
 import type { SaleRedis } from '../redis.js';
 
@@ -24,7 +25,8 @@ export function flattenReply(reply: StreamsReply): ReadEntry[] {
 const SETTLED = new Set(['paid', 'cancelled', 'expired']);
 
 /**
- * Parses a sale stream entry: a reservation (written by reserve.lua: order, user, qty) or a lifecycle
+ * Parses a sale stream entry: a reservation (written by reserve.lua: order, user, qty, and idem when
+ * the purchase had an Idempotency-Key) or a lifecycle
  * event (written by settle-core.lua: event, order, user, qty); undefined if it is malformed. The entry
  * id is the Redis time it was written at.
  */
@@ -45,7 +47,11 @@ export function parseStreamEntry(saleId: string, entry: ReadEntry): PipelineEntr
     return undefined;
   }
   const common = { saleId, streamId: entry.id, orderId: map.order, userId: map.user, quantity };
-  if (map.event === undefined) return { kind: 'reservation', ...common, reservedAtMs: atMs };
+  if (map.event === undefined) {
+    // The key came through ID_PATTERN at the API; anything else in an entry is dropped, not recorded.
+    const idem = map.idem !== undefined && ID_PATTERN.test(map.idem) ? { idempotencyKey: map.idem } : {};
+    return { kind: 'reservation', ...common, reservedAtMs: atMs, ...idem };
+  }
   if (!SETTLED.has(map.event)) return undefined;
   return {
     kind: 'settlement',

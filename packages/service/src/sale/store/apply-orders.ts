@@ -114,6 +114,7 @@ async function writeDecisions(
       recorded.map((d) =>
         d.outcome === 'confirmed' && d.payByMs !== null ? new Date(d.payByMs).toISOString() : null,
       ),
+      recorded.map((d) => d.entry.idempotencyKey ?? null),
     ]);
   }
   // After the inserts: a settlement of an order confirmed in this very batch finds its row.

@@ -9,6 +9,8 @@ export interface OrderEntry {
   readonly userId: string;
   readonly quantity: number;
   readonly reservedAtMs: number;
+  /** The purchase's Idempotency-Key, if it had one (kept in the record for recovery). */
+  readonly idempotencyKey?: string;
 }
 
 /** One lifecycle event read from a sale's stream: Redis settled an order (paid, cancelled, expired). */

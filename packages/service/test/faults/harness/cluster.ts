@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { setTimeout as delay } from 'node:timers/promises';
+import { Redis } from 'ioredis';
 import pg from 'pg';
 import { freePort, PostgresServer, RedisServer } from 'lockstock/servers';
 import { spawnCli, type CliProcess } from '../../helpers/cli.js';
@@ -165,6 +166,16 @@ export class FaultCluster {
    * `ALTER DATABASE postgres SET name = value` (null: RESET): a session default that outranks the
    * server's command line; it applies to sessions opened afterwards.
    */
+  /** CONFIG SET on the running redis-server (a restart returns it to its start arguments). */
+  async redisConfig(name: string, value: string): Promise<void> {
+    const client = new Redis(this.redis.url);
+    try {
+      await client.config('SET', name, value);
+    } finally {
+      client.disconnect();
+    }
+  }
+
   async postgresSetting(name: string, value: string | null): Promise<void> {
     const client = new pg.Client({ connectionString: this.postgres.url });
     await client.connect();

@@ -1,5 +1,7 @@
 import { setTimeout as delay } from 'node:timers/promises';
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
+import { aofSize, cutAofTail, tearAofTail } from '../../helpers/aof.js';
 import { Redis } from 'ioredis';
 import { signToken } from '../../../src/http/auth.js';
 import { Load } from './buyers.js';
@@ -87,6 +89,62 @@ export const ROWS: readonly FaultRow[] = [
     target: 'redis',
     holdMs: 1000,
     inject: (c) => c.redis.kill(),
+    heal: (c) => c.redis.restart(),
+  },
+  {
+    // Redis lost everything (restarted without persistence, or on a replica that never had the sale):
+    // every serve notices on its reconnection, the sale is rebuilt from the record (buyers and
+    // Idempotency-Keys included) before anything is sold again. What Redis alone held — acknowledged
+    // orders the pipeline had not recorded yet — is gone: that is the loss window of a Redis without
+    // persistence, measured here, not hidden.
+    name: 'redis-restart-empty',
+    fault: 'redis-server SIGKILLed and restarted after 1 s with its data gone (no persistence)',
+    target: 'redis',
+    holdMs: 1000,
+    inject: async (c) => {
+      await c.redis.kill();
+      rmSync(join(c.redis.dir, 'appendonlydir'), { recursive: true, force: true });
+      rmSync(join(c.redis.dir, 'dump.rdb'), { force: true });
+    },
+    heal: (c) => c.redis.restart(),
+    mayFail: ['lostAcknowledged'],
+  },
+  {
+    // What an OS crash does under `appendfsync everysec`: the last second of the AOF never reached
+    // the disk. Redis comes back older than the record (which recorded some of that second): the
+    // serves see the stream's last id below the record's newest entry and rebuild the sale before
+    // selling, so nothing the record holds is sold again. Orders of that second the record had not
+    // recorded yet are lost — the loss window of `--durability memory`.
+    name: 'redis-aof-tail-cut',
+    fault:
+      'redis-server SIGKILLed and restarted on an AOF whose last second was cut (an OS crash under appendfsync everysec)',
+    target: 'redis',
+    holdMs: 1000,
+    inject: async (c) => {
+      const kept = aofSize(c.redis.dir);
+      await delay(1000); // the second of writes the crash loses (buyers keep buying meanwhile)
+      await c.redis.kill();
+      cutAofTail(c.redis.dir, kept);
+    },
+    heal: (c) => c.redis.restart(),
+    mayFail: ['lostAcknowledged'],
+  },
+  {
+    // `--durability fsync` on an external Redis: `appendfsync always` (Redis fsyncs before it
+    // answers). A power loss can then only tear the write in progress, which was never acknowledged.
+    name: 'redis-aof-torn-fsync-always',
+    fault:
+      'redis-server with appendfsync always SIGKILLed, a torn write appended to its AOF, restarted after 1 s',
+    target: 'redis',
+    holdMs: 1000,
+    prepare: async (c) => {
+      await c.redisConfig('appendfsync', 'always');
+    },
+    inject: async (c) => {
+      await c.redis.kill();
+      tearAofTail(c.redis.dir);
+    },
+    // The restarted server runs its start arguments again (everysec): nothing to restore.
     heal: (c) => c.redis.restart(),
   },
   {

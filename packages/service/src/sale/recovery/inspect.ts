@@ -1,0 +1,59 @@
+import { ScriptRunner } from 'lockstock/redis';
+import { ORDER_GROUP, type SaleKeys } from '../keys.js';
+import type { SaleRedis } from '../redis.js';
+import type { Queryable } from '../store/db.js';
+import { recoveryQueries } from './queries.js';
+import { recoveryScripts } from './scripts.js';
+import { compareStreamIds, formatStreamId, parseStreamId, recordNewest } from './stream-ids.js';
+
+/**
+ * How a sale's Redis state stands against the record:
+ * - `ok`: Redis has the sale and has come at least as far as the record;
+ * - `missing`: the stock, the stream or its consumer group is gone (Redis lost the sale: restarted
+ *   without persistence, a failover to a replica that never had it, keys deleted);
+ * - `behind`: the stream's last generated id is below the newest entry the record holds — Redis came
+ *   back older than it was (an AOF whose tail a crash cut, a replica that lagged, an old backup), so it
+ *   would sell units and admit buyers the record already has;
+ * - `recovering`: a rebuild is under way (or was, by a process that died: the caller asks the lock).
+ */
+export type SaleCondition =
+  | { readonly kind: 'ok' }
+  | { readonly kind: 'missing'; readonly what: 'stock' | 'stream' | 'consumer group' }
+  | { readonly kind: 'behind'; readonly redisLastId: string; readonly recordNewestId: string }
+  | { readonly kind: 'recovering'; readonly token: string };
+
+type InspectReply = [stock: number, token: string, lastId: string, group: number];
+
+/**
+ * Compares one open sale's Redis state with the record: one script call and one indexed query.
+ * Redis is read first: an entry recorded in between is newer than what Redis was seen to have only
+ * if Redis really lost it (the record gets entries from Redis's stream, never the other way round).
+ */
+export async function inspectSale(
+  redis: SaleRedis,
+  db: Queryable,
+  saleId: string,
+  keys: SaleKeys,
+): Promise<SaleCondition> {
+  const scripts = new ScriptRunner(redis);
+  const [stock, token, lastId, group] = (await scripts.run(
+    recoveryScripts.inspect,
+    [keys.stock, keys.stream, keys.recovering],
+    [ORDER_GROUP],
+  )) as InspectReply;
+  if (token !== '') return { kind: 'recovering', token };
+  if (stock === 0) return { kind: 'missing', what: 'stock' };
+  const last = parseStreamId(lastId);
+  if (!last) return { kind: 'missing', what: 'stream' };
+  if (group === 0) return { kind: 'missing', what: 'consumer group' };
+  const { rows } = await db.query<{ newer: string[]; last_settled_ms: string | null }>(
+    recoveryQueries.newestEntries,
+    [saleId, String(last[0])],
+  );
+  const row = rows[0];
+  const newest = row && recordNewest(row.newer, row.last_settled_ms);
+  if (newest && compareStreamIds(newest, last) > 0) {
+    return { kind: 'behind', redisLastId: lastId, recordNewestId: formatStreamId(newest) };
+  }
+  return { kind: 'ok' };
+}

@@ -1,0 +1,317 @@
+import { RedisLockClient } from 'lockstock';
+import { DEFAULT_KEY_PREFIX } from 'lockstock/redis';
+import { activeSalesKey, saleKeys } from '../keys.js';
+import { silentLogger, type Logger } from '../logger.js';
+import type { SaleRedis } from '../redis.js';
+import type { Database } from '../store/db.js';
+import { records } from '../store/records.js';
+import type { Sale } from '../types.js';
+import { SaleRecoveringError } from './errors.js';
+import { inspectSale, type SaleCondition } from './inspect.js';
+import { rebuildSale, type RebuildReport } from './rebuild.js';
+
+/** What the sale's selling and settling paths ask before they touch Redis (SaleService). */
+export interface SaleGate {
+  /**
+   * undefined: go ahead (the hot path: no promise, no Redis call); otherwise a promise that resolves
+   * when the sale may be sold, or rejects with SaleRecoveringError (a 503).
+   */
+  admit(saleId: string): Promise<void> | undefined;
+  /**
+   * A script found no such sale in Redis. True if the record has it open: Redis lost it, a rebuild
+   * is starting, and the caller answers 503 instead of 404.
+   */
+  missing(saleId: string): boolean;
+}
+
+export type RebuildCause = Exclude<SaleCondition['kind'], 'ok'>;
+
+export interface RecoveryMonitorOptions {
+  redis: SaleRedis;
+  db: Database;
+  keyPrefix?: string;
+  logger?: Logger;
+  /**
+   * How often every open sale is compared with the record, ms; 0: only when the connection comes
+   * back (and at start). Sales being rebuilt elsewhere are looked at every `blockedCheckMs`.
+   * @default 1000
+   */
+  checkEveryMs?: number;
+  /** @default 100 */
+  blockedCheckMs?: number;
+  /** Lease of the rebuild lock, ms (renewed by the watchdog; a dead rebuilder holds it this long). @default 5000 */
+  lockLeaseMs?: number;
+  /**
+   * Work that must succeed before anything is admitted after the connection (re)opened — e.g. the
+   * order-id lease is confirmed (Redis may have forgotten it) — run before the sales are checked.
+   */
+  beforeAdmitting?: () => Promise<void>;
+  /** Told about every rebuild this process did: why (missing, behind, recovering: a dead rebuilder's flag). */
+  onRebuilt?: (saleId: string, why: RebuildCause, report: RebuildReport, ms: number) => void;
+}
+
+/**
+ * Keeps a process from selling on a Redis that is missing a sale or is older than the record, and
+ * rebuilds such sales from the record (rebuild.ts). One per Redis connection that sells, settles or
+ * expires orders.
+ *
+ * When it checks: at start; every time its connection comes back — a Redis restart always drops it,
+ * and until the sales are checked on the new connection nothing is admitted (`admit` answers 503
+ * before a command is sent: reservations queued offline would reach a Redis that may have lost data
+ * before anyone looked); and every `checkEveryMs` (data lost without a dropped connection: keys
+ * deleted, a failover behind a proxy). A reservation script answering "no such sale" for a sale the
+ * record has open triggers a check at once.
+ *
+ * A sale found missing or behind is closed here at once (503s), and rebuilt by whichever process gets
+ * its recovery lock (lockstock's own mutex, `sale:<id>:recovery`); the rebuild's flag closes it in
+ * every other process, whose checks then see it back within `blockedCheckMs`.
+ */
+export class RecoveryMonitor implements SaleGate {
+  private readonly redis: SaleRedis;
+  private readonly prefix: string;
+  private readonly logger: Logger;
+  private readonly locks: RedisLockClient;
+  /** Bumped whenever the connection closes: what was checked before is void. */
+  private generation = 0;
+  private verifiedGeneration = -1;
+  private barrier: { generation: number; done: Promise<void> } | undefined;
+  /** The record's open sales as of the last full check. */
+  private open = new Map<string, Sale>();
+  /** Sales not to be sold in this process now, and why. */
+  private readonly blocked = new Map<string, string>();
+  private readonly rebuilding = new Map<string, Promise<void>>();
+  private running = false;
+  private timer: NodeJS.Timeout | undefined;
+  private lastFullCheck = 0;
+  private readonly onClose = () => {
+    this.generation++;
+  };
+  private readonly onReady = () => {
+    void this.verify().catch(() => undefined); // logged in verify; requests retry it
+  };
+
+  constructor(private readonly options: RecoveryMonitorOptions) {
+    this.redis = options.redis;
+    this.prefix = options.keyPrefix ?? DEFAULT_KEY_PREFIX;
+    this.logger = options.logger ?? silentLogger;
+    this.locks = new RedisLockClient({
+      redis: options.redis,
+      keyPrefix: this.prefix,
+      watchdogTimeoutMs: options.lockLeaseMs ?? 5_000,
+    });
+    this.locks.on('lost', (event) =>
+      this.logger.warn({ lock: event.name, reason: event.reason }, 'recovery lock lost during a rebuild'),
+    );
+  }
+
+  /** Checks every open sale and rebuilds the ones Redis lost (before the process serves), then keeps watching. */
+  async start(): Promise<void> {
+    if (this.running) return;
+    this.running = true;
+    this.redis.on('close', this.onClose);
+    this.redis.on('ready', this.onReady);
+    await this.verify();
+    await Promise.all(this.rebuilding.values());
+    this.schedule();
+  }
+
+  async stop(): Promise<void> {
+    this.running = false;
+    clearTimeout(this.timer);
+    this.redis.off('close', this.onClose);
+    this.redis.off('ready', this.onReady);
+    await Promise.all(this.rebuilding.values());
+    await this.locks.close();
+  }
+
+  admit(saleId: string): Promise<void> | undefined {
+    if (this.redis.status !== 'ready') {
+      return Promise.reject(new SaleRecoveringError(saleId, 'the Redis connection is not up'));
+    }
+    if (this.verifiedGeneration !== this.generation) return this.verify().then(() => this.admitNow(saleId));
+    if (this.blocked.has(saleId)) return Promise.reject(new SaleRecoveringError(saleId));
+    return undefined;
+  }
+
+  /** `admit` for callers that cannot wait (the expiry sweeper skips a sale refused now). */
+  admits(saleId: string): boolean {
+    return (
+      this.redis.status === 'ready' &&
+      this.verifiedGeneration === this.generation &&
+      !this.blocked.has(saleId)
+    );
+  }
+
+  missing(saleId: string): boolean {
+    const sale = this.open.get(saleId);
+    if (!sale) return false;
+    this.blocked.set(saleId, 'missing in Redis');
+    void this.check(sale).catch((error: unknown) =>
+      this.logger.warn({ err: error, saleId }, 'could not check a sale Redis does not have'),
+    );
+    return true;
+  }
+
+  /** Sales this process does not sell right now (being rebuilt, or not checked yet), for /healthz. */
+  get recovering(): string[] {
+    return [...this.blocked.keys()];
+  }
+
+  private async admitNow(saleId: string): Promise<void> {
+    if (this.blocked.has(saleId)) throw new SaleRecoveringError(saleId);
+  }
+
+  /**
+   * The barrier of the current connection: every open sale checked (and rebuilds started) once per
+   * generation. A failed check (the record unreachable) is kept for 250 ms, so requests meanwhile
+   * fail fast instead of each asking the database; then it is tried again.
+   */
+  private verify(): Promise<void> {
+    const generation = this.generation;
+    if (this.barrier?.generation === generation) return this.barrier.done;
+    const done = this.checkAll().then(() => {
+      if (this.generation === generation) this.verifiedGeneration = generation;
+      else return this.verify(); // the connection dropped while checking: check the new one
+    });
+    const barrier = { generation, done };
+    this.barrier = barrier;
+    done.catch((error: unknown) => {
+      this.logger.warn(
+        { err: error },
+        'could not check the sales against the record; not selling until it can',
+      );
+      setTimeout(() => {
+        if (this.barrier === barrier) this.barrier = undefined;
+      }, 250).unref();
+    });
+    return done;
+  }
+
+  private async checkAll(): Promise<void> {
+    await this.options.beforeAdmitting?.();
+    const sales = await records.listOpenSales(this.options.db);
+    this.open = new Map(sales.map((sale) => [sale.id, sale]));
+    for (const saleId of this.blocked.keys()) if (!this.open.has(saleId)) this.blocked.delete(saleId);
+    for (const sale of sales) await this.check(sale);
+    this.lastFullCheck = Date.now();
+  }
+
+  /** Compares one sale with the record; closes it and starts a rebuild if Redis lost or forgot part of it. */
+  private async check(sale: Sale): Promise<void> {
+    if (this.rebuilding.has(sale.id)) return;
+    const condition = await inspectSale(this.redis, this.options.db, sale.id, this.keys(sale.id));
+    if (condition.kind === 'ok') {
+      if (this.blocked.delete(sale.id)) this.logger.info({ saleId: sale.id }, 'sale selling again');
+      return;
+    }
+    const reason = describe(condition);
+    if (!this.blocked.has(sale.id))
+      this.logger.warn({ saleId: sale.id, reason }, 'sale closed: Redis is not as the record');
+    this.blocked.set(sale.id, reason);
+    if (condition.kind === 'recovering' && (await this.lockOf(sale.id).isLocked())) return; // being rebuilt
+    this.rebuild(sale, condition.kind, reason);
+  }
+
+  private lockOf(saleId: string) {
+    return this.locks.mutex(`sale:${saleId}:recovery`);
+  }
+
+  private keys(saleId: string) {
+    return saleKeys(saleId, this.prefix);
+  }
+
+  /** Rebuilds a sale in the background if this process gets its recovery lock (see rebuildNow). */
+  private rebuild(sale: Sale, cause: RebuildCause, reason: string): void {
+    const task = this.rebuildNow(sale, cause, reason)
+      .then(() => undefined)
+      .catch((error: unknown) =>
+        this.logger.warn({ err: error, saleId: sale.id }, 'rebuild failed; it is tried again'),
+      )
+      .finally(() => this.rebuilding.delete(sale.id));
+    this.rebuilding.set(sale.id, task);
+  }
+
+  /**
+   * Rebuilds a sale from the record now, if it needs it and this process gets its recovery lock
+   * (`reconcile --repair` calls it directly). Returns what was rebuilt; undefined when nothing was
+   * (Redis was fine after all, someone else holds the lock, or the rebuild was superseded).
+   */
+  async rebuildNow(
+    sale: Sale,
+    cause: RebuildCause = 'missing',
+    reason = 'asked to',
+  ): Promise<RebuildReport | undefined> {
+    const handle = await this.lockOf(sale.id).tryAcquire();
+    if (!handle) return undefined;
+    try {
+      // Under the lock, look again: the previous holder may have just finished.
+      const condition = await inspectSale(this.redis, this.options.db, sale.id, this.keys(sale.id));
+      if (condition.kind === 'ok') {
+        this.blocked.delete(sale.id);
+        return undefined;
+      }
+      const began = performance.now();
+      const token = `${handle.owner}:${handle.fencingToken}`;
+      const report = await rebuildSale(this.options, sale, this.keys(sale.id), token);
+      if (!report || handle.signal.aborted) {
+        this.logger.warn({ saleId: sale.id }, 'rebuild superseded (lock or flag lost); checking again');
+        return undefined;
+      }
+      await this.redis.sadd(activeSalesKey(this.prefix), sale.id);
+      const ms = Math.round(performance.now() - began);
+      this.blocked.delete(sale.id);
+      this.logger.warn(
+        { saleId: sale.id, reason, ms, ...report },
+        'sale rebuilt from the record; selling again',
+      );
+      this.options.onRebuilt?.(sale.id, cause, report, ms);
+      return report;
+    } finally {
+      await handle
+        .release()
+        .catch((error: unknown) =>
+          this.logger.warn({ err: error, saleId: sale.id }, 'could not release the recovery lock'),
+        );
+    }
+  }
+
+  /** Sales closed here are looked at every `blockedCheckMs`, all open sales every `checkEveryMs`. */
+  private schedule(): void {
+    if (!this.running) return;
+    const every = this.options.checkEveryMs ?? 1_000;
+    const blockedEvery = this.options.blockedCheckMs ?? 100;
+    const delay = this.blocked.size > 0 ? blockedEvery : every > 0 ? every : blockedEvery;
+    this.timer = setTimeout(() => void this.tick().finally(() => this.schedule()), delay);
+    this.timer.unref();
+  }
+
+  private async tick(): Promise<void> {
+    if (this.redis.status !== 'ready') return;
+    const every = this.options.checkEveryMs ?? 1_000;
+    try {
+      if (this.verifiedGeneration !== this.generation) {
+        await this.verify();
+      } else if (every > 0 && Date.now() - this.lastFullCheck >= every) {
+        await this.checkAll();
+      } else {
+        for (const saleId of [...this.blocked.keys()]) {
+          const sale = this.open.get(saleId);
+          if (sale) await this.check(sale);
+        }
+      }
+    } catch (error) {
+      this.logger.warn({ err: error }, 'recovery check failed; trying again');
+    }
+  }
+}
+
+function describe(condition: Exclude<SaleCondition, { kind: 'ok' }>): string {
+  switch (condition.kind) {
+    case 'missing':
+      return `Redis has no ${condition.what} for it`;
+    case 'behind':
+      return `Redis's stream ends at ${condition.redisLastId}, the record holds ${condition.recordNewestId}`;
+    case 'recovering':
+      return 'a rebuild is under way';
+  }
+}

@@ -1,0 +1,245 @@
+import { ScriptRunner } from 'lockstock/redis';
+import { ID_PATTERN, ORDER_GROUP, type SaleKeys } from '../keys.js';
+import { deadlineMember, lifecycleScripts, SETTLED_TTL_MS } from '../lifecycle/scripts.js';
+import { parseStreamEntry } from '../pipeline/stream.js';
+import type { SaleRedis } from '../redis.js';
+import { IDEMPOTENCY_TTL_SECONDS } from '../reserve.js';
+import type { Database, Queryable } from '../store/db.js';
+import type { OrderEntry, PipelineEntry, SettlementEntry } from '../store/decide.js';
+import { queries } from '../store/queries.js';
+import { records } from '../store/records.js';
+import type { Sale } from '../types.js';
+import { recoveryQueries } from './queries.js';
+import { recoveryScripts } from './scripts.js';
+import { formatStreamId, recordNewest } from './stream-ids.js';
+
+/** What a rebuild put back. */
+export interface RebuildReport {
+  /** Units left to sell afterwards. */
+  readonly remaining: number;
+  /** Users holding units (record plus unrecorded entries). */
+  readonly buyers: number;
+  /** Stream entries Redis still had that the record has not applied yet (they stay, and count). */
+  readonly inFlight: number;
+  readonly idempotencyKeys: number;
+  readonly settledOrders: number;
+  readonly unpaidOrders: number;
+  /** The stream's id floor: new entries sort after it ('' when the record holds no entry). */
+  readonly floor: string;
+}
+
+/** Pairs per script call (Lua's unpack limit is far above; this keeps each call short). */
+const CHUNK = 500;
+
+/**
+ * Rebuilds a sale's Redis state from the record plus what Redis still holds that the record has not
+ * applied yet. The caller holds the sale's recovery lock; `token` fences every write (see begin.lua).
+ *
+ * 1. The flag goes up (begin.lua): nothing sells, settles or expires in this sale from here on, so
+ *    Redis's side stands still while it is read.
+ * 2. Every entry still in the sale's stream is read (the pipeline trims recorded ones; what is left is
+ *    recent or unrecorded), then the record in one REPEATABLE READ snapshot: its totals, holdings,
+ *    final states, unpaid orders, Idempotency-Keys, newest entries — and which of the stream's entries
+ *    it has applied. An entry the pipeline records meanwhile is in the snapshot or counted in flight,
+ *    never both: the snapshot decides.
+ * 3. Stock = stock − units the record holds − units unrecorded entries hold (reservations hold,
+ *    cancellations and expiries gave back); buyers likewise, per user; the record's final states,
+ *    unpaid orders and keys go back; the stream gets its consumer group and its id floor; the flag
+ *    goes and the restock message is published (finish.lua).
+ *
+ * Returns undefined if the token stopped holding half-way (another rebuild took over, or Redis lost
+ * the flag): what was written is rewritten by whoever holds it now.
+ */
+export async function rebuildSale(
+  deps: { redis: SaleRedis; db: Database },
+  sale: Sale,
+  keys: SaleKeys,
+  token: string,
+): Promise<RebuildReport | undefined> {
+  const { redis, db } = deps;
+  const scripts = new ScriptRunner(redis);
+  await scripts.run(recoveryScripts.begin, [keys.recovering], [token]);
+
+  const entries = await readStream(redis, sale.id, keys.stream);
+  const reservations = entries.filter((e): e is OrderEntry => e.kind === 'reservation');
+  const settlements = entries.filter((e): e is SettlementEntry => e.kind === 'settlement');
+  const record = await db.transaction((tx) => readRecord(tx, sale.id, reservations, settlements));
+
+  // Units held by entries the record has not applied: reservations hold theirs; a cancellation or
+  // expiry gave its units back (unless the record already shows the order settled).
+  let inFlight = 0;
+  let inFlightUnits = 0;
+  const holdings = new Map(record.holdings);
+  const hold = (user: string, units: number) => holdings.set(user, (holdings.get(user) ?? 0) + units);
+  for (const r of reservations) {
+    if (record.applied.has(r.streamId)) continue;
+    inFlight++;
+    inFlightUnits += r.quantity;
+    hold(r.userId, r.quantity);
+  }
+  for (const s of settlements) {
+    const state = record.states.get(s.orderId);
+    if (state !== undefined && state !== 'confirmed') continue; // applied (or refused) already
+    inFlight++;
+    if (s.status === 'paid') continue;
+    inFlightUnits -= s.quantity;
+    hold(s.userId, -s.quantity);
+  }
+  const remaining = Math.max(0, record.stock - record.sold - inFlightUnits);
+
+  const buyers = [...holdings].filter(([, units]) => units > 0);
+  const buyerChunks = [...chunks(buyers, CHUNK)];
+  for (const [i, chunk] of (buyerChunks.length > 0 ? buyerChunks : [[]]).entries()) {
+    const args = [token, i === 0 ? 1 : 0, ...chunk.flat()]; // the first call empties the hash
+    if (!(await fenced(scripts.run(recoveryScripts.rebuildBuyers, [keys.recovering, keys.buyers], args))))
+      return undefined;
+  }
+
+  for (const chunk of chunks(record.settled, CHUNK)) {
+    const args = [token, SETTLED_TTL_MS, ...chunk.flatMap((o) => [o.id, o.status])];
+    if (!(await fenced(scripts.run(recoveryScripts.rebuildSettled, [keys.recovering, keys.settled], args))))
+      return undefined;
+  }
+
+  for (const chunk of chunks(record.keys, CHUNK)) {
+    const args = [token, ...chunk.flatMap((k) => [`${k.id}:${k.quantity}`, k.secondsLeft])];
+    const keyList = chunk.map((k) => keys.idempotency(k.userId, k.key));
+    if (!(await fenced(scripts.run(recoveryScripts.rebuildKeys, [keys.recovering, ...keyList], args))))
+      return undefined;
+  }
+
+  // Unpaid orders go back into the delay queue; open-orders.lua leaves settled ones out.
+  for (const chunk of chunks(record.unpaid, CHUNK)) {
+    const args = chunk.flatMap((o) => [deadlineMember(o.id, o.userId, o.quantity), o.payByMs]);
+    await scripts.run(lifecycleScripts.openOrders, [keys.deadlines, keys.settled], args);
+  }
+
+  const floor = record.newest ? formatStreamId(record.newest) : '';
+  const started = sale.startsAt.getTime() <= Date.now();
+  const finished = await scripts.run(
+    recoveryScripts.finish,
+    [keys.recovering, keys.stock, keys.notBefore, keys.open, keys.stream, keys.restock],
+    [
+      token,
+      remaining,
+      started ? 0 : sale.startsAt.getTime(),
+      sale.endsAt.getTime(),
+      sale.perUserLimit,
+      floor,
+      ORDER_GROUP,
+    ],
+  );
+  if (finished !== 1) return undefined;
+  return {
+    remaining,
+    buyers: buyers.length,
+    inFlight,
+    idempotencyKeys: record.keys.length,
+    settledOrders: record.settled.length,
+    unpaidOrders: record.unpaid.length,
+    floor,
+  };
+}
+
+async function fenced(step: Promise<unknown>): Promise<boolean> {
+  return (await step) === 1;
+}
+
+function* chunks<T>(items: readonly T[], size: number): Generator<T[]> {
+  for (let i = 0; i < items.length; i += size) yield items.slice(i, i + size);
+}
+
+/** Every entry of a sale's stream, oldest first, parsed (malformed ones are the pipeline's to dead-letter). */
+async function readStream(redis: SaleRedis, saleId: string, stream: string): Promise<PipelineEntry[]> {
+  const entries: PipelineEntry[] = [];
+  let start = '-';
+  for (;;) {
+    const batch = (await redis.xrange(stream, start, '+', 'COUNT', 1000)) as Array<[string, string[]]>;
+    for (const [id, fields] of batch) {
+      const entry = parseStreamEntry(saleId, { stream, id, fields });
+      if (entry) entries.push(entry);
+    }
+    const last = batch.at(-1);
+    if (!last || batch.length < 1000) return entries;
+    start = `(${last[0]}`;
+  }
+}
+
+interface RecordView {
+  stock: number;
+  /** Units held by confirmed and paid orders. */
+  sold: number;
+  holdings: Map<string, number>;
+  /** Stream ids of the stream's reservations that the record has. */
+  applied: Set<string>;
+  /** Record status of the orders the stream's settlements name. */
+  states: Map<string, string>;
+  settled: Array<{ id: string; status: string }>;
+  unpaid: Array<{ id: string; userId: string; quantity: number; payByMs: number }>;
+  keys: Array<{ id: string; userId: string; quantity: number; key: string; secondsLeft: number }>;
+  newest: ReturnType<typeof recordNewest>;
+}
+
+async function readRecord(
+  tx: Queryable,
+  saleId: string,
+  reservations: readonly OrderEntry[],
+  settlements: readonly SettlementEntry[],
+): Promise<RecordView> {
+  // One snapshot for every read below (the pipeline writes the holdings, totals and inbox together).
+  await tx.query('SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY');
+  const sale = await records.getSale(tx, saleId);
+  if (!sale) throw new Error(`sale ${saleId} is not in the record`);
+  const holdings = await records.userPurchases(tx, saleId);
+  const applied = reservations.length
+    ? await tx.query<{ stream_id: string }>(queries.appliedEntries, [
+        reservations.map(() => saleId),
+        reservations.map((r) => r.streamId),
+      ])
+    : { rows: [] };
+  const states = settlements.length
+    ? await tx.query<{ id: string; status: string }>(recoveryQueries.orderStates, [
+        [...new Set(settlements.map((s) => s.orderId))],
+      ])
+    : { rows: [] };
+  const settled = await tx.query<{ id: string; status: string }>(recoveryQueries.settledOrders, [saleId]);
+  const unpaid = await tx.query<{ id: string; user_id: string; quantity: number; pay_by: Date | string }>(
+    queries.unpaidOrders,
+    [saleId],
+  );
+  const keys = await tx.query<{
+    id: string;
+    user_id: string;
+    quantity: number;
+    idempotency_key: string;
+    seconds_left: number;
+  }>(recoveryQueries.idempotencyKeys, [saleId, IDEMPOTENCY_TTL_SECONDS]);
+  const newest = await tx.query<{ newer: string[]; last_settled_ms: string | null }>(
+    recoveryQueries.newestEntries,
+    [saleId, '0'],
+  );
+  return {
+    stock: sale.stock,
+    sold: sale.persistedSold,
+    holdings,
+    applied: new Set(applied.rows.map((r) => r.stream_id)),
+    states: new Map(states.rows.map((r) => [r.id, r.status])),
+    settled: settled.rows,
+    unpaid: unpaid.rows.map((r) => ({
+      id: r.id,
+      userId: r.user_id,
+      quantity: r.quantity,
+      payByMs: new Date(r.pay_by).getTime(),
+    })),
+    keys: keys.rows
+      .filter((r) => r.seconds_left > 0 && ID_PATTERN.test(r.idempotency_key) && ID_PATTERN.test(r.user_id))
+      .map((r) => ({
+        id: r.id,
+        userId: r.user_id,
+        quantity: r.quantity,
+        key: r.idempotency_key,
+        secondsLeft: r.seconds_left,
+      })),
+    newest: recordNewest(newest.rows[0]?.newer ?? [], newest.rows[0]?.last_settled_ms ?? null),
+  };
+}
