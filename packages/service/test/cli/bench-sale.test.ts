@@ -33,6 +33,7 @@ describe('bench sale', () => {
       'sold-out answers, serve --workers 0',
       'purchases, embedded default',
       'sold-out answers, embedded default',
+      'purchases, embedded default, durability fsync vs memory',
       'pipeline into PostgreSQL',
     ]);
     for (const result of report.results) {
