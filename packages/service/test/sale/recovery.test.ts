@@ -8,6 +8,8 @@ import { startRuntime, type Runtime } from '../../src/cli/runtime.js';
 import { PostgresServer, RedisServer } from 'lockstock/servers';
 import { aofSize, cutAofTail } from '../helpers/aof.js';
 import { until } from '../helpers/until.js';
+import { Redis } from 'ioredis';
+import { saleKeys } from '../../src/sale/keys.js';
 
 /**
  * Issue 13's open defects, in a process assembled as `serve` assembles it (startRuntime, a pipeline
@@ -144,6 +146,34 @@ describe('Redis restarted without persistence', () => {
 
     await drained(stack, saleId, 4);
     expect(await recorded(stack, saleId)).toEqual({ confirmed: 4, rejected: 0 });
+  });
+});
+
+describe('a rebuild left unfinished', () => {
+  let stack: Stack;
+  beforeAll(async () => {
+    stack = await startStack([]);
+  });
+  afterAll(async () => {
+    await stack?.resources.closeAll();
+  });
+
+  it('a recovering flag whose rebuilder died (its lock is free) is taken over: the sale sells again within 5 s, buyers kept', async () => {
+    const saleId = await createSale(stack, 5);
+    expect((await buy(stack, saleId, 'a', 'a-1')).statusCode).toBe(202);
+    await drained(stack, saleId, 1);
+    // What a rebuilder that was SIGKILLed between begin.lua and finish.lua leaves behind.
+    const client = new Redis(stack.redis.url);
+    try {
+      await client.set(saleKeys(saleId).recovering, 'dead-rebuilder:1');
+    } finally {
+      client.disconnect();
+    }
+    const fresh = await buyThroughRecovery(stack, saleId, 'b', 'b-1');
+    expect(fresh.statuses.filter((s) => s !== 503 && s !== 202)).toEqual([]);
+    expect(fresh.response.statusCode).toBe(202);
+    expect((await buy(stack, saleId, 'a', 'a-2')).statusCode).toBe(409); // a's unit is still a's
+    expect(await remaining(stack, saleId)).toBe(3);
   });
 });
 
