@@ -2,7 +2,7 @@ import { once } from 'node:events';
 import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads';
 import { AggregatorRegistry, Registry, type MetricObjectWithValues, type MetricValue } from 'prom-client';
 import type { Logger } from 'pino';
-import type { OrderPipelineOptions } from '../sale/pipeline/order-pipeline.js';
+import type { OrderPipelineOptions, PipelineHealth } from '../sale/pipeline/order-pipeline.js';
 import type { Database } from '../sale/store/db.js';
 import { remoteDatabase } from '../sale/store/remote-db.js';
 
@@ -25,6 +25,7 @@ export type ThreadMessage =
   | { kind: 'ready'; applied: string[]; consumers: string[] }
   | { kind: 'failed'; message: string }
   | { kind: 'metrics'; id: number; values: Metrics }
+  | { kind: 'health'; pipelines: PipelineHealth[] }
   | { kind: 'stopped' };
 
 export interface OrderThread {
@@ -34,6 +35,11 @@ export interface OrderThread {
   readonly applied: string[];
   /** The thread's metrics (pipelines), to merge into the process's /metrics. */
   metrics(): Promise<Metrics>;
+  /**
+   * The thread's pipelines as last reported (the thread sends their state every 500 ms and on every
+   * change of it), for /healthz: a pipeline whose database is down shows as `retrying`.
+   */
+  pipelines(): readonly PipelineHealth[];
   /** Stops the pipelines and the sweeper after their current batch, closes the store, ends the thread. */
   stop(): Promise<void>;
 }
@@ -58,11 +64,13 @@ export async function startOrderThread(
   const pending = new Map<number, (values: Metrics) => void>();
   let nextId = 1;
   let stopped: Promise<void> | undefined;
+  let pipelines: readonly PipelineHealth[] = [];
   worker.on('error', (error) => logger.error({ err: error }, 'the order thread failed'));
   const ready = new Promise<{ applied: string[] }>((resolve, reject) => {
     worker.on('message', (message: ThreadMessage) => {
       if (message.kind === 'ready') resolve(message);
       else if (message.kind === 'failed') reject(new Error(message.message));
+      else if (message.kind === 'health') pipelines = message.pipelines;
       else if (message.kind === 'metrics') {
         pending.get(message.id)?.(message.values);
         pending.delete(message.id);
@@ -83,6 +91,7 @@ export async function startOrderThread(
   return {
     db: channel ? remoteDatabase(channel.port1, 'pglite') : undefined,
     applied,
+    pipelines: () => pipelines,
     metrics: () =>
       new Promise((resolve) => {
         if (stopped || worker.threadId < 0) return resolve([]);

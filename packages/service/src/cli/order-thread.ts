@@ -53,6 +53,14 @@ async function start() {
       await Promise.all([...pipelines.map((p) => p.stop()), sweeper?.stop()]);
       await recovery?.stop();
     });
+    // The HTTP thread's /healthz reads the pipelines' state from these reports (it cannot ask
+    // synchronously): sent every 500 ms, so a failing pipeline shows within that.
+    const report = setInterval(
+      () => post({ kind: 'health', pipelines: pipelines.map((p) => p.health) }),
+      500,
+    );
+    report.unref();
+    closers.unshift(async () => clearInterval(report));
     return { applied, metrics, consumers: pipelines.map((p) => p.consumer), closers };
   } catch (error) {
     for (const close of closers) await close().catch(() => undefined);

@@ -6,7 +6,11 @@ import pino, { type Logger } from 'pino';
 import { SnowflakeIdGenerator } from '../sale/ids/snowflake.js';
 import { createSaleMetrics, type SaleMetrics } from '../sale/metrics.js';
 import { ExpirySweeper } from '../sale/lifecycle/sweeper.js';
-import { OrderPipeline, type OrderPipelineOptions } from '../sale/pipeline/order-pipeline.js';
+import {
+  OrderPipeline,
+  type OrderPipelineOptions,
+  type PipelineHealth,
+} from '../sale/pipeline/order-pipeline.js';
 import { SaleService } from '../sale/service.js';
 import { pgliteDatabase, postgresDatabase, type Database } from '../sale/store/db.js';
 import { migrate } from '../sale/store/migrate.js';
@@ -69,6 +73,8 @@ export interface Runtime {
   readonly metrics: SaleMetrics;
   /** The pipelines of this thread (none when they run in the order thread). */
   readonly pipelines: OrderPipeline[];
+  /** The state of every pipeline of this process, in this thread or the order thread (/healthz). */
+  pipelineHealth(): readonly PipelineHealth[];
   readonly logger: Logger;
   readonly embedded: { redis: boolean; database: boolean };
   readonly dataDir: string;
@@ -223,6 +229,7 @@ export async function startRuntime(options: RuntimeOptions, resources: Resources
     service,
     metrics,
     pipelines,
+    pipelineHealth: () => [...pipelines.map((p) => p.health), ...(thread?.pipelines() ?? [])],
     logger,
     dataDir,
     embedded: { redis: redisServer !== undefined, database: !options.databaseUrl },

@@ -77,7 +77,7 @@ export function registerServe(program: Command): void {
           config: httpConfigFromEnv(process.env, secret, { demoBuyers: embedded }),
           activity,
           logger: runtime.logger,
-          pipelines: () => runtime.pipelines.map((pipeline) => pipeline.health),
+          pipelines: () => runtime.pipelineHealth(),
           ...(runtime.recovery ? { recovering: () => runtime.recovery?.recovering ?? [] } : {}),
           durability: runtime.durability,
         });
