@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { PostgresServer, RedisServer } from 'lockstock/servers';
 import { checkRun, type RunResult } from './checker.js';
 import { connectLab, prepareLabDatabase } from './env.js';
-import { strategyByName } from './strategies/index.js';
+import { STRATEGIES, strategyByName } from './strategies/index.js';
 import type { Attempt, LabRun } from './types.js';
 import type { FromWorker, ToWorker } from './worker.js';
 
@@ -137,6 +137,10 @@ export async function runLab(options: LabOptions): Promise<RunResult[]> {
       ),
     );
     await env.close();
-    await Promise.all([redisServer?.stop(), postgres?.stop()]);
+    await Promise.all([
+      redisServer?.stop(),
+      postgres?.stop(),
+      ...STRATEGIES.filter((s) => options.strategies.includes(s.name)).map((s) => s.teardown?.()),
+    ]);
   }
 }

@@ -50,6 +50,11 @@ export interface Strategy {
   buyer(env: LabEnv, run: LabRun): Promise<(buyer: string) => Promise<boolean>>;
   /** Reads what was recorded (coordinator): the orders' buyers and the final stock. */
   inspect(env: LabEnv, run: LabRun): Promise<{ orders: string[]; finalStock: number }>;
+  /**
+   * Stops what the strategy started once per lab (coordinator, after every run and the workers):
+   * e.g. Redlock's extra masters. Servers left running would outlive the lab.
+   */
+  teardown?(): Promise<void>;
 }
 
 /** What a worker recorded about one attempt. */

@@ -35,4 +35,11 @@ export const redlock: Strategy = {
     return (buyer) => lock.run(() => redisReadCheckWrite(env, run, buyer));
   },
   inspect: inspectRedis,
+  async teardown() {
+    const started = extraMasters;
+    extraMasters = undefined;
+    await Promise.all([...clients.values()].map((client) => client.close()));
+    clients.clear();
+    await Promise.all((await started?.catch(() => []))?.map((master) => master.stop()) ?? []);
+  },
 };
