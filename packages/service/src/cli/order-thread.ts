@@ -14,6 +14,7 @@ import { migrate } from '../sale/store/migrate.js';
 import { serveDatabase } from '../sale/store/remote-db.js';
 import { RecoveryMonitor } from '../sale/recovery/monitor.js';
 import type { HostMessage, OrderThreadData, ThreadMessage } from './order-thread-host.js';
+import { lowerThisThreadPriority } from './thread-priority.js';
 
 const data = workerData as OrderThreadData;
 const port = parentPort as MessagePort;
@@ -23,6 +24,8 @@ const logger = pino({ level: data.logLevel, redact: ['req.headers.authorization'
 });
 
 async function start() {
+  // Buyers first: recording yields the CPU to the HTTP thread (and Redis) when every core is busy.
+  if (!lowerThisThreadPriority()) logger.debug('order thread: runs at the process priority');
   const db: Database = data.databaseUrl
     ? postgresDatabase(data.databaseUrl, { max: Math.max(2, data.pipelines + 1) })
     : await pgliteDatabase(data.pgliteDir);
