@@ -20,6 +20,16 @@ describe('semaphores', () => {
     expect(await semaphore.available()).toBe(2);
   });
 
+  it('gives one owner one permit: a second acquire by the same owner is refused, the first kept', async () => {
+    const semaphore = env.locks().semaphore('sem-one-per-owner', { permits: 3 });
+    const held = await semaphore.acquire({ owner: 'worker-7', leaseMs: 10_000 });
+    expect(await semaphore.tryAcquire({ owner: 'worker-7', leaseMs: 1_000 })).toBeUndefined();
+    expect(await semaphore.available()).toBe(2);
+    expect((await semaphore.inspect()).remainingMs).toBeGreaterThan(5_000); // its lease was not shortened
+    expect(await held.release()).toBe('released');
+    expect(await semaphore.available()).toBe(3);
+  });
+
   it('a counter semaphore has no lease: leaseMs is refused before anything is taken', async () => {
     const semaphore = env.locks().counterSemaphore('sem-counter', { permits: 1 });
     await expect(semaphore.acquire({ leaseMs: 1_000 })).rejects.toBeInstanceOf(InvalidLockOptionError);

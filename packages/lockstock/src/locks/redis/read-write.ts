@@ -16,7 +16,6 @@ import { LOCK_SCRIPTS } from './scripts.js';
 class ReadWriteKeys {
   readonly writer: string;
   readonly readers: string;
-  readonly leases: string;
   readonly intent: string;
   readonly channel: string;
   /** Both sides wait in one room, so a client's readers and writers queue in one FIFO. */
@@ -26,7 +25,6 @@ class ReadWriteKeys {
     this.waitKey = `${base}:rw`;
     this.writer = `${base}:rw:writer`;
     this.readers = `${base}:rw:readers`;
-    this.leases = `${base}:rw:leases`;
     this.intent = `${base}:rw:intent`;
     this.channel = `${base}:rw:wake`;
   }
@@ -47,8 +45,8 @@ abstract class ReadWriteSide extends RedisResource implements LockResource {
     this.keys = new ReadWriteKeys(this.base);
     this.waitKey = this.keys.waitKey;
     this.wakeChannel = this.keys.channel;
-    this.holderKeys = [this.keys.writer, this.keys.readers, this.keys.leases];
-    this.acquireKeys = [this.keys.writer, this.keys.readers, this.keys.leases, this.keys.intent, this.fence];
+    this.holderKeys = [this.keys.writer, this.keys.readers];
+    this.acquireKeys = [this.keys.writer, this.keys.readers, this.keys.intent, this.fence];
   }
 
   abstract attempt(request: AttemptRequest): Promise<AttemptResult>;
@@ -60,7 +58,7 @@ abstract class ReadWriteSide extends RedisResource implements LockResource {
   async inspect(): Promise<LockInfo> {
     const [writer, readers] = await Promise.all([
       this.ctx.client.pttl(this.keys.writer),
-      this.run(LOCK_SCRIPTS.leasesInspect, [this.keys.leases], []) as Promise<[number, number]>,
+      this.run(LOCK_SCRIPTS.readersInspect, [this.keys.readers], []) as Promise<[number, number]>,
     ]);
     if (writer !== -2) return { held: true, holders: 1, remainingMs: writer >= 0 ? writer : undefined };
     const [live, remaining] = readers;
@@ -76,13 +74,12 @@ export class ReadResource extends ReadWriteSide {
   }
 
   async release(owner: string): Promise<ReleaseResult> {
-    const keys = [this.keys.readers, this.keys.leases, this.keys.channel, this.keys.intent];
+    const keys = [this.keys.readers, this.keys.channel, this.keys.intent];
     return releaseResult(await this.run(LOCK_SCRIPTS.readRelease, keys, [owner]));
   }
 
   async extend(owner: string, leaseMs: number): Promise<ExtendStatus> {
-    const keys = [this.keys.readers, this.keys.leases];
-    return extendStatus(await this.run(LOCK_SCRIPTS.readExtend, keys, [owner, leaseMs]));
+    return extendStatus(await this.run(LOCK_SCRIPTS.readExtend, [this.keys.readers], [owner, leaseMs]));
   }
 
   leave(): void {

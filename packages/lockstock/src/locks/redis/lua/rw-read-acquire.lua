@@ -4,9 +4,8 @@
 
   KEYS[1]  writer: hash {owner: hold count, '\0t': token}, the write lease as its TTL
   KEYS[2]  readers: hash (see rw-readers.lua)
-  KEYS[3]  reader leases: zset (see rw-readers.lua)
-  KEYS[4]  write intent: string, the waiting writer's owner id, with a short TTL it keeps refreshing
-  KEYS[5]  fencing counter: integer, the last token issued for this name (never expires)
+  KEYS[3]  write intent: string, the waiting writer's owner id, with a short TTL it keeps refreshing
+  KEYS[4]  fencing counter: integer, the last token issued for this name (never expires)
   ARGV[1]  owner id
   ARGV[2]  lease in milliseconds
 
@@ -17,27 +16,29 @@
 -- @include rw-readers.lua
 local owner, lease = ARGV[1], tonumber(ARGV[2])
 local now = now_ms()
-drop_expired_readers(KEYS[2], KEYS[3], now)
-if redis.call('hexists', KEYS[2], owner) == 1 then
+local held_until = read_lease_end(KEYS[2], owner, now)
+if held_until then
   redis.call('hincrby', KEYS[2], owner, 1)
   -- Re-entry never shortens the lease the outer hold is relying on.
-  redis.call('zadd', KEYS[3], 'GT', now + lease, owner)
-  expire_with_last_reader(KEYS[2], KEYS[3], lease)
+  if now + lease > held_until then
+    redis.call('hset', KEYS[2], LEASE .. owner, now + lease)
+    outlive(KEYS[2], lease)
+  end
   return tonumber(redis.call('hget', KEYS[2], TOKEN .. owner))
 end
 -- One EXISTS for the common case: no writer holds the lock and none waits for it.
-if redis.call('exists', KEYS[1], KEYS[4]) > 0 and redis.call('hexists', KEYS[1], owner) == 0 then
+if redis.call('exists', KEYS[1], KEYS[3]) > 0 and redis.call('hexists', KEYS[1], owner) == 0 then
   local writer = redis.call('pttl', KEYS[1])
   if writer ~= -2 then
     return { math.max(writer, 0) }
   end
-  local intent = redis.call('pttl', KEYS[4])
+  local intent = redis.call('pttl', KEYS[3])
   if intent > 0 then
     return { intent }
   end
 end
-local token = redis.call('incr', KEYS[5])
-redis.call('hset', KEYS[2], owner, 1, TOKEN .. owner, token)
-redis.call('zadd', KEYS[3], now + lease, owner)
-expire_with_last_reader(KEYS[2], KEYS[3], lease)
+local token = redis.call('incr', KEYS[4])
+-- A reader whose lease ended and who comes back starts over: count 1, a new token and lease.
+redis.call('hset', KEYS[2], owner, 1, TOKEN .. owner, token, LEASE .. owner, now + lease)
+outlive(KEYS[2], lease)
 return token

@@ -4,10 +4,9 @@
   out until it gets the lock (or stops refreshing it).
 
   KEYS[1]  writer: hash {owner: hold count, '\0t': token}, the write lease as its TTL
-  KEYS[2]  readers: hash (see rw-readers.lua)
-  KEYS[3]  reader leases: zset (see rw-readers.lua)
-  KEYS[4]  write intent: string (owner id of a waiting writer), TTL ARGV[4]
-  KEYS[5]  fencing counter
+  KEYS[2]  readers: hash (see rw-readers.lua); the fields of readers whose lease ended are dropped
+  KEYS[3]  write intent: string (owner id of a waiting writer), TTL ARGV[4]
+  KEYS[4]  fencing counter
   ARGV[1]  owner id
   ARGV[2]  lease in milliseconds
   ARGV[3]  1 if the caller will wait (set or refresh the intent), else 0
@@ -21,8 +20,6 @@
 -- @include rw-readers.lua
 local owner, lease = ARGV[1], tonumber(ARGV[2])
 local intent_ms = tonumber(ARGV[4])
-local now = now_ms()
-drop_expired_readers(KEYS[2], KEYS[3], now)
 if redis.call('hexists', KEYS[1], owner) == 1 then
   redis.call('hincrby', KEYS[1], owner, 1)
   local ttl = redis.call('pttl', KEYS[1])
@@ -31,7 +28,8 @@ if redis.call('hexists', KEYS[1], owner) == 1 then
   end
   return tonumber(redis.call('hget', KEYS[1], '\0t'))
 end
-if redis.call('hexists', KEYS[2], owner) == 1 then
+local now = now_ms()
+if read_lease_end(KEYS[2], owner, now) then
   -- It would wait for its own read hold forever.
   return redis.error_reply('LOCKSTOCK_UPGRADE a read holder cannot take the write lock')
 end
@@ -39,25 +37,25 @@ local blocked = 0
 local writer = redis.call('pttl', KEYS[1])
 if writer ~= -2 then
   blocked = math.max(writer, 1)
-else
-  local first = redis.call('zrange', KEYS[3], 0, 0, 'WITHSCORES')[2]
-  if first then
-    blocked = math.max(tonumber(first) - now, 1)
+elseif redis.call('exists', KEYS[2]) == 1 then
+  local live, earliest = live_readers(KEYS[2], now)
+  if live > 0 then
+    blocked = math.max(earliest - now, 1)
   end
 end
 if blocked == 0 then
-  local token = redis.call('incr', KEYS[5])
+  local token = redis.call('incr', KEYS[4])
   redis.call('hset', KEYS[1], owner, 1, '\0t', token)
   redis.call('pexpire', KEYS[1], lease)
-  if redis.call('get', KEYS[4]) == owner then
-    redis.call('del', KEYS[4]) -- another waiting writer's intent stays: it is next
+  if redis.call('get', KEYS[3]) == owner then
+    redis.call('del', KEYS[3]) -- another waiting writer's intent stays: it is next
   end
   return token
 end
 if ARGV[3] == '1' then
-  local intent = redis.call('get', KEYS[4])
+  local intent = redis.call('get', KEYS[3])
   if not intent or intent == owner then
-    redis.call('set', KEYS[4], owner, 'PX', intent_ms)
+    redis.call('set', KEYS[3], owner, 'PX', intent_ms)
   end
 end
 return { math.min(blocked, math.floor(intent_ms / 3)) }

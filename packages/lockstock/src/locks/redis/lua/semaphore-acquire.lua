@@ -16,15 +16,18 @@ local t = redis.call('time')
 local now = t[1] * 1000 + math.floor(t[2] / 1000)
 local owner, lease = ARGV[1], tonumber(ARGV[2])
 redis.call('zremrangebyscore', KEYS[1], '-inf', now)
-if redis.call('zscore', KEYS[1], owner) then
-  return { -1 }
-end
 if redis.call('zcard', KEYS[1]) < tonumber(ARGV[3]) then
-  redis.call('zadd', KEYS[1], now + lease, owner)
+  -- NX: an owner that holds a permit already is not given a second one (nor a new lease).
+  if redis.call('zadd', KEYS[1], 'NX', now + lease, owner) == 0 then
+    return { -1 }
+  end
   if redis.call('pttl', KEYS[1]) < lease then
     redis.call('pexpire', KEYS[1], lease)
   end
   return redis.call('incr', KEYS[2])
+end
+if redis.call('zscore', KEYS[1], owner) then
+  return { -1 }
 end
 local first = redis.call('zrange', KEYS[1], 0, 0, 'WITHSCORES')[2]
 return { math.max(tonumber(first) - now, 0) }
