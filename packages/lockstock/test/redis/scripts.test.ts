@@ -1,4 +1,6 @@
+import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
+import { RedisLockClient } from '../../src/index.js';
 import { loadLuaScript } from '../../src/redis/scripts.js';
 import { useRedis } from '../helpers/redis.js';
 
@@ -29,6 +31,21 @@ describe('script loading', () => {
     const handle = await waiter; // without the retry it would wait for the 30 s watchdog lease it saw
     expect(handle.fencingToken).toBe(holder.fencingToken + 1);
     await handle.release();
+  });
+
+  it("builds its commands as the client's own methods would: the client's keyPrefix applies", async () => {
+    const client = new Redis(env.server.url, { keyPrefix: 'app:' });
+    const locks = new RedisLockClient({ redis: client });
+    try {
+      const handle = await locks.mutex('s-prefixed').acquire();
+      expect(await env.redis.get('app:ls:{s-prefixed}')).toBe(handle.owner);
+      expect(await env.redis.exists('ls:{s-prefixed}')).toBe(0);
+      expect(await handle.release()).toBe('released');
+      expect(await env.redis.exists('app:ls:{s-prefixed}')).toBe(0);
+    } finally {
+      await locks.close();
+      client.disconnect();
+    }
   });
 
   it('derives the key count from the script text', () => {
