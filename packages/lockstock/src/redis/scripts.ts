@@ -20,12 +20,25 @@ export interface LuaScript {
 const INCLUDE = /^--\s*@include\s+(\S+)\s*$/gm;
 
 /**
+ * A file with its `-- @include` lines replaced by the fragments they name (relative to the file),
+ * fragments' own includes too; a fragment already included is not included again.
+ */
+function expandIncludes(url: URL, included = new Set<string>()): string {
+  return readAsset(url).replace(INCLUDE, (_line, file: string) => {
+    const fragment = new URL(file, url);
+    if (included.has(fragment.href)) return `-- (${file}: included above)`;
+    included.add(fragment.href);
+    return expandIncludes(fragment, included);
+  });
+}
+
+/**
  * Loads a `.lua` file once (at module load) and fingerprints it for EVALSHA. A line
  * `-- @include fragment.lua` is replaced by that file (relative to the script), so scripts share Lua
  * functions without copy-pasted prologues; the SHA covers the expanded text.
  */
 export function loadLuaScript(url: URL): LuaScript {
-  const source = readAsset(url).replace(INCLUDE, (_line, file: string) => readAsset(new URL(file, url)));
+  const source = expandIncludes(url);
   const keyIndexes = [...source.matchAll(/KEYS\[(\d+)\]/g)].map((m) => Number(m[1]));
   return Object.freeze({
     name: fileURLToPath(url).split('/').pop() ?? String(url),

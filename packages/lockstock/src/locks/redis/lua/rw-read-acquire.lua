@@ -16,15 +16,12 @@
 -- @include rw-readers.lua
 local owner, lease = ARGV[1], tonumber(ARGV[2])
 local now = now_ms()
-local held_until = read_lease_end(KEYS[2], owner, now)
-if held_until then
-  redis.call('hincrby', KEYS[2], owner, 1)
+local count, token, ends = read_hold(KEYS[2], owner, now)
+if count then
   -- Re-entry never shortens the lease the outer hold is relying on.
-  if now + lease > held_until then
-    redis.call('hset', KEYS[2], LEASE .. owner, now + lease)
-    outlive(KEYS[2], lease)
-  end
-  return tonumber(redis.call('hget', KEYS[2], TOKEN .. owner))
+  redis.call('hset', KEYS[2], owner, reader_value(count + 1, token, math.max(ends, now + lease)))
+  outlive(KEYS[2], lease)
+  return token
 end
 -- One EXISTS for the common case: no writer holds the lock and none waits for it.
 if redis.call('exists', KEYS[1], KEYS[3]) > 0 and redis.call('hexists', KEYS[1], owner) == 0 then
@@ -37,8 +34,8 @@ if redis.call('exists', KEYS[1], KEYS[3]) > 0 and redis.call('hexists', KEYS[1],
     return { intent }
   end
 end
-local token = redis.call('incr', KEYS[4])
 -- A reader whose lease ended and who comes back starts over: count 1, a new token and lease.
-redis.call('hset', KEYS[2], owner, 1, TOKEN .. owner, token, LEASE .. owner, now + lease)
+token = redis.call('incr', KEYS[4])
+redis.call('hset', KEYS[2], owner, reader_value(1, token, now + lease))
 outlive(KEYS[2], lease)
 return token

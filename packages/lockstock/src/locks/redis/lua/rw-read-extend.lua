@@ -8,10 +8,12 @@
   Returns  1 extended; -1 no read hold (its lease ended).
 ]]
 -- @include rw-readers.lua
+local lease = tonumber(ARGV[2])
 local now = now_ms()
-if not read_lease_end(KEYS[1], ARGV[1], now) then
+local count, token = read_hold(KEYS[1], ARGV[1], now)
+if not count then
   return -1
 end
-redis.call('hset', KEYS[1], LEASE .. ARGV[1], now + tonumber(ARGV[2]))
-outlive(KEYS[1], tonumber(ARGV[2]))
+redis.call('hset', KEYS[1], ARGV[1], reader_value(count, token, now + lease))
+outlive(KEYS[1], lease)
 return 1

@@ -8,19 +8,21 @@
 
   Publishes '' on KEYS[2] when no reader is left and a writer waits. Only writers wait for readers,
   and a waiting writer keeps its intent alive (or tries again within the intent's lifetime anyway);
-  a dead reader's fields keep the hash until a writer drops them, and that writer tries again when
-  the dead lease ends.
+  a dead reader's field keeps the hash until a writer drops it, and that writer tries again when the
+  dead lease ends.
   Returns  n > 0 holds this owner still has; 0 released; -1 no read hold (its lease ended).
 ]]
 -- @include rw-readers.lua
-local count = redis.call('hget', KEYS[1], ARGV[1])
-if not count then
+local value = redis.call('hget', KEYS[1], ARGV[1])
+if not value then
   return -1
 end
-if tonumber(count) > 1 then
-  return redis.call('hincrby', KEYS[1], ARGV[1], -1)
+local count, token, ends = parse_reader(value)
+if count > 1 then
+  redis.call('hset', KEYS[1], ARGV[1], reader_value(count - 1, token, ends))
+  return count - 1
 end
-redis.call('hdel', KEYS[1], ARGV[1], TOKEN .. ARGV[1], LEASE .. ARGV[1])
+redis.call('hdel', KEYS[1], ARGV[1])
 -- One EXISTS when nothing is left and no writer waits; a second only when one of the two is there.
 if redis.call('exists', KEYS[1], KEYS[3]) == 1 and redis.call('exists', KEYS[1]) == 0 then
   redis.call('spublish', KEYS[2], '')

@@ -7,15 +7,13 @@
 ]]
 -- @include rw-readers.lua
 local now = now_ms()
-local fields = redis.call('hgetall', KEYS[1])
+local values = redis.call('hvals', KEYS[1])
 local live, longest = 0, 0
-for i = 1, #fields, 2 do
-  if string.sub(fields[i], 1, 3) == LEASE then
-    local left = tonumber(fields[i + 1]) - now
-    if left > 0 then
-      live = live + 1
-      longest = math.max(longest, left)
-    end
+for _, value in ipairs(values) do
+  local _, _, ends = parse_reader(value)
+  if ends > now then
+    live = live + 1
+    longest = math.max(longest, ends - now)
   end
 end
 return { live, longest }

@@ -29,7 +29,7 @@ if redis.call('hexists', KEYS[1], owner) == 1 then
   return tonumber(redis.call('hget', KEYS[1], '\0t'))
 end
 local now = now_ms()
-if read_lease_end(KEYS[2], owner, now) then
+if read_hold(KEYS[2], owner, now) then
   -- It would wait for its own read hold forever.
   return redis.error_reply('LOCKSTOCK_UPGRADE a read holder cannot take the write lock')
 end

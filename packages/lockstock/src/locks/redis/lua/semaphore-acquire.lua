@@ -12,6 +12,7 @@
            {retry ms} when all are taken: when the first permit's lease ends (-1 if the owner already
            holds a permit: it never gets a second one).
 ]]
+-- @include outlive.lua
 local t = redis.call('time')
 local now = t[1] * 1000 + math.floor(t[2] / 1000)
 local owner, lease = ARGV[1], tonumber(ARGV[2])
@@ -21,9 +22,7 @@ if redis.call('zcard', KEYS[1]) < tonumber(ARGV[3]) then
   if redis.call('zadd', KEYS[1], 'NX', now + lease, owner) == 0 then
     return { -1 }
   end
-  if redis.call('pttl', KEYS[1]) < lease then
-    redis.call('pexpire', KEYS[1], lease)
-  end
+  outlive(KEYS[1], lease)
   return redis.call('incr', KEYS[2])
 end
 if redis.call('zscore', KEYS[1], owner) then

@@ -7,6 +7,7 @@
 
   Returns  1 extended; -1 the owner has no permit (its lease ended and it was dropped).
 ]]
+-- @include outlive.lua
 local t = redis.call('time')
 local now = t[1] * 1000 + math.floor(t[2] / 1000)
 local lease = tonumber(ARGV[2])
@@ -15,7 +16,5 @@ if not ends or tonumber(ends) <= now then
   return -1
 end
 redis.call('zadd', KEYS[1], now + lease, ARGV[1])
-if redis.call('pttl', KEYS[1]) < lease then
-  redis.call('pexpire', KEYS[1], lease)
-end
+outlive(KEYS[1], lease)
 return 1
