@@ -19,6 +19,12 @@
 -- @include fair-queue.lua
 local owner, lease = ARGV[1], tonumber(ARGV[2])
 local waiter_timeout = tonumber(ARGV[4])
+-- Uncontended: no holder and nobody queued, so no clock and no queue to consult.
+if redis.call('exists', KEYS[1], KEYS[2]) == 0 then
+  redis.call('hset', KEYS[1], owner, 1)
+  redis.call('pexpire', KEYS[1], lease)
+  return redis.call('incr', KEYS[4])
+end
 if redis.call('hexists', KEYS[1], owner) == 1 then
   redis.call('hincrby', KEYS[1], owner, 1)
   -- Re-entry never shortens the lease the outer hold is relying on.
@@ -27,12 +33,6 @@ if redis.call('hexists', KEYS[1], owner) == 1 then
     redis.call('pexpire', KEYS[1], lease)
   end
   return tonumber(redis.call('get', KEYS[4]) or '0')
-end
--- Uncontended: no holder and nobody queued, so no clock and no queue to consult.
-if redis.call('exists', KEYS[1], KEYS[2]) == 0 then
-  redis.call('hset', KEYS[1], owner, 1)
-  redis.call('pexpire', KEYS[1], lease)
-  return redis.call('incr', KEYS[4])
 end
 local now, now_us = now_ms()
 local head = fair_head(KEYS[2], KEYS[3], KEYS[5], now)
