@@ -25,9 +25,13 @@ export type SaleCondition =
 type InspectReply = [stock: number, token: string, lastId: string, group: number];
 
 /**
- * Compares one open sale's Redis state with the record: one script call and one indexed query.
- * Redis is read first: an entry recorded in between is newer than what Redis was seen to have only
- * if Redis really lost it (the record gets entries from Redis's stream, never the other way round).
+ * Compares one open sale's Redis state with the record: one indexed query and one script call.
+ *
+ * The record is read first. Every entry it holds was in Redis's stream before it was recorded, and a
+ * stream's last generated id only grows, so Redis read afterwards is behind what the record was seen
+ * to hold only if Redis lost entries. (Read the other way round — Redis first — an entry appended
+ * after the read of Redis and recorded before the read of the record looks like a loss; under a
+ * flash sale's load that happened, and closed and rebuilt a healthy sale.)
  */
 export async function inspectSale(
   redis: SaleRedis,
@@ -35,6 +39,12 @@ export async function inspectSale(
   saleId: string,
   keys: SaleKeys,
 ): Promise<SaleCondition> {
+  const { rows } = await db.query<{ newer: string[]; last_settled_ms: string | null }>(
+    recoveryQueries.newestEntries,
+    [saleId],
+  );
+  const row = rows[0];
+  const newest = row && recordNewest(row.newer, row.last_settled_ms);
   const scripts = new ScriptRunner(redis);
   const [stock, token, lastId, group] = (await scripts.run(
     recoveryScripts.inspect,
@@ -46,12 +56,6 @@ export async function inspectSale(
   const last = parseStreamId(lastId);
   if (!last) return { kind: 'missing', what: 'stream' };
   if (group === 0) return { kind: 'missing', what: 'consumer group' };
-  const { rows } = await db.query<{ newer: string[]; last_settled_ms: string | null }>(
-    recoveryQueries.newestEntries,
-    [saleId, String(last[0])],
-  );
-  const row = rows[0];
-  const newest = row && recordNewest(row.newer, row.last_settled_ms);
   if (newest && compareStreamIds(newest, last) > 0) {
     return { kind: 'behind', redisLastId: lastId, recordNewestId: formatStreamId(newest) };
   }

@@ -216,7 +216,7 @@ async function readRecord(
   }>(recoveryQueries.idempotencyKeys, [saleId, IDEMPOTENCY_TTL_SECONDS]);
   const newest = await tx.query<{ newer: string[]; last_settled_ms: string | null }>(
     recoveryQueries.newestEntries,
-    [saleId, '0'],
+    [saleId],
   );
   return {
     stock: sale.stock,
