@@ -65,6 +65,23 @@ describe('read-write lock', () => {
     expect(await read.release()).toBe('released');
   });
 
+  it('a reader whose lease ended is no holder: it counts for nobody, and its release says expired', async () => {
+    const [a, b] = [env.locks(), env.locks()];
+    const rw = a.readWrite('rw-lapsed');
+    const reentered = await rw.read.run(async () => {
+      const outer = await rw.read.acquire({ leaseMs: 300 });
+      return [outer, await rw.read.acquire({ leaseMs: 300 })] as const; // re-entered: count 2
+    });
+    const live = await b.readWrite('rw-lapsed').read.acquire({ owner: 'live', leaseMs: 60_000 });
+    expect((await rw.read.inspect()).holders).toBe(2);
+    // Its lease ends on Redis's clock; no writer came by to drop its field.
+    while ((await rw.read.inspect()).holders !== 1) await new Promise((resolve) => setImmediate(resolve));
+    expect(await reentered[1].release()).toBe('expired');
+    expect(await reentered[0].release()).toBe('expired');
+    expect(await live.release()).toBe('released');
+    expect(await rw.read.isLocked()).toBe(false);
+  });
+
   it('a reader asking for the write lock gets LockUpgradeError instead of waiting for itself', async () => {
     const rw = env.locks().readWrite('rw-up');
     await rw.read.run(async () => {

@@ -10,7 +10,8 @@
   and a waiting writer keeps its intent alive (or tries again within the intent's lifetime anyway);
   a dead reader's field keeps the hash until a writer drops it, and that writer tries again when the
   dead lease ends.
-  Returns  n > 0 holds this owner still has; 0 released; -1 no read hold (its lease ended).
+  Returns  n > 0 holds this owner still has; 0 released; -1 no read hold (its lease ended: a field
+           left behind is dropped).
 ]]
 -- @include rw-readers.lua
 local value = redis.call('hget', KEYS[1], ARGV[1])
@@ -18,7 +19,8 @@ if not value then
   return -1
 end
 local count, token, ends = parse_reader(value)
-if count > 1 then
+local lapsed = ends <= now_ms() -- its lease ended: no writer has dropped its field yet
+if count > 1 and not lapsed then
   redis.call('hset', KEYS[1], ARGV[1], reader_value(count - 1, token, ends))
   return count - 1
 end
@@ -26,5 +28,8 @@ redis.call('hdel', KEYS[1], ARGV[1])
 -- One EXISTS when nothing is left and no writer waits; a second only when one of the two is there.
 if redis.call('exists', KEYS[1], KEYS[3]) == 1 and redis.call('exists', KEYS[1]) == 0 then
   redis.call('spublish', KEYS[2], '')
+end
+if lapsed then
+  return -1
 end
 return 0
