@@ -89,11 +89,15 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.addHook('preClose', async () => {
     closing = true;
   });
-  // First of the onRequest hooks (before rate limits touch Redis).
-  app.addHook('onRequest', async (_request, reply) => {
-    if (!closing) return;
+  // First of the onRequest hooks (before rate limits touch Redis). A callback hook: it runs on every
+  // request and has nothing to wait for, so it costs no promise.
+  app.addHook('onRequest', (_request, reply, done) => {
+    if (!closing) {
+      done();
+      return;
+    }
     reply.header('connection', 'close');
-    return sendUnavailable(reply, 'This server is shutting down; retry (another instance will answer).');
+    sendUnavailable(reply, 'This server is shutting down; retry (another instance will answer).');
   });
   app.setNotFoundHandler((request, reply) =>
     sendError(reply, 'not_found', `No route ${request.method} ${request.url}.`),
