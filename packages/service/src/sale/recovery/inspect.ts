@@ -39,12 +39,12 @@ export async function inspectSale(
   saleId: string,
   keys: SaleKeys,
 ): Promise<SaleCondition> {
-  const { rows } = await db.query<{ newer: string[]; last_settled_ms: string | null }>(
+  const { rows } = await db.query<{ newest_ids: string[]; last_settled_ms: string | null }>(
     recoveryQueries.newestEntries,
     [saleId],
   );
   const row = rows[0];
-  const newest = row && recordNewest(row.newer, row.last_settled_ms);
+  const newest = row && recordNewest(row.newest_ids, row.last_settled_ms);
   const scripts = new ScriptRunner(redis);
   const [stock, token, lastId, group] = (await scripts.run(
     recoveryScripts.inspect,

@@ -214,7 +214,7 @@ async function readRecord(
     idempotency_key: string;
     seconds_left: number;
   }>(recoveryQueries.idempotencyKeys, [saleId, IDEMPOTENCY_TTL_SECONDS]);
-  const newest = await tx.query<{ newer: string[]; last_settled_ms: string | null }>(
+  const newest = await tx.query<{ newest_ids: string[]; last_settled_ms: string | null }>(
     recoveryQueries.newestEntries,
     [saleId],
   );
@@ -240,6 +240,6 @@ async function readRecord(
         key: r.idempotency_key,
         secondsLeft: r.seconds_left,
       })),
-    newest: recordNewest(newest.rows[0]?.newer ?? [], newest.rows[0]?.last_settled_ms ?? null),
+    newest: recordNewest(newest.rows[0]?.newest_ids ?? [], newest.rows[0]?.last_settled_ms ?? null),
   };
 }

@@ -5,12 +5,12 @@
 -- compares the returned ids exactly — exact while a sale has at most 1,000 entries in one millisecond.
 -- Settlements by their Redis time (settled_at is the ms of their stream entry), from orders_settled.
 -- $1 sale id (bigint)
--- Returns newer (text[]: at most 1000 ids), last_settled_ms (text, null: none).
+-- Returns newest_ids (text[]: at most 1000 ids), last_settled_ms (text, null: none).
 SELECT ARRAY(SELECT stream_id
                FROM orders
               WHERE sale_id = $1
               ORDER BY stream_id DESC
-              LIMIT 1000) AS newer,
+              LIMIT 1000) AS newest_ids,
        (SELECT (extract(epoch FROM max(settled_at)) * 1000)::bigint::text
           FROM orders
          WHERE sale_id = $1 AND settled_at IS NOT NULL) AS last_settled_ms;
