@@ -51,6 +51,10 @@ describe('bench locks end to end (figures are not checked, only what was measure
       // Compared with the peer that offers the counterpart (a mutex for fair and read-write).
       expect(r.bestPeer, row(r)).toBe(r.library === 'lockstock' ? 'redis-semaphore' : null);
       expect(r.timesBestPeer !== null, row(r)).toBe(r.library === 'lockstock');
+      // The CPU a pair cost both sides: measured uncontended (on every topology), not under contention.
+      const uncontended = r.scenario === 'uncontended';
+      expect(r.clientCpuUsPerOp !== null && r.clientCpuUsPerOp > 0, row(r)).toBe(uncontended);
+      expect(r.redisCpuUsPerOp !== null && r.redisCpuUsPerOp > 0, row(r)).toBe(uncontended);
     }
     const contended = results.filter((r) => r.scenario === 'contended');
     expect(contended.every((r) => r.handoffOtherP99Ms !== null && r.maxWaitMs !== null)).toBe(true);

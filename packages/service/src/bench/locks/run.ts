@@ -13,8 +13,8 @@ import {
   type LibraryName,
 } from './libraries.js';
 import { planSubjects, SEMAPHORE_PERMITS, type Scenario, type Subject } from './scenarios.js';
-import { BenchServers, type ClientSetting, type Topology } from './targets.js';
-import { runUncontended } from './uncontended.js';
+import { BenchServers, openRedisCpuReader, type ClientSetting, type Topology } from './targets.js';
+import { runUncontended, type UncontendedResult } from './uncontended.js';
 
 export interface BenchLocksOptions {
   /** Use this Redis for the `single` rows instead of starting a private redis-server. */
@@ -52,6 +52,12 @@ export interface LockBenchResult {
   /** Summed over the runs. */
   violations: number;
   runs: number;
+  /**
+   * Uncontended rows: medians of the CPU one acquire + release pair cost the benchmark process and the
+   * Redis servers, µs (null in the other scenarios).
+   */
+  clientCpuUsPerOp: number | null;
+  redisCpuUsPerOp: number | null;
 }
 
 /** Time a contended run needs beyond its duration (forking and connecting 4 processes), for the plan. */
@@ -63,7 +69,7 @@ const WORKLOADS: Record<Exclude<Scenario, 'uncontended'>, Workload> = {
   semaphore: 'semaphore',
 };
 
-type Sample = { uncontended: number } | { contended: ContendedResult };
+type Sample = { uncontended: UncontendedResult } | { contended: ContendedResult };
 
 const rowKey = (s: Subject, client: ClientSetting) =>
   `${s.scenario}/${s.topology}/${client}/${s.library}/${s.kind}`;
@@ -106,16 +112,19 @@ export async function benchLocks(
               weight: options.uncontendedMs + warmupMs,
               run: async () => {
                 const adapter = await createAdapter(spec);
+                const redisCpu = openRedisCpuReader(spec.target);
                 try {
-                  const ops = await runUncontended(adapter, {
+                  const result = await runUncontended(adapter, {
                     loops: 64,
                     durationMs: options.uncontendedMs,
                     warmupMs,
                     access: subject.kind === 'read-write' ? 'read' : 'write',
+                    redisCpuUs: redisCpu.read,
                   });
-                  record({ uncontended: ops });
-                  return `${of} [${client}] ${name}: ${Math.round(ops)} pairs/s`;
+                  record({ uncontended: result });
+                  return `${of} [${client}] ${name}: ${Math.round(result.opsPerSec)} pairs/s`;
                 } finally {
+                  redisCpu.close();
                   await adapter.close();
                 }
               },
@@ -200,13 +209,18 @@ function summarizeRow(subject: Subject, client: ClientSetting, samples: Sample[]
     timesBestPeer: null,
     bestPeer: null,
     runs: samples.length,
+    clientCpuUsPerOp: null,
+    redisCpuUsPerOp: null,
   };
   const contended = samples.flatMap((s) => ('contended' in s ? [s.contended] : []));
   if (contended.length === 0) {
-    const ops = samples.flatMap((s) => ('uncontended' in s ? [s.uncontended] : []));
+    const runs = samples.flatMap((s) => ('uncontended' in s ? [s.uncontended] : []));
+    const redis = runs.map((r) => r.redisCpuUs);
     return {
       ...base,
-      opsPerSec: Math.round(median(ops)),
+      opsPerSec: Math.round(median(runs.map((r) => r.opsPerSec))),
+      clientCpuUsPerOp: round(median(runs.map((r) => r.clientCpuUs)), 1),
+      redisCpuUsPerOp: redis.every((us): us is number => us !== null) ? round(median(redis), 1) : null,
       writesPerSec: null,
       handoffOtherP50Ms: null,
       handoffOtherP99Ms: null,

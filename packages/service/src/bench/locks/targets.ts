@@ -53,6 +53,30 @@ export async function connect(target: Target, setting: ClientSetting): Promise<C
   }
 }
 
+/** The address of every server of `target` (a cluster's masters). */
+function serverUrls(target: Target): string[] {
+  if (target.topology === 'single') return [target.url];
+  if (target.topology === 'masters-5') return target.urls;
+  return target.nodes.map((node) => `redis://${node.host}:${node.port}`);
+}
+
+/**
+ * Reads the CPU time (user + system, µs) the servers of `target` have used so far, summed, on
+ * connections of its own (idle while a row runs): what a lock pair costs on the Redis side.
+ */
+export function openRedisCpuReader(target: Target): { read(): Promise<number>; close(): void } {
+  const clients = serverUrls(target).map((url) => new Redis(url));
+  const cpuOf = async (client: Redis) => {
+    const info = await client.info('cpu');
+    const seconds = (field: string) => Number(new RegExp(`${field}:([\\d.]+)`).exec(info)?.[1] ?? 0);
+    return (seconds('used_cpu_user') + seconds('used_cpu_sys')) * 1e6;
+  };
+  return {
+    read: async () => (await Promise.all(clients.map(cpuOf))).reduce((sum, us) => sum + us, 0),
+    close: () => clients.forEach((client) => client.disconnect()),
+  };
+}
+
 export function disconnect(connections: Connections): void {
   if (connections.topology === 'masters-5') connections.clients.forEach((client) => client.disconnect());
   else connections.client.disconnect();

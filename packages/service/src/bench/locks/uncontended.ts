@@ -7,15 +7,29 @@ export interface UncontendedOptions {
   warmupMs: number;
   /** `read` takes the read lock of a read-write lock. @default 'write' */
   access?: Access;
+  /** CPU time the row's Redis servers have used so far, µs (none: not measured). */
+  redisCpuUs?: () => Promise<number>;
+}
+
+/** Pairs/s, and the CPU one pair cost this process and the Redis servers (µs). */
+export interface UncontendedResult {
+  opsPerSec: number;
+  clientCpuUs: number;
+  redisCpuUs: number | null;
 }
 
 /**
  * Scenario (a): `loops` async loops in this process, each on its own key, acquire + release as fast
- * as they can for `durationMs`. Measures the client-side cost of a library (Redis has CPU to spare).
+ * as they can for `durationMs`. Measures pairs/s and what a pair costs in CPU on both sides: the
+ * throughput of a machine whose client and Redis share cores depends on both, and the CPU per pair
+ * moves less with the machine's noise than the rate does.
  */
-export async function runUncontended(adapter: LockAdapter, options: UncontendedOptions): Promise<number> {
+export async function runUncontended(
+  adapter: LockAdapter,
+  options: UncontendedOptions,
+): Promise<UncontendedResult> {
   const prefix = `bench-unc-${randomBytes(4).toString('hex')}-`;
-  const run = async (durationMs: number): Promise<number> => {
+  const run = async (durationMs: number) => {
     let pairs = 0;
     let stop = false;
     const timer = setTimeout(() => (stop = true), durationMs);
@@ -31,8 +45,19 @@ export async function runUncontended(adapter: LockAdapter, options: UncontendedO
       }),
     );
     clearTimeout(timer);
-    return (pairs * 1000) / (performance.now() - started);
+    return { pairs, elapsedMs: performance.now() - started };
   };
   await run(options.warmupMs);
-  return run(options.durationMs);
+  const redisBefore = await options.redisCpuUs?.();
+  const cpuBefore = process.cpuUsage();
+  const { pairs, elapsedMs } = await run(options.durationMs);
+  const cpu = process.cpuUsage(cpuBefore);
+  const redisAfter = await options.redisCpuUs?.();
+  const perPair = (us: number) => (pairs > 0 ? us / pairs : 0);
+  return {
+    opsPerSec: (pairs * 1000) / elapsedMs,
+    clientCpuUs: perPair(cpu.user + cpu.system),
+    redisCpuUs:
+      redisBefore === undefined || redisAfter === undefined ? null : perPair(redisAfter - redisBefore),
+  };
 }
