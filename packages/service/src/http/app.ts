@@ -22,6 +22,7 @@ import {
 } from './errors.js';
 import { registerRateLimits } from './rate-limit.js';
 import { RequestDurations } from './request-durations.js';
+import { gatedServerFactory, ORDERS_ROUTE, soldOutGate } from './sold-out-gate.js';
 import { healthRoutes } from './routes/health.js';
 import type { DurabilityReport } from '../sale/health.js';
 import { orderActionsRoutes } from './routes/order-actions.js';
@@ -75,8 +76,19 @@ export const SERVER_OPTIONS = {
  * Validation is strict: no type coercion, unknown fields are errors (not silently dropped).
  */
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
+  let closing = false;
+  const durations = RequestDurations.in(deps.metrics.registry);
+  const gate = soldOutGate({
+    refuse: (saleId) => deps.service.refuseFromMemory(saleId) !== undefined,
+    closing: () => closing,
+    answered: (saleId, seconds) => {
+      deps.activity?.attempt(saleId, 'sold_out');
+      durations.record('POST', ORDERS_ROUTE, 409, seconds);
+    },
+  });
   const app = Fastify({
     ...SERVER_OPTIONS,
+    serverFactory: gatedServerFactory(gate, SERVER_OPTIONS),
     ...(deps.logger ? { loggerInstance: deps.logger } : { logger: false }),
     ajv: {
       customOptions: { removeAdditional: false, coerceTypes: false, useDefaults: true, allErrors: false },
@@ -85,7 +97,6 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   app.removeContentTypeParser('text/plain'); // bodies are JSON; anything else is a 415
   app.setErrorHandler(createErrorHandler(deps.metrics.registry));
-  let closing = false;
   app.addHook('preClose', async () => {
     closing = true;
   });
@@ -103,7 +114,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     sendError(reply, 'not_found', `No route ${request.method} ${request.url}.`),
   );
   app.addSchema(ErrorBody);
-  registerHttpMetrics(app, deps.metrics);
+  registerHttpMetrics(app, deps.metrics, durations);
 
   await app.register(swagger, {
     openapi: {
@@ -153,10 +164,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   return app;
 }
 
-function registerHttpMetrics(app: FastifyInstance, metrics: SaleMetrics): void {
+function registerHttpMetrics(app: FastifyInstance, metrics: SaleMetrics, durations: RequestDurations): void {
   const { registry } = metrics;
   if (!registry.getSingleMetric('process_cpu_seconds_total')) collectDefaultMetrics({ register: registry });
-  const durations = RequestDurations.in(registry);
   app.addHook('onResponse', (request, reply, done) => {
     durations.record(
       request.method,

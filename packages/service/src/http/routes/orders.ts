@@ -6,6 +6,7 @@ import type { SaleService } from '../../sale/service.js';
 import type { Order, RefusalCode } from '../../sale/types.js';
 import { authenticate } from '../auth.js';
 import { ApiError, sendError } from '../errors.js';
+import { SOLD_OUT_BODY, SOLD_OUT_CONTENT_TYPE, SOLD_OUT_MESSAGE } from '../sold-out-gate.js';
 import {
   errorResponses,
   OrderBody,
@@ -20,16 +21,14 @@ const REFUSAL_MESSAGES: Record<RefusalCode, string> = {
   not_found: 'There is no such sale.',
   not_started: 'The sale has not started yet.',
   ended: 'The sale has ended.',
-  sold_out: 'The sale is sold out.',
+  sold_out: SOLD_OUT_MESSAGE,
   limit_reached: 'You already hold as many units of this sale as one buyer may.',
   idempotency_key_reused: 'This Idempotency-Key was used for a different request.',
 };
 
-const SOLD_OUT_BODY = JSON.stringify({ error: 'sold_out', message: REFUSAL_MESSAGES.sold_out });
-
 /** The fast path's answer, serialised once: a JSON string is sent as it is. */
 function sendSoldOut(reply: FastifyReply): void {
-  void reply.code(409).type('application/json; charset=utf-8').send(SOLD_OUT_BODY);
+  void reply.code(409).type(SOLD_OUT_CONTENT_TYPE).send(SOLD_OUT_BODY);
 }
 
 export interface OrdersRouteOptions {
@@ -50,7 +49,9 @@ export const ordersRoutes: FastifyPluginAsyncTypebox<OrdersRouteOptions> = async
     {
       // The sold-out fast path, before the body is read or the token checked: a sale this process
       // knows to be sold out is answered from memory (that it is sold out is public: GET /api/sales/:id
-      // says so). A retry with an Idempotency-Key goes on: it must get its original order back.
+      // says so). A retry with an Idempotency-Key goes on: it must get its original order back. A
+      // listening server answers these in front of Fastify already (sold-out-gate.ts); this hook is
+      // the same answer for requests that reach Fastify otherwise (inject(), or while closing).
       onRequest: (request, reply, done) => {
         const { id } = request.params as { id: string };
         if (request.headers['idempotency-key'] === undefined && service.refuseFromMemory(id)) {
