@@ -88,8 +88,12 @@ export class RedisLockClient extends EventEmitter<LockClientEvents> implements L
   private readonly ctx: RedisLockContext;
   private closed = false;
   private readonly replicaAcks: ReplicaAcks | undefined;
-  /** Lock objects hold nothing but key names: cached to spare the allocations, dropped when large. */
-  private readonly cache = new Map<string, unknown>();
+  /**
+   * Lock objects hold nothing but key names: cached (per kind, then by the caller's name string, whose
+   * hash V8 keeps, so a lookup builds no string) to spare the allocations, dropped when large.
+   */
+  private readonly cache = new Map<string, Map<string, unknown>>();
+  private cachedLocks = 0;
   /** The Redis resource behind each lock this client made (for forceUnlock). */
   private readonly resources = new WeakMap<object, RedisResource>();
 
@@ -267,12 +271,18 @@ export class RedisLockClient extends EventEmitter<LockClientEvents> implements L
   }
 
   private cached<L>(kind: string, name: string, create: () => L): L {
-    const key = `${kind}\0${name}`;
-    let lock = this.cache.get(key) as L | undefined;
+    let byName = this.cache.get(kind);
+    let lock = byName?.get(name) as L | undefined;
     if (lock === undefined) {
-      if (this.cache.size >= 4096) this.cache.clear(); // safe: per-hold state lives elsewhere
+      if (this.cachedLocks >= 4096) {
+        this.cache.clear(); // safe: per-hold state lives elsewhere
+        this.cachedLocks = 0;
+        byName = undefined;
+      }
+      if (byName === undefined) this.cache.set(kind, (byName = new Map()));
       lock = create();
-      this.cache.set(key, lock);
+      byName.set(name, lock);
+      this.cachedLocks++;
     }
     return lock;
   }

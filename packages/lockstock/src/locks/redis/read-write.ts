@@ -68,14 +68,15 @@ abstract class ReadWriteSide extends RedisResource implements LockResource {
 
 /** Shared: many readers with a lease each, refused while a writer holds or waits. */
 export class ReadResource extends ReadWriteSide {
+  private readonly releaseKeys = [this.keys.readers, this.keys.channel, this.keys.intent];
+
   async attempt({ owner, leaseMs }: AttemptRequest): Promise<AttemptResult> {
     const reply = await this.run(LOCK_SCRIPTS.readAcquire, this.acquireKeys, [owner, leaseMs ?? 0]);
     return RedisResource.attemptResult(reply, true);
   }
 
   async release(owner: string): Promise<ReleaseResult> {
-    const keys = [this.keys.readers, this.keys.channel, this.keys.intent];
-    return releaseResult(await this.run(LOCK_SCRIPTS.readRelease, keys, [owner]));
+    return releaseResult(await this.run(LOCK_SCRIPTS.readRelease, this.releaseKeys, [owner]));
   }
 
   async extend(owner: string, leaseMs: number): Promise<ExtendStatus> {
