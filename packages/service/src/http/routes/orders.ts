@@ -51,7 +51,7 @@ export const ordersRoutes: FastifyPluginAsyncTypebox<OrdersRouteOptions> = async
       // knows to be sold out is answered from memory (that it is sold out is public: GET /api/sales/:id
       // says so). A retry with an Idempotency-Key goes on: it must get its original order back. A
       // listening server answers these in front of Fastify already (sold-out-gate.ts); this hook is
-      // the same answer for requests that reach Fastify otherwise (inject(), or while closing).
+      // the same answer for requests that reach Fastify otherwise (inject(), a query string).
       onRequest: (request, reply, done) => {
         const { id } = request.params as { id: string };
         if (request.headers['idempotency-key'] === undefined && service.refuseFromMemory(id)) {
