@@ -4,6 +4,10 @@ export const SOLD_OUT_MESSAGE = 'The sale is sold out.';
 /** The answer to an attempt on a sale that is sold out, serialised once. */
 export const SOLD_OUT_BODY = JSON.stringify({ error: 'sold_out', message: SOLD_OUT_MESSAGE });
 export const SOLD_OUT_CONTENT_TYPE = 'application/json; charset=utf-8';
+const SOLD_OUT_HEADERS = {
+  'content-type': SOLD_OUT_CONTENT_TYPE,
+  'content-length': Buffer.byteLength(SOLD_OUT_BODY),
+};
 
 const PREFIX = '/api/sales/';
 const SUFFIX = '/orders';
@@ -42,10 +46,7 @@ export function soldOutGate(options: SoldOutGateOptions) {
     if (saleId === undefined || request.headers['idempotency-key'] !== undefined) return false;
     if (options.closing() || !options.refuse(saleId)) return false;
     const started = performance.now();
-    response.writeHead(409, {
-      'content-type': SOLD_OUT_CONTENT_TYPE,
-      'content-length': Buffer.byteLength(SOLD_OUT_BODY),
-    });
+    response.writeHead(409, SOLD_OUT_HEADERS);
     response.end(SOLD_OUT_BODY);
     options.answered(saleId, (performance.now() - started) / 1000);
     return true;
