@@ -82,6 +82,22 @@ describe('read-write lock', () => {
     expect(await rw.read.isLocked()).toBe(false);
   });
 
+  it('an owner whose read lease ended starts over when it reads again: a new token, a live hold', async () => {
+    const [a, b] = [env.locks(), env.locks()];
+    const rw = a.readWrite('rw-again');
+    const lapsed = await rw.read.acquire({ owner: 'returning', leaseMs: 200 });
+    const live = await b.readWrite('rw-again').read.acquire({ owner: 'live', leaseMs: 60_000 });
+    // Its lease ends on Redis's clock; its field stays (no writer came by to drop it).
+    while ((await rw.read.inspect()).holders !== 1) await new Promise((resolve) => setImmediate(resolve));
+    const again = await rw.read.acquire({ owner: 'returning', leaseMs: 60_000 });
+    expect(again.fencingToken).toBeGreaterThan(live.fencingToken);
+    expect((await rw.read.inspect()).holders).toBe(2);
+    expect(await again.release()).toBe('released');
+    expect(await lapsed.release()).toBe('expired');
+    expect(await live.release()).toBe('released');
+    expect(await rw.read.isLocked()).toBe(false);
+  });
+
   it('a reader asking for the write lock gets LockUpgradeError instead of waiting for itself', async () => {
     const rw = env.locks().readWrite('rw-up');
     await rw.read.run(async () => {

@@ -16,15 +16,34 @@
 -- @include rw-readers.lua
 local owner, lease = ARGV[1], tonumber(ARGV[2])
 local now = now_ms()
+-- The common case: no writer holds the lock or waits for it (one EXISTS), and the owner is a new
+-- reader: one HSETNX takes its field. A token is issued first; if the owner turns out to hold the
+-- lock already, that token is skipped (tokens only need to increase).
+if redis.call('exists', KEYS[1], KEYS[3]) == 0 then
+  local token = redis.call('incr', KEYS[4])
+  if redis.call('hsetnx', KEYS[2], owner, reader_value(1, token, now + lease)) == 0 then
+    local count, held, ends = read_hold(KEYS[2], owner, now)
+    if count then
+      -- Re-entry keeps the hold's token and never shortens the lease the outer hold relies on.
+      redis.call('hset', KEYS[2], owner, reader_value(count + 1, held, math.max(ends, now + lease)))
+      outlive(KEYS[2], lease)
+      return held
+    end
+    -- Its lease had ended: it starts over (count 1, the new token and lease).
+    redis.call('hset', KEYS[2], owner, reader_value(1, token, now + lease))
+  end
+  outlive(KEYS[2], lease)
+  return token
+end
+-- A writer holds the lock or waits for it: only a reader re-entering, or the writer itself
+-- (downgrade), gets in.
 local count, token, ends = read_hold(KEYS[2], owner, now)
 if count then
-  -- Re-entry never shortens the lease the outer hold is relying on.
   redis.call('hset', KEYS[2], owner, reader_value(count + 1, token, math.max(ends, now + lease)))
   outlive(KEYS[2], lease)
   return token
 end
--- One EXISTS for the common case: no writer holds the lock and none waits for it.
-if redis.call('exists', KEYS[1], KEYS[3]) > 0 and redis.call('hexists', KEYS[1], owner) == 0 then
+if redis.call('hexists', KEYS[1], owner) == 0 then
   local writer = redis.call('pttl', KEYS[1])
   if writer ~= -2 then
     return { math.max(writer, 0) }
