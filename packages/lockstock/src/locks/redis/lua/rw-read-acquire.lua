@@ -16,6 +16,12 @@
 -- @include rw-readers.lua
 local owner, lease = ARGV[1], tonumber(ARGV[2])
 local now = now_ms()
+-- Re-entry keeps the hold's token and never shortens the lease the outer hold relies on.
+local function reenter(count, token, ends)
+  redis.call('hset', KEYS[2], owner, reader_value(count + 1, token, math.max(ends, now + lease)))
+  outlive(KEYS[2], lease)
+  return token
+end
 -- The common case: no writer holds the lock or waits for it (one EXISTS), and the owner is a new
 -- reader: one HSETNX takes its field. A token is issued first; if the owner turns out to hold the
 -- lock already, that token is skipped (tokens only need to increase).
@@ -24,10 +30,7 @@ if redis.call('exists', KEYS[1], KEYS[3]) == 0 then
   if redis.call('hsetnx', KEYS[2], owner, reader_value(1, token, now + lease)) == 0 then
     local count, held, ends = read_hold(KEYS[2], owner, now)
     if count then
-      -- Re-entry keeps the hold's token and never shortens the lease the outer hold relies on.
-      redis.call('hset', KEYS[2], owner, reader_value(count + 1, held, math.max(ends, now + lease)))
-      outlive(KEYS[2], lease)
-      return held
+      return reenter(count, held, ends)
     end
     -- Its lease had ended: it starts over (count 1, the new token and lease).
     redis.call('hset', KEYS[2], owner, reader_value(1, token, now + lease))
@@ -39,9 +42,7 @@ end
 -- (downgrade), gets in.
 local count, token, ends = read_hold(KEYS[2], owner, now)
 if count then
-  redis.call('hset', KEYS[2], owner, reader_value(count + 1, token, math.max(ends, now + lease)))
-  outlive(KEYS[2], lease)
-  return token
+  return reenter(count, token, ends)
 end
 if redis.call('hexists', KEYS[1], owner) == 0 then
   local writer = redis.call('pttl', KEYS[1])
