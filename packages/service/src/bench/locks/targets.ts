@@ -129,10 +129,7 @@ export class BenchServers {
   get anyUrl(): string {
     const [first] = this.targets.values();
     if (!first) throw new Error('no servers were started');
-    if (first.topology === 'single') return first.url;
-    if (first.topology === 'masters-5') return first.urls[0] as string;
-    const node = first.nodes[0] as { host: string; port: number };
-    return `redis://${node.host}:${node.port}`;
+    return serverUrls(first)[0] as string;
   }
 
   async stop(): Promise<void> {
