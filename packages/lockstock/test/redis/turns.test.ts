@@ -3,10 +3,10 @@ import { useRedis } from '../helpers/redis.js';
 
 const env = useRedis();
 
-/** Resolves once the lock's queue of waiting clients has `count` members (state observed on the server). */
-async function queued(name: string, count: number): Promise<string[]> {
+/** Resolves once a queue of waiting clients has `count` members (state observed on the server). */
+async function queued(name: string, count: number, queue = `ls:{${name}}:queue`): Promise<string[]> {
   for (;;) {
-    const members = await env.redis.zrange(`ls:{${name}}:queue`, 0, -1);
+    const members = await env.redis.zrange(queue, 0, -1);
     if (members.length >= count) return members;
     await new Promise((resolve) => setImmediate(resolve));
   }
@@ -85,5 +85,65 @@ describe('turns between clients', () => {
       await Promise.all([loop(), loop(), loop()]);
     }
     expect(sections).toBe(20 * 3 * 5);
+  });
+});
+
+/** How many SPUBLISH calls the server has run (scripts' included). */
+async function publishes(): Promise<number> {
+  const stats = await env.redis.info('commandstats');
+  return Number(/cmdstat_spublish:calls=(\d+)/.exec(stats)?.[1] ?? 0);
+}
+
+describe('semaphore turns between clients', () => {
+  const queueOf = (name: string) => `ls:{${name}}:semaphore:queue`;
+
+  it('a release hands its permit to a waiter of the same client in the script: nobody is woken', async () => {
+    const semaphore = env.locks().semaphore('s-local', { permits: 1 });
+    const held = await semaphore.acquire();
+    const waiting = semaphore.acquire({ waitMs: 10_000 });
+    await queued('s-local', 1, queueOf('s-local'));
+    const before = await publishes();
+    await held.release();
+    const handle = await waiting;
+    expect(handle.fencingToken).toBe(held.fencingToken + 1);
+    expect(await publishes()).toBe(before);
+    await handle.release();
+    expect(await semaphore.available()).toBe(1);
+  });
+
+  it('a released permit goes to the client that has waited longest', async () => {
+    const [a, b, c] = [env.locks(), env.locks(), env.locks()];
+    const name = 's-fifo';
+    const sem = (client: typeof a) => client.semaphore(name, { permits: 1 });
+    const held = await sem(a).acquire();
+    const order: string[] = [];
+    const take = (client: typeof a, label: string) =>
+      sem(client)
+        .acquire({ waitMs: 10_000 })
+        .then(async (h) => (order.push(label), h.release()));
+    const bWaits = take(b, 'b');
+    await queued(name, 1, queueOf(name));
+    const cWaits = take(c, 'c');
+    await queued(name, 2, queueOf(name));
+    const aAgain = take(a, 'a'); // not waiting yet when the release runs: it queues behind c
+    await held.release();
+    await Promise.all([bWaits, cWaits, aAgain]);
+    expect(order).toEqual(['b', 'c', 'a']);
+  });
+
+  it('a permit reserved for a client that is gone comes back after one turn window', async () => {
+    const [a, b] = [env.locks(), env.locks()];
+    const name = 's-dead';
+    const held = await a.semaphore(name, { permits: 1 }).acquire({ leaseMs: 60_000 });
+    const bWaits = b.semaphore(name, { permits: 1 }).acquire({ waitMs: 10_000 });
+    await queued(name, 1, queueOf(name));
+    await env.redis.zadd(queueOf(name), 0, 'dead-client'); // queued, then died, ahead of b
+    await held.release();
+    const turnEnds = Number(await env.redis.zscore(`ls:{${name}}:semaphore`, '\0turn:dead-client'));
+    const redisNow = Number((await env.redis.time())[0]) * 1000;
+    expect(turnEnds - redisNow).toBeLessThanOrEqual(1_100); // the turn window (100 ms), second-granular clock
+    const handle = await bWaits;
+    expect(handle.fencingToken).toBe(held.fencingToken + 1);
+    await handle.release();
   });
 });

@@ -56,11 +56,16 @@ export interface ReleaseResult {
 /** What a renewal (or extend) found: still ours and extended, gone, or someone else's. */
 export type ExtendStatus = 'extended' | 'expired' | 'taken';
 
-/** A wake-up, decoded by the backend: anyone may try; only this owner; or defer (another client's turn). */
+/**
+ * A wake-up, decoded by the backend: anyone may try; only this owner; defer (the lock is reserved for
+ * another client's turn for `ms`); or try again within `ms` at the latest (one permit of several is
+ * reserved for another client's turn: if that client is gone, the permit is free after `ms`).
+ */
 export type Wake =
   | { readonly to: 'any' }
   | { readonly to: 'owner'; readonly owner: string }
-  | { readonly to: 'defer'; readonly ms: number };
+  | { readonly to: 'defer'; readonly ms: number }
+  | { readonly to: 'later'; readonly ms: number };
 
 /** What a lock looks like right now (for monitoring; decisions belong in acquire). */
 export interface LockInfo {

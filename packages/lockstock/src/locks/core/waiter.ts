@@ -61,6 +61,10 @@ interface Room<T, G> {
   /** Resolves (to the unsubscribe function) once wake-ups are subscribed; undefined for spin. */
   ready: Promise<(() => void) | undefined>;
   lingerTimer: NodeJS.Timeout | undefined;
+  /** A 'later' wake-up: the head tries again when it fires (one timer per room, the earliest). */
+  recheck: { timer: NodeJS.Timeout; at: number } | undefined;
+  /** When a waiter of the room last started an attempt (monotonic ms). */
+  lastAttemptAt: number;
   /** When the current run of local hand-offs began (monotonic ms; 0: no run). */
   streakStartedAt: number;
 }
@@ -180,6 +184,7 @@ export class Waiters {
           continue;
         }
         const pokes = waiter.pokes;
+        room.lastAttemptAt = monotonicNow();
         const result = await request.attempt();
         if (!(result instanceof Busy)) {
           if (waiter.granted === undefined) {
@@ -223,6 +228,8 @@ export class Waiters {
       ordering: request.ordering,
       ready: Promise.resolve(undefined),
       lingerTimer: undefined,
+      recheck: undefined,
+      lastAttemptAt: 0,
       streakStartedAt: 0,
     };
     if (channel !== undefined) {
@@ -237,17 +244,41 @@ export class Waiters {
   private deliver(key: string, wake: Wake): void {
     const room = this.rooms.get(key);
     if (!room) return;
+    if (wake.to === 'later') {
+      this.recheckLater(key, room, wake.ms);
+      return;
+    }
     if (room.ordering === 'server-order') {
       if (wake.to === 'defer') return;
       for (const waiter of room.waiters) if (wake.to === 'any' || waiter.owner === wake.owner) poke(waiter);
       return;
     }
-    const head = room.waiters[0];
+    // A waiter a local release has just handed the lock to is leaving: the wake-up is for the next
+    // (a permit reserved for this client's turn must not wait out its window because of it).
+    const head = room.waiters.find((w) => w.granted === undefined);
     if (!head) return;
     const now = monotonicNow();
     if (wake.to !== 'defer') head.notBefore = 0;
     else if (head.notBefore <= now) head.notBefore = now + wake.ms; // never extended: see turns
     poke(head);
+  }
+
+  /**
+   * Arms the room's recheck: whoever heads the room then tries, unless the room is gone by then or
+   * one of its waiters tried meanwhile (its answer's retry time already accounts for the reservation;
+   * an attempt in flight would delay a local hand-off to that waiter).
+   */
+  private recheckLater(key: string, room: Room<unknown, unknown>, ms: number): void {
+    const armedAt = monotonicNow();
+    const at = armedAt + ms;
+    if (room.recheck && room.recheck.at <= at) return;
+    clearTimeout(room.recheck?.timer);
+    const timer = setTimeout(() => {
+      room.recheck = undefined;
+      if (this.rooms.get(key) === room && room.lastAttemptAt < armedAt) this.deliver(key, ANY);
+    }, ms);
+    timer.unref();
+    room.recheck = { timer, at };
   }
 
   /** `won` is set when the leaving waiter won the lock (so a local hold has it now). */
@@ -288,11 +319,14 @@ export class Waiters {
   close(): void {
     for (const [key, room] of this.rooms) {
       clearTimeout(room.lingerTimer);
+      clearTimeout(room.recheck?.timer);
       this.rooms.delete(key);
       room.ready.then((unsubscribe) => unsubscribe?.()).catch(() => undefined);
     }
   }
 }
+
+const ANY: Wake = Object.freeze({ to: 'any' });
 
 function poke(waiter: { pokes: number; wake: () => void }): void {
   waiter.pokes++;

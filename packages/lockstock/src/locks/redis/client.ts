@@ -316,11 +316,14 @@ const ANY: Wake = Object.freeze({ to: 'any' });
 
 /**
  * Wake-up messages of every lock channel: '' anyone may try; 't:<client>' a released lock is
- * reserved for that client's turn (the others hold back for the turn window); 'o:<owner>' only that
- * waiter should try (fair locks).
+ * reserved for that client's turn (the others hold back for the turn window); 'p:<client>' one permit
+ * of a semaphore is reserved for that client's turn (the others try again when the window ends, in
+ * case that client is gone, and meanwhile as they would); 'o:<owner>' only that waiter should try
+ * (fair locks).
  */
 function decodeWake(message: string, clientId: string): Wake {
   if (message.startsWith('o:')) return { to: 'owner', owner: message.slice(2) };
   if (message.startsWith('t:') && message.slice(2) !== clientId) return { to: 'defer', ms: TURN_WINDOW_MS };
+  if (message.startsWith('p:') && message.slice(2) !== clientId) return { to: 'later', ms: TURN_WINDOW_MS };
   return ANY;
 }

@@ -1,11 +1,14 @@
 import { InvalidLockOptionError } from '../errors.js';
-import type {
-  AttemptRequest,
-  AttemptResult,
-  ExtendStatus,
-  LockInfo,
-  LockResource,
-  ReleaseResult,
+import type { ScriptArg } from '../../redis/scripts.js';
+import {
+  Granted,
+  type AttemptRequest,
+  type AttemptResult,
+  type ExtendStatus,
+  type HandOffOffer,
+  type LockInfo,
+  type LockResource,
+  type ReleaseResult,
 } from '../core/backend.js';
 import { extendStatus, releaseResult } from './codes.js';
 import type { RedisLockContext } from './context.js';
@@ -19,13 +22,19 @@ export function validatePermits(permits: unknown): number {
   return permits;
 }
 
-/** Permits each with a lease, in a zset on Redis's clock (semaphore-*.lua). */
+/**
+ * Permits each with a lease, in a zset on Redis's clock (semaphore-*.lua), with the mutex's cohort
+ * protocol: a release hands its permit to a waiter of the same client in the script itself, and
+ * clients with waiters take turns in arrival order (client-turns.lua), so a release wakes one client,
+ * not the first waiter of every client.
+ */
 export class SemaphoreResource extends RedisResource implements LockResource {
   readonly waitKey: string;
   readonly wakeChannel: string;
   readonly leases = 'renewable' as const;
-  readonly handsOff = false;
+  readonly handsOff = true;
   readonly holderKeys: readonly string[];
+  private readonly queue: string;
   private readonly acquireKeys: readonly string[];
   private readonly releaseKeys: readonly string[];
 
@@ -37,28 +46,40 @@ export class SemaphoreResource extends RedisResource implements LockResource {
     super(ctx, name);
     this.waitKey = `${this.base}:semaphore`;
     this.wakeChannel = `${this.waitKey}:wake`;
+    this.queue = `${this.waitKey}:queue`;
     this.holderKeys = [this.waitKey];
-    this.acquireKeys = [this.waitKey, this.fence];
-    this.releaseKeys = [this.waitKey, this.wakeChannel];
+    this.acquireKeys = [this.waitKey, this.fence, this.queue];
+    this.releaseKeys = [this.waitKey, this.fence, this.wakeChannel, this.queue];
   }
 
-  async attempt({ owner, leaseMs }: AttemptRequest): Promise<AttemptResult> {
+  async attempt({ owner, leaseMs, waiting }: AttemptRequest): Promise<AttemptResult> {
     const reply = await this.run(LOCK_SCRIPTS.semaphoreAcquire, this.acquireKeys, [
       owner,
       leaseMs ?? 0,
       this.permits,
+      this.ctx.clientId,
+      waiting ? 1 : 0,
     ]);
+    if (Array.isArray(reply) && reply.length === 2)
+      return new Granted(Number(reply[0]), Number(reply[1]) > 0);
     return RedisResource.attemptResult(reply, true);
   }
 
-  async release(owner: string): Promise<ReleaseResult> {
-    return releaseResult(await this.run(LOCK_SCRIPTS.semaphoreRelease, this.releaseKeys, [owner]));
+  async release(owner: string, offer: HandOffOffer | undefined): Promise<ReleaseResult> {
+    const { clientId, turnWindowMs } = this.ctx;
+    const args: ScriptArg[] = offer
+      ? [owner, offer.mode, clientId, turnWindowMs, offer.owner, offer.leaseMs ?? 0]
+      : [owner, 'notify', clientId, turnWindowMs, '', 0];
+    const reply = await this.run(LOCK_SCRIPTS.semaphoreRelease, this.releaseKeys, args);
+    if (Array.isArray(reply)) return { outcome: 'released', handedOffToken: Number(reply[0]) };
+    return releaseResult(reply);
   }
 
   async extend(owner: string, leaseMs: number): Promise<ExtendStatus> {
     return extendStatus(await this.run(LOCK_SCRIPTS.semaphoreExtend, [this.waitKey], [owner, leaseMs]));
   }
 
+  /** A permit reserved for another client's turn counts as in use (it is being handed over). */
   async inspect(): Promise<LockInfo> {
     const [live, remaining] = (await this.run(LOCK_SCRIPTS.leasesInspect, [this.waitKey], [])) as [
       number,
@@ -67,8 +88,9 @@ export class SemaphoreResource extends RedisResource implements LockResource {
     return { held: live > 0, holders: live, remainingMs: live > 0 ? remaining : undefined };
   }
 
-  leave(): void {
-    // Waiters queue nowhere on Redis.
+  leave(_owner: string, _won: boolean, lastOfClient: boolean): void {
+    // The client stops waiting: out of the turn queue, or a release would reserve a permit for it.
+    if (lastOfClient) this.background(this.ctx.client.zrem(this.queue, this.ctx.clientId));
   }
 }
 

@@ -71,11 +71,12 @@ local function next_holder(queue_key, mode, releasing_client)
   return 'grant'
 end
 
--- After marking the lock for `turn`: a yielding client queues behind the others; wake them.
-local function announce_turn(queue_key, lock_key, channel, mode, releasing_client, turn)
+-- After marking the lock for `turn`: a yielding client queues behind the others; wake them. The
+-- message names the client whose turn it is (`prefix` .. client: 't:' for a lock, whose other clients
+-- then hold back for the turn window; 'p:' for one permit of several, which the others ignore).
+local function announce_turn(queue_key, lock_key, channel, mode, releasing_client, turn, prefix)
   if mode == 'yield' then
     enqueue(queue_key, releasing_client, lock_key)
   end
-  -- The message names the client whose turn it is ('t:<client>'), so the others need not try.
-  redis.call('spublish', channel, 't:' .. turn)
+  redis.call('spublish', channel, (prefix or 't:') .. turn)
 end

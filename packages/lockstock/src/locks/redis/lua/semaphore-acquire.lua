@@ -1,32 +1,49 @@
 --[[
   Takes a permit of a semaphore whose permits each have a lease (redis-semaphore's design, with
-  fencing): a holder that dies loses its permit when its lease ends.
-
-  KEYS[1]  permits: zset {owner (permit id): lease end, ms on Redis's clock}
+  fencing): a holder that dies loses its permit when its lease ends. Clients with waiters take turns
+  as for the mutex (client-turns.lua): a permit a release reserved for a client's turn is a member
+  '\0turn:<client id>' whose score is the end of the turn window, so it counts as taken for everyone
+  else and lapses by itself if that client is gone.
+  KEYS[1]  permits: zset {owner (permit id): lease end, ms on Redis's clock; turn markers}
   KEYS[2]  fencing counter: integer, the last token issued for this name (never expires)
+  KEYS[3]  waiting clients: zset {client id: first failed attempt, ms} (client-turns.lua)
   ARGV[1]  owner id (one permit per owner)
   ARGV[2]  lease in milliseconds
   ARGV[3]  permits: how many holders at once
-
-  Returns  the fencing token when a permit was taken;
-           {retry ms} when all are taken: when the first permit's lease ends (-1 if the owner already
+  ARGV[4]  client id of the caller
+  ARGV[5]  1 if the caller will wait (keep its client queued on failure), else 0
+  Returns  {fencing token, permits left} (two-element array) when a permit was taken: with none left,
+           the caller's next local waiter need not try (a release will hand it one, or wake it);
+           {retry ms} when all are taken: when the first lease or turn ends (-1 if the owner already
            holds a permit: it never gets a second one).
 ]]
+-- @include client-turns.lua
 -- @include outlive.lua
-local t = redis.call('time')
-local now = t[1] * 1000 + math.floor(t[2] / 1000)
+local now = now_ms()
 local owner, lease = ARGV[1], tonumber(ARGV[2])
-redis.call('zremrangebyscore', KEYS[1], '-inf', now)
-if redis.call('zcard', KEYS[1]) < tonumber(ARGV[3]) then
+redis.call('zremrangebyscore', KEYS[1], '-inf', now) -- ended leases and lapsed turns
+-- A turn reserved for this client is taken first, so it does not stay reserved for nobody.
+local turn = TURN .. ARGV[4]
+local reserved = redis.call('zscore', KEYS[1], turn)
+if reserved or redis.call('zcard', KEYS[1]) < tonumber(ARGV[3]) then
   -- NX: an owner that holds a permit already is not given a second one (nor a new lease).
   if redis.call('zadd', KEYS[1], 'NX', now + lease, owner) == 0 then
     return { -1 }
   end
+  if reserved then
+    redis.call('zrem', KEYS[1], turn)
+  end
   outlive(KEYS[1], lease)
-  return redis.call('incr', KEYS[2])
+  if ARGV[5] == '1' then
+    redis.call('zrem', KEYS[3], ARGV[4])
+  end
+  return { redis.call('incr', KEYS[2]), tonumber(ARGV[3]) - redis.call('zcard', KEYS[1]) }
 end
 if redis.call('zscore', KEYS[1], owner) then
   return { -1 }
+end
+if ARGV[5] == '1' then
+  enqueue(KEYS[3], ARGV[4], KEYS[1])
 end
 local first = redis.call('zrange', KEYS[1], 0, 0, 'WITHSCORES')[2]
 return { math.max(tonumber(first) - now, 0) }

@@ -1,15 +1,42 @@
 --[[
-  Returns a permit (by its owner) and wakes the waiters of this client and others.
-
-  KEYS[1]  permits: zset {owner: lease end}
-  KEYS[2]  wake-up shard channel (same hash tag)
+  Returns a permit (by its owner) and decides who gets it next, as mutex-release.lua does: a waiter
+  of the releasing client in the script itself, or the turn of the client waiting longest (the permit
+  is reserved for it and that client is woken by name), or nobody (no client waits: no message).
+  KEYS[1]  permits: zset {owner: lease end; turn markers} (see semaphore-acquire.lua)
+  KEYS[2]  fencing counter
+  KEYS[3]  wake-up shard channel (same hash tag)
+  KEYS[4]  waiting clients: zset (see client-turns.lua)
   ARGV[1]  owner id
-
-  Publishes '' on KEYS[2] when a permit was returned.
-  Returns  0 released; -1 the owner had no permit (its lease ended).
+  ARGV[2]  'handoff' | 'yield' | 'notify' (see mutex-release.lua)
+  ARGV[3]  client id of the caller
+  ARGV[4]  turn window in milliseconds
+  ARGV[5]  owner id of the local waiter ('handoff' / 'yield')
+  ARGV[6]  lease of the local waiter in milliseconds ('handoff' / 'yield')
+  Publishes 'p:<client id>' on KEYS[3] when it gives another client the turn: that client's waiter
+  tries now; the others only once the turn window is over (the permit is free then if that client is
+  gone), and do not hold back meanwhile as for a lock's 't:' (other permits may come free).
+  Returns  {token} (one-element array): the permit was handed to ARGV[5] with this fencing token;
+           0 released; -1 the owner had no permit (its lease ended).
 ]]
+-- @include client-turns.lua
+-- @include outlive.lua
 if redis.call('zrem', KEYS[1], ARGV[1]) == 0 then
   return -1
 end
-redis.call('spublish', KEYS[2], '')
-return 0
+local mode = ARGV[2]
+if mode ~= 'notify' and redis.call('zscore', KEYS[1], ARGV[5]) then
+  mode = 'notify' -- the offered owner holds a permit already (one per owner): no hand-off
+end
+local next_is, turn = next_holder(KEYS[4], mode, ARGV[3])
+if next_is == 'turn' then
+  redis.call('zadd', KEYS[1], now_ms() + tonumber(ARGV[4]), TURN .. turn)
+  announce_turn(KEYS[4], KEYS[1], KEYS[3], mode, ARGV[3], turn, 'p:')
+  return 0
+end
+if next_is == 'free' then
+  return 0
+end
+local lease = tonumber(ARGV[6])
+redis.call('zadd', KEYS[1], now_ms() + lease, ARGV[5])
+outlive(KEYS[1], lease)
+return { redis.call('incr', KEYS[2]) }
