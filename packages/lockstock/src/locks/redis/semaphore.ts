@@ -60,8 +60,8 @@ export class SemaphoreResource extends RedisResource implements LockResource {
       this.ctx.clientId,
       waiting ? 1 : 0,
     ]);
-    if (Array.isArray(reply) && reply.length === 2)
-      return new Granted(Number(reply[0]), Number(reply[1]) > 0);
+    // The last permit comes back as a string: nobody else needs to try (see semaphore-acquire.lua).
+    if (typeof reply === 'string') return new Granted(Number(reply), false);
     return RedisResource.attemptResult(reply, true);
   }
 
@@ -69,7 +69,7 @@ export class SemaphoreResource extends RedisResource implements LockResource {
     const { clientId, turnWindowMs } = this.ctx;
     const args: ScriptArg[] = offer
       ? [owner, offer.mode, clientId, turnWindowMs, offer.owner, offer.leaseMs ?? 0]
-      : [owner, 'notify', clientId, turnWindowMs, '', 0];
+      : [owner, 'notify', clientId, turnWindowMs];
     const reply = await this.run(LOCK_SCRIPTS.semaphoreRelease, this.releaseKeys, args);
     if (Array.isArray(reply)) return { outcome: 'released', handedOffToken: Number(reply[0]) };
     return releaseResult(reply);

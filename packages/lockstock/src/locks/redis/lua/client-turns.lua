@@ -9,27 +9,11 @@
   client waiting longest: the
   lock key keeps existing, holding a turn marker instead of an owner, for the turn window. Only that
   client may replace the marker with its owner; for everyone else the lock looks held for the rest of
-  the window, so a dead client costs one window, then the lock is free for all.
+  the window, so a dead client costs one window, then the lock is free for all. (A semaphore reserves
+  one permit the same way: see semaphore-acquire.lua.)
   All keys are passed in by the including script.
 ]]
-local TURN = '\0turn:'
-
-local function now_ms()
-  local t = redis.call('time')
-  return t[1] * 1000 + math.floor(t[2] / 1000)
-end
-
--- Remembers that `client` waits (keeps its place if it already has one). Its waiters try again at
--- the latest when the holder's lease ends, so the queue must outlive that lease.
-local function enqueue(queue_key, client, lock_key)
-  redis.call('zadd', queue_key, 'NX', now_ms(), client)
-  local lease = redis.call('pttl', lock_key)
-  if lease == -1 then
-    redis.call('persist', queue_key)
-  else
-    redis.call('pexpire', queue_key, math.max(lease, 0) + 600000)
-  end
-end
+-- @include client-queue.lua
 
 -- Removes and returns the longest-waiting client other than `releasing_client`, or nil.
 local function next_client(queue_key, releasing_client)

@@ -12,32 +12,42 @@
   ARGV[3]  permits: how many holders at once
   ARGV[4]  client id of the caller
   ARGV[5]  1 if the caller will wait (keep its client queued on failure), else 0
-  Returns  {fencing token, permits left} (two-element array) when a permit was taken: with none left,
-           the caller's next local waiter need not try (a release will hand it one, or wake it);
+  Returns  the fencing token when a permit was taken: an integer while others are left, a string when
+           this was the last (the caller's next local waiter need not try: a release will hand it
+           one, or wake it);
            {retry ms} when all are taken: when the first lease or turn ends (-1 if the owner already
            holds a permit: it never gets a second one).
 ]]
--- @include client-turns.lua
+-- @include client-queue.lua
 -- @include outlive.lua
 local now = now_ms()
 local owner, lease = ARGV[1], tonumber(ARGV[2])
 redis.call('zremrangebyscore', KEYS[1], '-inf', now) -- ended leases and lapsed turns
--- A turn reserved for this client is taken first, so it does not stay reserved for nobody.
+local permits = tonumber(ARGV[3])
+local count = redis.call('zcard', KEYS[1])
+-- When all are taken, a permit reserved for this client's turn is the caller's. (With one free, the
+-- caller takes that: a reservation is only made while every permit is taken or reserved.)
 local turn = TURN .. ARGV[4]
-local reserved = redis.call('zscore', KEYS[1], turn)
-if reserved or redis.call('zcard', KEYS[1]) < tonumber(ARGV[3]) then
+local reserved = count >= permits and redis.call('zscore', KEYS[1], turn)
+if reserved or count < permits then
   -- NX: an owner that holds a permit already is not given a second one (nor a new lease).
   if redis.call('zadd', KEYS[1], 'NX', now + lease, owner) == 0 then
     return { -1 }
   end
   if reserved then
     redis.call('zrem', KEYS[1], turn)
+  else
+    count = count + 1
   end
   outlive(KEYS[1], lease)
   if ARGV[5] == '1' then
     redis.call('zrem', KEYS[3], ARGV[4])
   end
-  return { redis.call('incr', KEYS[2]), tonumber(ARGV[3]) - redis.call('zcard', KEYS[1]) }
+  local token = redis.call('incr', KEYS[2])
+  if count < permits then
+    return token
+  end
+  return tostring(token) -- the last one: as a string (an integer reply costs Redis less than an array)
 end
 if redis.call('zscore', KEYS[1], owner) then
   return { -1 }

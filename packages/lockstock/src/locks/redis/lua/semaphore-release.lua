@@ -10,8 +10,8 @@
   ARGV[2]  'handoff' | 'yield' | 'notify' (see mutex-release.lua)
   ARGV[3]  client id of the caller
   ARGV[4]  turn window in milliseconds
-  ARGV[5]  owner id of the local waiter ('handoff' / 'yield')
-  ARGV[6]  lease of the local waiter in milliseconds ('handoff' / 'yield')
+  ARGV[5]  owner id of the local waiter ('handoff' / 'yield'; absent with 'notify')
+  ARGV[6]  lease of the local waiter in milliseconds ('handoff' / 'yield'; absent with 'notify')
   Publishes 'p:<client id>' on KEYS[3] when it gives another client the turn: that client's waiter
   tries now; the others only once the turn window is over (the permit is free then if that client is
   gone), and do not hold back meanwhile as for a lock's 't:' (other permits may come free).
