@@ -146,4 +146,23 @@ describe('semaphore turns between clients', () => {
     expect(handle.fencingToken).toBe(held.fencingToken + 1);
     await handle.release();
   });
+
+  it('a release under contention frees a reservation that lapsed untaken and wakes the other clients', async () => {
+    // Permits pass from release to release without an acquire under contention, so no acquire would
+    // drop a lapsed turn; b's retry time is a lease away (30 s), beyond its waitMs.
+    const [a, b] = [env.locks(), env.locks()];
+    const name = 's-lapsed';
+    const permits = `ls:{${name}}:semaphore`;
+    const sem = (client: typeof a) => client.semaphore(name, { permits: 3 });
+    const [h1, h2] = [await sem(a).acquire(), await sem(a).acquire()];
+    await env.redis.zadd(permits, Date.now() + 60_000, '\0turn:dead-client'); // the third permit, reserved
+    const bWaits = sem(b).acquire({ waitMs: 10_000 });
+    const local = sem(a).acquire({ waitMs: 10_000 }); // a's own waiter: h1's release hands it over
+    await queued(name, 2, queueOf(name));
+    await env.redis.zadd(permits, 'XX', 1, '\0turn:dead-client'); // its window has passed, untaken
+    await h1.release();
+    const [handle, handedOver] = await Promise.all([bWaits, local]);
+    expect(handedOver.fencingToken).toBeGreaterThan(h2.fencingToken);
+    await Promise.all([handle.release(), handedOver.release(), h2.release()]);
+  });
 });

@@ -12,9 +12,10 @@
   ARGV[4]  turn window in milliseconds
   ARGV[5]  owner id of the local waiter ('handoff' / 'yield'; absent with 'notify')
   ARGV[6]  lease of the local waiter in milliseconds ('handoff' / 'yield'; absent with 'notify')
-  Publishes 'p:<client id>' on KEYS[3] when it gives another client the turn: that client's waiter
-  tries now; the others only once the turn window is over (the permit is free then if that client is
-  gone), and do not hold back meanwhile as for a lock's 't:' (other permits may come free).
+  Publishes on KEYS[3] '' when it dropped lapsed permits (anyone may try), and 'p:<client id>' when
+  it gives another client the turn: that client's waiter tries now; the others only once the turn
+  window is over (the permit is free then if that client is gone), and do not hold back meanwhile
+  as for a lock's 't:' (other permits may come free).
   Returns  {token} (one-element array): the permit was handed to ARGV[5] with this fencing token;
            0 released; -1 the owner had no permit (its lease ended).
 ]]
@@ -24,12 +25,22 @@ if redis.call('zrem', KEYS[1], ARGV[1]) == 0 then
   return -1
 end
 local mode = ARGV[2]
-if mode ~= 'notify' and redis.call('zscore', KEYS[1], ARGV[5]) then
-  mode = 'notify' -- the offered owner holds a permit already (one per owner): no hand-off
+local now -- Redis's clock, read only when needed (an uncontended release never does)
+if mode ~= 'notify' then
+  now = now_ms()
+  -- Under contention permits pass from release to release without an acquire, so the release drops
+  -- what has lapsed (a turn its client never took, a dead holder's lease) and, if that freed a
+  -- permit, wakes every client's first waiter to take it.
+  if redis.call('zremrangebyscore', KEYS[1], '-inf', now) > 0 then
+    redis.call('spublish', KEYS[3], '')
+  end
+  if redis.call('zscore', KEYS[1], ARGV[5]) then
+    mode = 'notify' -- the offered owner holds a permit already (one per owner): no hand-off
+  end
 end
 local next_is, turn = next_holder(KEYS[4], mode, ARGV[3])
 if next_is == 'turn' then
-  redis.call('zadd', KEYS[1], now_ms() + tonumber(ARGV[4]), TURN .. turn)
+  redis.call('zadd', KEYS[1], (now or now_ms()) + tonumber(ARGV[4]), TURN .. turn)
   announce_turn(KEYS[4], KEYS[1], KEYS[3], mode, ARGV[3], turn, 'p:')
   return 0
 end
@@ -37,6 +48,6 @@ if next_is == 'free' then
   return 0
 end
 local lease = tonumber(ARGV[6])
-redis.call('zadd', KEYS[1], now_ms() + lease, ARGV[5])
+redis.call('zadd', KEYS[1], now + lease, ARGV[5])
 outlive(KEYS[1], lease)
 return { redis.call('incr', KEYS[2]) }
