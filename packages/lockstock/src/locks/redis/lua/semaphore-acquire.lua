@@ -18,23 +18,19 @@
            {retry ms} when all are taken: when the first lease or turn ends (-1 if the owner already
            holds a permit: it never gets a second one).
 ]]
--- @include client-queue.lua
 -- @include outlive.lua
-local now = now_ms()
-local owner, lease = ARGV[1], tonumber(ARGV[2])
+local t = redis.call('time')
+local now = t[1] * 1000 + math.floor(t[2] / 1000)
+local owner, lease, permits = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
 redis.call('zremrangebyscore', KEYS[1], '-inf', now) -- ended leases and lapsed turns
-local permits = tonumber(ARGV[3])
 local count = redis.call('zcard', KEYS[1])
--- When all are taken, a permit reserved for this client's turn is the caller's. (With one free, the
--- caller takes that: a reservation is only made while every permit is taken or reserved.)
-local turn = TURN .. ARGV[4]
-local reserved = count >= permits and redis.call('zscore', KEYS[1], turn)
-if reserved or count < permits then
+-- Takes a free permit, or the one reserved for this client's turn (`turn`: its marker).
+local function take(turn)
   -- NX: an owner that holds a permit already is not given a second one (nor a new lease).
   if redis.call('zadd', KEYS[1], 'NX', now + lease, owner) == 0 then
     return { -1 }
   end
-  if reserved then
+  if turn then
     redis.call('zrem', KEYS[1], turn)
   else
     count = count + 1
@@ -48,6 +44,17 @@ if reserved or count < permits then
     return token
   end
   return tostring(token) -- the last one: as a string (an integer reply costs Redis less than an array)
+end
+if count < permits then
+  return take(nil)
+end
+-- Every permit is taken or reserved. The turns are defined only here: an uncontended acquire does
+-- not pay for their functions. (With a permit free the caller takes that one: a reservation is only
+-- made while every permit is taken or reserved.)
+-- @include client-queue.lua
+local turn = TURN .. ARGV[4]
+if redis.call('zscore', KEYS[1], turn) then
+  return take(turn)
 end
 if redis.call('zscore', KEYS[1], owner) then
   return { -1 }

@@ -19,11 +19,15 @@
   Returns  {token} (one-element array): the permit was handed to ARGV[5] with this fencing token;
            0 released; -1 the owner had no permit (its lease ended).
 ]]
--- @include client-turns.lua
--- @include outlive.lua
 if redis.call('zrem', KEYS[1], ARGV[1]) == 0 then
   return -1
 end
+-- No local waiter and no client waiting: done, before the turns' functions are even defined.
+if ARGV[2] == 'notify' and redis.call('exists', KEYS[4]) == 0 then
+  return 0
+end
+-- @include client-turns.lua
+-- @include outlive.lua
 local mode = ARGV[2]
 local now -- Redis's clock, read only when needed (an uncontended release never does)
 if mode ~= 'notify' then
