@@ -40,7 +40,9 @@ function nextMessage<T>(child: ChildProcess, type: string): Promise<T> {
       resolve(message as T);
     };
     child.on('message', onMessage);
-    child.once('exit', (code) => reject(new Error(`benchmark worker exited with code ${code}`)));
+    // 'close', not 'exit': a worker exits right after sending its report, and 'exit' can come before
+    // a large report has been read off the IPC channel ('close' waits for the channel to end).
+    child.once('close', (code) => reject(new Error(`benchmark worker exited with code ${code}`)));
   });
 }
 
