@@ -16,7 +16,6 @@
            {retry ms} when refused: try again by then at the latest (a third of the waiter timeout
            or less, so a live waiter keeps its place), or earlier when woken by name.
 ]]
--- @include fair-queue.lua
 local owner, lease = ARGV[1], tonumber(ARGV[2])
 local waiter_timeout = tonumber(ARGV[4])
 -- Uncontended: no holder and nobody queued, so no clock and no queue to consult.
@@ -34,6 +33,8 @@ if redis.call('hexists', KEYS[1], owner) == 1 then
   end
   return tonumber(redis.call('get', KEYS[4]) or '0')
 end
+-- Defined only past the common cases (Lua makes a closure per local function on every call).
+-- @include fair-queue.lua
 local now, now_us = now_ms()
 local head = fair_head(KEYS[2], KEYS[3], KEYS[5], now)
 local held = redis.call('exists', KEYS[1]) == 1

@@ -17,7 +17,6 @@
            n > 0 holds this owner still has; 0 released; -1 no lock; -2 held by another owner.
 ]]
 -- @include hold-count.lua
--- @include fair-queue.lua
 local left = release_one_hold(KEYS[1], ARGV[1])
 if left then
   return left
@@ -26,6 +25,8 @@ redis.call('del', KEYS[1])
 if redis.call('exists', KEYS[2]) == 0 then
   return 0
 end
+-- Defined only past the common case (Lua makes a closure per local function on every call).
+-- @include fair-queue.lua
 local head = fair_head(KEYS[2], KEYS[3], KEYS[5], now_ms())
 if not head then
   return 0

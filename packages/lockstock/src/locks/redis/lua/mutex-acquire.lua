@@ -14,8 +14,12 @@
            {pttl} (one-element array) when not: the remaining lease of the holder, or of another
            client's turn; -1 if the key has no expiry.
 ]]
--- @include client-turns.lua
 local taken = redis.call('set', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2])
+if taken and ARGV[4] ~= '1' then
+  return redis.call('incr', KEYS[2]) -- a first try that got it: no queue to leave, no turn to check
+end
+-- Defined only past the common case (Lua makes a closure per local function on every call).
+-- @include client-turns.lua
 if not taken and redis.call('get', KEYS[1]) == TURN .. ARGV[3] then
   taken = redis.call('set', KEYS[1], ARGV[1], 'PX', ARGV[2])
 end

@@ -19,7 +19,6 @@
   Returns  {token} (one-element array): handed to ARGV[5] with this fencing token;
            0 released; -1 no lock (expired or deleted); -2 held by another owner.
 ]]
--- @include client-turns.lua
 local holder = redis.call('get', KEYS[1])
 if holder ~= ARGV[1] then
   if holder then
@@ -27,6 +26,11 @@ if holder ~= ARGV[1] then
   end
   return -1
 end
+if ARGV[2] == 'notify' and redis.call('exists', KEYS[4]) == 0 then
+  redis.call('del', KEYS[1]) -- no local waiter, no other client waits: nobody to notify
+  return 0
+end
+-- @include client-turns.lua
 local next_is, turn = next_holder(KEYS[4], ARGV[2], ARGV[3])
 if next_is == 'turn' then
   redis.call('set', KEYS[1], TURN .. turn, 'PX', ARGV[4])

@@ -18,12 +18,16 @@
            -1 no lock (expired or deleted); -2 held by another owner.
 ]]
 -- @include hold-count.lua
--- @include client-turns.lua
 local left = release_one_hold(KEYS[1], ARGV[1])
 if left then
   return left
 end
 redis.call('del', KEYS[1])
+if ARGV[2] == 'notify' and redis.call('exists', KEYS[4]) == 0 then
+  return 0 -- no local waiter, no other client waits: nobody to notify
+end
+-- Defined only past the common case (Lua makes a closure per local function on every call).
+-- @include client-turns.lua
 local next_is, turn = next_holder(KEYS[4], ARGV[2], ARGV[3])
 if next_is == 'turn' then
   redis.call('hset', KEYS[1], TURN, turn)
