@@ -1,4 +1,4 @@
-import type { ScriptArg, LuaScript } from '../../redis/scripts.js';
+import type { LuaScript } from '../../redis/scripts.js';
 import type {
   AttemptRequest,
   AttemptResult,
@@ -8,7 +8,7 @@ import type {
   LockResource,
   ReleaseResult,
 } from '../core/backend.js';
-import { extendStatus, releaseResult } from './codes.js';
+import { extendStatus } from './codes.js';
 import type { RedisLockContext } from './context.js';
 import { RedisResource } from './resource.js';
 import { LOCK_SCRIPTS } from './scripts.js';
@@ -84,14 +84,8 @@ export class ExclusiveResource extends RedisResource implements LockResource {
     return RedisResource.attemptResult(await this.run(this.scripts.acquire, this.acquireKeys, args), false);
   }
 
-  async release(owner: string, offer: HandOffOffer | undefined): Promise<ReleaseResult> {
-    const { clientId, turnWindowMs } = this.ctx;
-    const args: ScriptArg[] = offer
-      ? [owner, offer.mode, clientId, turnWindowMs, offer.owner, offer.leaseMs ?? 0]
-      : [owner, 'notify', clientId, turnWindowMs, '', 0];
-    const reply = await this.run(this.scripts.release, this.releaseKeys, args);
-    if (Array.isArray(reply)) return { outcome: 'released', handedOffToken: Number(reply[0]) };
-    return releaseResult(reply);
+  release(owner: string, offer: HandOffOffer | undefined): Promise<ReleaseResult> {
+    return this.releaseWithTurns(this.scripts.release, this.releaseKeys, owner, offer);
   }
 
   async extend(owner: string, leaseMs: number): Promise<ExtendStatus> {

@@ -1,6 +1,7 @@
 import { assertKeyName } from '../../redis/keys.js';
 import type { ScriptArg, LuaScript } from '../../redis/scripts.js';
-import { Busy, Granted, type AttemptResult } from '../core/backend.js';
+import { Busy, Granted, type AttemptResult, type HandOffOffer, type ReleaseResult } from '../core/backend.js';
+import { releaseResult } from './codes.js';
 import type { RedisLockContext } from './context.js';
 
 /** What every Redis lock resource has: its name, key base `<prefix>:{name}`, fencing counter. */
@@ -29,6 +30,26 @@ export abstract class RedisResource {
   /** Fire-and-forget work (dequeueing a waiter): failures go to the client's events. */
   protected background(work: Promise<unknown>): void {
     work.catch((error: unknown) => this.ctx.core.reportError(error));
+  }
+
+  /**
+   * A release under the cohort protocol (client-turns.lua: mutex, reentrant, semaphore): hand the
+   * lock to the offered local waiter (its token comes back as `{token}`), else give another client
+   * its turn or free it.
+   */
+  protected async releaseWithTurns(
+    script: LuaScript,
+    keys: readonly string[],
+    owner: string,
+    offer: HandOffOffer | undefined,
+  ): Promise<ReleaseResult> {
+    const { clientId, turnWindowMs } = this.ctx;
+    const args: ScriptArg[] = offer
+      ? [owner, offer.mode, clientId, turnWindowMs, offer.owner, offer.leaseMs ?? 0]
+      : [owner, 'notify', clientId, turnWindowMs];
+    const reply = await this.run(script, keys, args);
+    if (Array.isArray(reply)) return { outcome: 'released', handedOffToken: Number(reply[0]) };
+    return releaseResult(reply);
   }
 
   /** An acquire script's reply: a token (taken), or {retry ms} (refused; negative: until woken). */

@@ -1,5 +1,4 @@
 import { InvalidLockOptionError } from '../errors.js';
-import type { ScriptArg } from '../../redis/scripts.js';
 import {
   Granted,
   type AttemptRequest,
@@ -65,14 +64,8 @@ export class SemaphoreResource extends RedisResource implements LockResource {
     return RedisResource.attemptResult(reply, true);
   }
 
-  async release(owner: string, offer: HandOffOffer | undefined): Promise<ReleaseResult> {
-    const { clientId, turnWindowMs } = this.ctx;
-    const args: ScriptArg[] = offer
-      ? [owner, offer.mode, clientId, turnWindowMs, offer.owner, offer.leaseMs ?? 0]
-      : [owner, 'notify', clientId, turnWindowMs];
-    const reply = await this.run(LOCK_SCRIPTS.semaphoreRelease, this.releaseKeys, args);
-    if (Array.isArray(reply)) return { outcome: 'released', handedOffToken: Number(reply[0]) };
-    return releaseResult(reply);
+  release(owner: string, offer: HandOffOffer | undefined): Promise<ReleaseResult> {
+    return this.releaseWithTurns(LOCK_SCRIPTS.semaphoreRelease, this.releaseKeys, owner, offer);
   }
 
   async extend(owner: string, leaseMs: number): Promise<ExtendStatus> {

@@ -9,8 +9,8 @@
   ARGV[2]  'handoff' | 'yield' | 'notify', as in mutex-release.lua
   ARGV[3]  client id of the caller
   ARGV[4]  turn window in milliseconds
-  ARGV[5]  owner id of the local waiter ('handoff' / 'yield')
-  ARGV[6]  lease of the local waiter in milliseconds ('handoff' / 'yield')
+  ARGV[5]  owner id of the local waiter ('handoff' / 'yield'; absent with 'notify')
+  ARGV[6]  lease of the local waiter in milliseconds ('handoff' / 'yield'; absent with 'notify')
 
   Publishes on KEYS[3], when it gives another client the turn, 't:<client id>'.
   Returns  {token} (one-element array): the last hold was released and the lock handed to ARGV[5];
