@@ -57,7 +57,8 @@ end
 
 -- After marking the lock for `turn`: a yielding client queues behind the others; wake them. The
 -- message names the client whose turn it is (`prefix` .. client: 't:' for a lock, whose other clients
--- then hold back for the turn window; 'p:' for one permit of several, which the others ignore).
+-- then hold back for the turn window; 'p:' for one permit of several, after which the others only
+-- re-check once the window is over, in case that client is gone).
 local function announce_turn(queue_key, lock_key, channel, mode, releasing_client, turn, prefix)
   if mode == 'yield' then
     enqueue(queue_key, releasing_client, lock_key)
