@@ -93,10 +93,10 @@ export class ScriptRunner {
     }
     const client = this.client;
     const count = keys.length;
-    const issue = this.direct
-      ? () => (client as WithOptions).sendCommand(this.evalshaCommand(script.sha1, count, keys, args))
-      : () => client.evalsha(script.sha1, count, ...keys, ...args);
-    return this.coalescer.send(issue).catch((error: unknown) => {
+    const reply = this.direct
+      ? this.coalescer.sendCommand(client as WithOptions, this.evalshaCommand(script.sha1, count, keys, args))
+      : this.coalescer.send(() => client.evalsha(script.sha1, count, ...keys, ...args));
+    return reply.catch((error: unknown) => {
       if (!isNoScript(error)) throw error;
       return client.eval(script.source, count, ...keys, ...args);
     });
