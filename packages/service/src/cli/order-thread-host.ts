@@ -12,6 +12,8 @@ export interface OrderThreadData {
   /** A PostgreSQL server; without it the thread owns PGlite in `pgliteDir` and serves it on `dbPort`. */
   databaseUrl?: string;
   pgliteDir?: string;
+  /** Sync PGlite's commits to the disk (`--durability fsync`; see pglite-fsync.ts). */
+  pgliteFsync?: boolean;
   dbPort?: MessagePort;
   pipelines: number;
   pipeline: Omit<OrderPipelineOptions, 'logger' | 'metrics' | 'faults'>;

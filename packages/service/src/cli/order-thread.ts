@@ -28,7 +28,7 @@ async function start() {
   if (!lowerThisThreadPriority()) logger.debug('order thread: runs at the process priority');
   const db: Database = data.databaseUrl
     ? postgresDatabase(data.databaseUrl, { max: Math.max(2, data.pipelines + 1) })
-    : await pgliteDatabase(data.pgliteDir);
+    : await pgliteDatabase(data.pgliteDir, { fsync: data.pgliteFsync === true });
   const closers: Array<() => Promise<unknown>> = [() => db.close()];
   try {
     const applied = await migrate(db);

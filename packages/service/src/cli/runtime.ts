@@ -141,7 +141,9 @@ export async function startRuntime(options: RuntimeOptions, resources: Resources
       ? await startOrderThread(
           {
             redisUrl,
-            ...(options.databaseUrl ? { databaseUrl: options.databaseUrl } : { pgliteDir }),
+            ...(options.databaseUrl
+              ? { databaseUrl: options.databaseUrl }
+              : { pgliteDir, pgliteFsync: durability === 'fsync' }),
             pipelines: pipelineCount,
             // PGlite (WASM) pays more per statement than a server: larger batches, fewer of them.
             pipeline: { ...(options.databaseUrl ? {} : { batchSize: 2000 }), ...options.pipeline },
@@ -159,15 +161,21 @@ export async function startRuntime(options: RuntimeOptions, resources: Resources
       onConnectionError: (error) => logger.warn({ err: error }, 'database connection lost'),
     });
   } else {
-    db = thread?.db ?? (await pgliteDatabase(pgliteDir));
+    db = thread?.db ?? (await pgliteDatabase(pgliteDir, { fsync: durability === 'fsync' }));
     logger.info(
-      { dir: pgliteDir, thread: thread !== undefined },
+      { dir: pgliteDir, thread: thread !== undefined, fsync: durability === 'fsync' },
       'order store: embedded PostgreSQL (PGlite); set DATABASE_URL to use a server',
     );
   }
   resources.add('the order store', () => db.close());
   const applied = thread ? thread.applied : await migrate(db);
   if (applied.length > 0) logger.info({ applied }, 'database migrated');
+  const recordFsync = await readRecordFsync(db);
+  if (recordFsync === 'off' && durability === 'fsync') {
+    logger.warn(
+      'the record does not sync its commits (fsync or synchronous_commit off): a crash of the machine can lose recorded orders',
+    );
+  }
 
   const metrics = createSaleMetrics(thread ? new ThreadedRegistry(() => thread.metrics()) : undefined);
   const ids = new SnowflakeIdGenerator(redis, {
@@ -234,8 +242,22 @@ export async function startRuntime(options: RuntimeOptions, resources: Resources
     dataDir,
     embedded: { redis: redisServer !== undefined, database: !options.databaseUrl },
     ...(recovery ? { recovery } : {}),
-    durability: durabilityReport,
+    durability: { ...durabilityReport, recordFsync },
   };
+}
+
+/** Whether the record's database syncs commits to the disk, as it reports it. */
+async function readRecordFsync(db: Database): Promise<'on' | 'off' | 'unknown'> {
+  try {
+    const { rows } = await db.query<{ fsync: string; sync: string }>(
+      `SELECT current_setting('fsync') AS fsync, current_setting('synchronous_commit') AS sync`,
+    );
+    const row = rows[0];
+    if (!row) return 'unknown';
+    return row.fsync === 'on' && row.sync !== 'off' ? 'on' : 'off';
+  } catch {
+    return 'unknown';
+  }
 }
 
 /** Reads how the Redis server persists writes, against what `setting` promises. */

@@ -43,7 +43,7 @@ export function registerServe(program: Command): void {
     .addOption(
       new Option(
         '--durability <mode>',
-        'what a 202 means: fsync (on disk first; the embedded redis-server runs appendfsync always) or memory (a machine crash can lose the last second)',
+        'what a 202 means: fsync (on disk first; the embedded redis-server runs appendfsync always, the embedded record syncs its commits) or memory (a machine crash can lose the last second)',
       )
         .choices(['fsync', 'memory'])
         .default('fsync')

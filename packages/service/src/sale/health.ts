@@ -27,6 +27,12 @@ export interface DurabilityReport {
   readonly redisAppendfsync: 'always' | 'everysec' | 'no' | 'off' | 'unknown';
   /** True when the server's settings give what `setting` promises. */
   readonly honoured: boolean;
+  /**
+   * Whether the record syncs its commits to the disk ('on': `fsync` on and `synchronous_commit` not
+   * off), as the record's PostgreSQL (or PGlite) reports it. Orders the pipeline has recorded are
+   * acknowledged on the stream, so with 'off' a crash of the machine can lose recorded orders.
+   */
+  readonly recordFsync?: 'on' | 'off' | 'unknown';
 }
 
 export interface HealthReport {

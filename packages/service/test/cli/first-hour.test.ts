@@ -62,6 +62,14 @@ describe("a new user's first hour", () => {
 
     const second = await startServe(cwd, port);
     try {
+      // The default keeps its word twice: Redis fsyncs each write, and so does the embedded record.
+      const health = (await (await fetch(`${second.address}/healthz`)).json()) as Record<string, unknown>;
+      expect(health.durability).toEqual({
+        setting: 'fsync',
+        redisAppendfsync: 'always',
+        honoured: true,
+        recordFsync: 'on',
+      });
       const sale = (await (await fetch(`${second.address}/api/sales/1`)).json()) as Record<string, unknown>;
       expect(sale).toMatchObject({ id: '1', stock: 100, sold: 1, remaining: 99 });
       const buyerToken = /Bearer ([^']+)'/.exec(second.curl)?.[1] as string;

@@ -39,6 +39,11 @@ const Durability = Type.Object(
       Type.Literal('unknown'),
     ]),
     honoured: Type.Boolean(),
+    recordFsync: Type.Optional(
+      Type.Union([Type.Literal('on'), Type.Literal('off'), Type.Literal('unknown')], {
+        description: "whether the record's database syncs its commits to the disk",
+      }),
+    ),
   },
   { description: 'what a 202 means: fsync (on disk before the answer) or memory' },
 );

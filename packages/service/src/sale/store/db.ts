@@ -100,10 +100,17 @@ export function postgresDatabase(url: string, options: PostgresOptions = {}): Da
   };
 }
 
-/** Embedded PostgreSQL (PGlite, WASM) with its data in `dataDir` (undefined: in memory). */
-export async function pgliteDatabase(dataDir?: string): Promise<Database> {
+/**
+ * Embedded PostgreSQL (PGlite, WASM) with its data in `dataDir` (undefined: in memory). With `fsync`
+ * (and a `dataDir`), commits are synced to the disk, which PGlite does not do by default
+ * (pglite-fsync.ts).
+ */
+export async function pgliteDatabase(dataDir?: string, options: { fsync?: boolean } = {}): Promise<Database> {
   const { PGlite } = await import('@electric-sql/pglite');
-  const db = await PGlite.create(dataDir);
+  const db =
+    options.fsync === true && dataDir !== undefined
+      ? await (await import('./pglite-fsync.js')).createSyncedPGlite(PGlite, dataDir)
+      : await PGlite.create(dataDir);
   // pg's rowCount is the rows a SELECT returned or the rows a write changed; PGlite reports
   // affectedRows 0 for a SELECT, so take whichever is larger (a write with RETURNING has both).
   const normalize = <R>(result: { rows: unknown[]; affectedRows?: number }): QueryResult<R> => ({
