@@ -29,7 +29,12 @@ interface EmscriptenModule {
   FS: { ErrnoError: new (errno: number) => Error };
 }
 
-/** Emscripten's errno for EIO: PostgreSQL treats a failed fsync as fatal (its data_sync_retry rule). */
+/**
+ * Emscripten's (WASI's) errno numbers for what fsync can fail with. PostgreSQL treats a failed fsync
+ * as fatal (its data_sync_retry rule), except EBADF and EINVAL on a directory, which some file systems
+ * answer to fsyncing one: those keep their meaning, anything else is EIO.
+ */
+const ERRNO: Record<string, number> = { EBADF: 8, EINVAL: 28 };
 const EIO = 29;
 
 /** PGlite's NODEFS with an fsync: every file of the data directory shares NODEFS's stream operations. */
@@ -48,8 +53,8 @@ class SyncedNodeFS extends NodeFS {
       ops.fsync = (stream) => {
         try {
           fs.fsyncSync(stream.nfd as number);
-        } catch {
-          throw new FS.ErrnoError(EIO);
+        } catch (error) {
+          throw new FS.ErrnoError(ERRNO[(error as NodeJS.ErrnoException).code ?? ''] ?? EIO);
         }
         return 0;
       };
