@@ -12,25 +12,50 @@ import { Watchdog } from './watchdog.js';
  * are cached and may be dropped at any time).
  */
 export class LiveHolds {
-  private readonly byLock = new Map<string, Map<string, number>>();
+  // Most locks have one holding owner in a client: that case is a plain entry, without a Map of its
+  // own to allocate per acquire (and collect per release). Owners of the same lock share a Map.
+  private readonly byLock = new Map<string, OneOwner | Map<string, number>>();
 
   has(key: string, owner: string): boolean {
-    return this.byLock.get(key)?.has(owner) ?? false;
+    const held = this.byLock.get(key);
+    if (held === undefined) return false;
+    return held instanceof Map ? held.has(owner) : held.owner === owner;
   }
 
   add(key: string, owner: string): void {
-    let owners = this.byLock.get(key);
-    if (!owners) this.byLock.set(key, (owners = new Map()));
-    owners.set(owner, (owners.get(owner) ?? 0) + 1);
+    const held = this.byLock.get(key);
+    if (held === undefined) this.byLock.set(key, { owner, count: 1 });
+    else if (held instanceof Map) held.set(owner, (held.get(owner) ?? 0) + 1);
+    else if (held.owner === owner) held.count++;
+    else
+      this.byLock.set(
+        key,
+        new Map([
+          [held.owner, held.count],
+          [owner, 1],
+        ]),
+      );
   }
 
   remove(key: string, owner: string): void {
-    const owners = this.byLock.get(key);
-    const count = owners?.get(owner);
-    if (!owners || count === undefined) return;
-    if (count > 1) owners.set(owner, count - 1);
-    else if (owners.delete(owner) && owners.size === 0) this.byLock.delete(key);
+    const held = this.byLock.get(key);
+    if (held === undefined) return;
+    if (!(held instanceof Map)) {
+      if (held.owner !== owner) return;
+      if (--held.count === 0) this.byLock.delete(key);
+      return;
+    }
+    const count = held.get(owner);
+    if (count === undefined) return;
+    if (count > 1) held.set(owner, count - 1);
+    else if (held.delete(owner) && held.size === 0) this.byLock.delete(key);
   }
+}
+
+/** The only owner holding a lock in this client, and how many holds it has. */
+interface OneOwner {
+  readonly owner: string;
+  count: number;
 }
 
 /** What every lock of one client shares, whatever its kind and backend. */
