@@ -26,8 +26,12 @@ interface WithNodes {
  *
  * Clients with ioredis' auto-pipelining batch on their own and are passed through unchanged.
  */
+const NONE: readonly Writable[] = [];
+
 export class WriteCoalescer {
-  private corked: Writable[] = [];
+  private corked: readonly Writable[] = NONE;
+  /** A single client's socket as a batch's list, kept while the socket stays the same. */
+  private single: readonly Writable[] = NONE;
   private pending = 0;
   private flushScheduled = false;
   private readonly flushAtTickEnd = () => {
@@ -36,12 +40,14 @@ export class WriteCoalescer {
   };
 
   private readonly bypass: boolean;
+  private readonly cluster: boolean;
 
   constructor(
     private readonly client: RedisClient,
     private readonly maxBatch = 16,
   ) {
     this.bypass = client.options.enableAutoPipelining === true;
+    this.cluster = isCluster(client);
   }
 
   /** Runs `issue` (which must send exactly one command synchronously) with the sockets corked. */
@@ -83,16 +89,21 @@ export class WriteCoalescer {
   }
 
   /** The sockets commands may be written to now (a reconnect replaces them, so asked per batch). */
-  private streams(): Writable[] {
-    const connections = isCluster(this.client)
-      ? (this.client as unknown as WithNodes).nodes('master')
-      : [this.client as unknown as WithStream];
+  private streams(): readonly Writable[] {
+    if (!this.cluster) {
+      // No arrays per batch for the common single connection (they showed in client profiles).
+      const { status, stream } = this.client as unknown as WithStream;
+      if (status !== 'ready' || !stream) return NONE;
+      if (this.single[0] !== stream) this.single = [stream];
+      return this.single;
+    }
+    const connections = (this.client as unknown as WithNodes).nodes('master');
     return connections.flatMap((c) => (c.status === 'ready' && c.stream ? [c.stream] : []));
   }
 
   private flush(): void {
     const streams = this.corked;
-    this.corked = [];
+    this.corked = NONE;
     this.pending = 0;
     for (const stream of streams) stream.uncork();
   }
