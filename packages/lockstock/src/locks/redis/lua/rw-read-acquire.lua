@@ -13,36 +13,47 @@
            take the read lock (downgrade: release the write lock afterwards).
            {retry ms} when refused: the writer's remaining lease, or the intent's.
 ]]
--- @include rw-readers.lua
 local owner, lease = ARGV[1], tonumber(ARGV[2])
-local now = now_ms()
--- Re-entry keeps the hold's token and never shortens the lease the outer hold relies on.
-local function reenter(count, token, ends)
-  redis.call('hset', KEYS[2], owner, reader_value(count + 1, token, math.max(ends, now + lease)))
-  outlive(KEYS[2], lease)
-  return token
-end
--- The common case: no writer holds the lock or waits for it (one EXISTS), and the owner is a new
--- reader: one HSETNX takes its field. A token is issued first; if the owner turns out to hold the
--- lock already, that token is skipped (tokens only need to increase).
-if redis.call('exists', KEYS[1], KEYS[3]) == 0 then
-  local token = redis.call('incr', KEYS[4])
-  if redis.call('hsetnx', KEYS[2], owner, reader_value(1, token, now + lease)) == 0 then
-    local count, held, ends = read_hold(KEYS[2], owner, now)
-    if count then
-      return reenter(count, held, ends)
+-- The common case first, before the fragment's functions are defined (Lua makes a closure per local
+-- function on every call): no writer holds the lock or waits for it (one EXISTS), and the owner is a
+-- new reader: one HSETNX takes its field (value as in rw-readers.lua). A token is issued first; if the
+-- owner turns out to hold the lock already, that token is skipped (tokens only need to increase).
+local free = redis.call('exists', KEYS[1], KEYS[3]) == 0
+local t = redis.call('time')
+local now = t[1] * 1000 + math.floor(t[2] / 1000)
+local token
+if free then
+  token = redis.call('incr', KEYS[4])
+  if redis.call('hsetnx', KEYS[2], owner, string.format('%d %d %d', 1, token, now + lease)) == 1 then
+    if redis.call('pexpire', KEYS[2], lease, 'NX') == 0 then
+      redis.call('pexpire', KEYS[2], lease, 'GT') -- as outlive() does
     end
-    -- Its lease had ended: it starts over (count 1, the new token and lease).
-    redis.call('hset', KEYS[2], owner, reader_value(1, token, now + lease))
+    return token
   end
+end
+-- @include rw-readers.lua
+-- Re-entry keeps the hold's token and never shortens the lease the outer hold relies on.
+local function reenter(count, held, ends)
+  redis.call('hset', KEYS[2], owner, reader_value(count + 1, held, math.max(ends, now + lease)))
+  outlive(KEYS[2], lease)
+  return held
+end
+if free then
+  -- The field was there: this owner re-enters, or its lease had ended and it starts over (count 1,
+  -- the token just issued, a new lease).
+  local count, held, ends = read_hold(KEYS[2], owner, now)
+  if count then
+    return reenter(count, held, ends)
+  end
+  redis.call('hset', KEYS[2], owner, reader_value(1, token, now + lease))
   outlive(KEYS[2], lease)
   return token
 end
 -- A writer holds the lock or waits for it: only a reader re-entering, or the writer itself
 -- (downgrade), gets in.
-local count, token, ends = read_hold(KEYS[2], owner, now)
+local count, held, ends = read_hold(KEYS[2], owner, now)
 if count then
-  return reenter(count, token, ends)
+  return reenter(count, held, ends)
 end
 if redis.call('hexists', KEYS[1], owner) == 0 then
   local writer = redis.call('pttl', KEYS[1])

@@ -13,15 +13,18 @@
   Returns  n > 0 holds this owner still has; 0 released; -1 no read hold (its lease ended: a field
            left behind is dropped).
 ]]
--- @include rw-readers.lua
+-- No functions of rw-readers.lua here: Lua would make a closure per local function on every call.
+-- The field's value is '<hold count> <fencing token> <lease end>' (rw-readers.lua).
 local value = redis.call('hget', KEYS[1], ARGV[1])
 if not value then
   return -1
 end
-local count, token, ends = parse_reader(value)
-local lapsed = ends <= now_ms() -- its lease ended: no writer has dropped its field yet
+local count, token, ends = string.match(value, '^(%d+) (%d+) (%d+)$')
+count = tonumber(count)
+local t = redis.call('time')
+local lapsed = tonumber(ends) <= t[1] * 1000 + math.floor(t[2] / 1000) -- no writer has dropped it yet
 if count > 1 and not lapsed then
-  redis.call('hset', KEYS[1], ARGV[1], reader_value(count - 1, token, ends))
+  redis.call('hset', KEYS[1], ARGV[1], string.format('%d %s %s', count - 1, token, ends))
   return count - 1
 end
 redis.call('hdel', KEYS[1], ARGV[1])
