@@ -90,7 +90,11 @@ export interface LockResource {
   /** Whether `release` can hand the lock to an offered local waiter. */
   readonly handsOff: boolean;
   attempt(request: AttemptRequest): Promise<AttemptResult>;
-  release(owner: string, offer: HandOffOffer | undefined): Promise<ReleaseResult>;
+  /**
+   * `leaseLive`: this client knows the hold's lease has not ended (its validity deadline is ahead), so
+   * a backend that would otherwise read its clock to tell an ended lease may skip that.
+   */
+  release(owner: string, offer: HandOffOffer | undefined, leaseLive?: boolean): Promise<ReleaseResult>;
   extend(owner: string, leaseMs: number): Promise<ExtendStatus>;
   inspect(): Promise<LockInfo>;
   /**

@@ -190,9 +190,10 @@ export class CoreLock implements Lock, HoldBackend {
     const claim = this.resource.handsOff ? waiters.claimHandOff<GrantTicket>(key) : undefined;
     if (!claim) {
       const requestedAt = monotonicNow();
+      const leaseLive = hold.lease !== undefined && requestedAt < hold.lease.validUntil;
       let result: ReleaseResult;
       try {
-        result = await this.resource.release(hold.owner, undefined);
+        result = await this.resource.release(hold.owner, undefined, leaseLive);
       } catch (error) {
         throw backendError(this.name, error);
       }

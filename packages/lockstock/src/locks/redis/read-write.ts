@@ -50,7 +50,7 @@ abstract class ReadWriteSide extends RedisResource implements LockResource {
   }
 
   abstract attempt(request: AttemptRequest): Promise<AttemptResult>;
-  abstract release(owner: string): Promise<ReleaseResult>;
+  abstract release(owner: string, offer?: undefined, leaseLive?: boolean): Promise<ReleaseResult>;
   abstract extend(owner: string, leaseMs: number): Promise<ExtendStatus>;
   abstract leave(owner: string, won: boolean): void;
   abstract holdCount(owner: string): Promise<number>;
@@ -75,8 +75,9 @@ export class ReadResource extends ReadWriteSide {
     return RedisResource.attemptResult(reply, true);
   }
 
-  async release(owner: string): Promise<ReleaseResult> {
-    return releaseResult(await this.run(LOCK_SCRIPTS.readRelease, this.releaseKeys, [owner]));
+  async release(owner: string, _offer?: undefined, leaseLive = false): Promise<ReleaseResult> {
+    const args = [owner, leaseLive ? 1 : 0];
+    return releaseResult(await this.run(LOCK_SCRIPTS.readRelease, this.releaseKeys, args));
   }
 
   async extend(owner: string, leaseMs: number): Promise<ExtendStatus> {

@@ -55,8 +55,8 @@ export class ReplicatedResource implements LockResource {
     throw new LockNotReplicatedError(this.name, acknowledged, this.acks.replicas);
   }
 
-  release(owner: string, offer: HandOffOffer | undefined): Promise<ReleaseResult> {
-    return this.inner.release(owner, offer);
+  release(owner: string, offer: HandOffOffer | undefined, leaseLive?: boolean): Promise<ReleaseResult> {
+    return this.inner.release(owner, offer, leaseLive);
   }
 
   extend(owner: string, leaseMs: number): Promise<ExtendStatus> {

@@ -5,6 +5,10 @@
   KEYS[2]  wake-up shard channel (same hash tag as the lock)
   KEYS[3]  write intent: exists while a writer waits (see rw-write-acquire.lua)
   ARGV[1]  owner id
+  ARGV[2]  '1' when the client knows the hold's lease has not ended (its validity deadline, which
+           allows for drift, is ahead): the clock is not read. Else the field's lease end is checked
+           against Redis's TIME. (Either way a field still there means no writer came in: a writer
+           drops the fields of ended leases before it takes the lock.)
 
   Publishes '' on KEYS[2] when no reader is left and a writer waits. Only writers wait for readers,
   and a waiting writer keeps its intent alive (or tries again within the intent's lifetime anyway);
@@ -21,8 +25,11 @@ if not value then
 end
 local count, token, ends = string.match(value, '^(%d+) (%d+) (%d+)$')
 count = tonumber(count)
-local t = redis.call('time')
-local lapsed = tonumber(ends) <= t[1] * 1000 + math.floor(t[2] / 1000) -- no writer has dropped it yet
+local lapsed = false -- its lease ended, but no writer has dropped its field yet
+if ARGV[2] ~= '1' then
+  local t = redis.call('time')
+  lapsed = tonumber(ends) <= t[1] * 1000 + math.floor(t[2] / 1000)
+end
 if count > 1 and not lapsed then
   redis.call('hset', KEYS[1], ARGV[1], string.format('%d %s %s', count - 1, token, ends))
   return count - 1
