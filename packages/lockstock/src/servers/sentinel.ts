@@ -70,7 +70,15 @@ export class RedisSentinelGroup {
           cwd: dir,
         },
       );
-      return new RedisSentinelGroup(master, replicas, sentinel, port, dir);
+      const group = new RedisSentinelGroup(master, replicas, sentinel, port, dir);
+      // '+monitor' is before the Sentinel has asked the master for its replicas. A caller that cuts
+      // replication right away (to lose a write in a failover) would leave it knowing none, and it
+      // would never fail over: ready means it knows every replica.
+      await group.knowsReplicas(replicas.length).catch(async (error: unknown) => {
+        await stopProcess(sentinel, 'SIGTERM');
+        throw error;
+      });
+      return group;
     } catch (error) {
       await Promise.all([master.stop(), ...replicas.map((r) => r.stop())]);
       rmSync(dir, { recursive: true, force: true });
@@ -87,6 +95,28 @@ export class RedisSentinelGroup {
         string,
       ];
       return { host, port: Number(port) };
+    } finally {
+      sentinel.disconnect();
+    }
+  }
+
+  /** Resolves once the Sentinel lists `count` replicas of the master that it can reach. */
+  private async knowsReplicas(count: number, timeoutMs = 20_000): Promise<void> {
+    const sentinel = new Redis(this.sentinelPort, '127.0.0.1', { maxRetriesPerRequest: 1 });
+    try {
+      const deadline = performance.now() + timeoutMs;
+      for (;;) {
+        const replicas = (await sentinel.call('SENTINEL', 'replicas', this.masterName)) as string[][];
+        const reachable = replicas.filter((fields) => {
+          const flags = fields[fields.indexOf('flags') + 1] ?? '';
+          return !/s_down|disconnected/.test(flags);
+        });
+        if (reachable.length >= count) return;
+        if (performance.now() > deadline) {
+          throw new Error(`the Sentinel knew ${reachable.length} of ${count} replicas after ${timeoutMs} ms`);
+        }
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
     } finally {
       sentinel.disconnect();
     }
