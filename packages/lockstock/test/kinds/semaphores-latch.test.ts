@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { InvalidLockOptionError } from '../../src/index.js';
 import { useRedis } from '../helpers/redis.js';
 
@@ -28,6 +28,28 @@ describe('semaphores', () => {
     expect((await semaphore.inspect()).remainingMs).toBeGreaterThan(5_000); // its lease was not shortened
     expect(await held.release()).toBe('released');
     expect(await semaphore.available()).toBe(3);
+  });
+
+  it('a permit whose lease ended counts for nobody, not even for its own owner', async () => {
+    // Acquires drop ended leases only once at most one permit is left counting them: below that
+    // they stay in Redis (while a live lease keeps the set), and must neither refuse their owner
+    // nor hide a free permit.
+    const semaphore = env.locks().semaphore('sem-lapsed', { permits: 5 });
+    const kept = await semaphore.acquire({ owner: 'worker-z', leaseMs: 10_000 });
+    const lapsing = await Promise.all(
+      ['worker-a', 'worker-b'].map((owner) => semaphore.acquire({ owner, leaseMs: 50 })),
+    );
+    await vi.waitFor(async () => expect(await semaphore.available()).toBe(4), { timeout: 5_000 });
+    const again = await semaphore.tryAcquire({ owner: 'worker-a', leaseMs: 10_000 });
+    if (!again) expect.fail("refused worker-a a permit though its old lease had ended");
+    expect(again.fencingToken).toBeGreaterThan(Math.max(...lapsing.map((h) => h.fencingToken)));
+    const others = await Promise.all(
+      ['worker-c', 'worker-d', 'worker-e'].map((owner) => semaphore.acquire({ owner, leaseMs: 10_000 })),
+    );
+    expect(await semaphore.available()).toBe(0);
+    expect(await semaphore.tryAcquire({ owner: 'worker-f', leaseMs: 10_000 })).toBeUndefined();
+    await Promise.all([kept, again, ...others].map((handle) => handle.release()));
+    expect(await semaphore.available()).toBe(5);
   });
 
   it('a counter semaphore has no lease: leaseMs is refused before anything is taken', async () => {

@@ -22,13 +22,23 @@
 local t = redis.call('time')
 local now = t[1] * 1000 + math.floor(t[2] / 1000)
 local owner, lease, permits = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
-redis.call('zremrangebyscore', KEYS[1], '-inf', now) -- ended leases and lapsed turns
+-- Ended leases and lapsed turns are dropped only when they could matter: while two or more permits
+-- are left even counting them, this acquire takes one and is not the last, so they can wait (and the
+-- common case saves a ZREMRANGEBYSCORE); the set never grows past `permits` entries for them.
 local count = redis.call('zcard', KEYS[1])
+if count >= permits - 1 then
+  count = count - redis.call('zremrangebyscore', KEYS[1], '-inf', now)
+end
 -- Takes a free permit, or the one reserved for this client's turn (`turn`: its marker).
 local function take(turn)
   -- NX: an owner that holds a permit already is not given a second one (nor a new lease).
   if redis.call('zadd', KEYS[1], 'NX', now + lease, owner) == 0 then
-    return { -1 }
+    if tonumber(redis.call('zscore', KEYS[1], owner)) > now then
+      return { -1 }
+    end
+    -- The owner's own ended lease, not dropped yet (so already counted): a new lease on it.
+    redis.call('zadd', KEYS[1], now + lease, owner)
+    count = count - 1
   end
   if turn then
     redis.call('zrem', KEYS[1], turn)
