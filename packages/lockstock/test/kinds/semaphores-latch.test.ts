@@ -41,7 +41,7 @@ describe('semaphores', () => {
     );
     await vi.waitFor(async () => expect(await semaphore.available()).toBe(4), { timeout: 5_000 });
     const again = await semaphore.tryAcquire({ owner: 'worker-a', leaseMs: 10_000 });
-    if (!again) expect.fail("refused worker-a a permit though its old lease had ended");
+    if (!again) expect.fail('refused worker-a a permit though its old lease had ended');
     expect(again.fencingToken).toBeGreaterThan(Math.max(...lapsing.map((h) => h.fencingToken)));
     const others = await Promise.all(
       ['worker-c', 'worker-d', 'worker-e'].map((owner) => semaphore.acquire({ owner, leaseMs: 10_000 })),
