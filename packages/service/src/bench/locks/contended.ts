@@ -1,9 +1,9 @@
-import { fork, type ChildProcess } from 'node:child_process';
-import { once } from 'node:events';
+import { fork } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { nsToMs, percentile } from '../stats.js';
+import { endChildren, nextMessage } from './children.js';
 import type { Section, WorkerConfig, WorkerReport, Workload } from './contended-worker.js';
 import type { AdapterSpec } from './libraries.js';
 
@@ -31,20 +31,6 @@ export interface ContendedResult {
 }
 
 const workerPath = fileURLToPath(new URL('./contended-worker.js', import.meta.url));
-
-function nextMessage<T>(child: ChildProcess, type: string): Promise<T> {
-  return new Promise((resolve, reject) => {
-    const onMessage = (message: { type?: string }) => {
-      if (message?.type !== type) return;
-      child.off('message', onMessage);
-      resolve(message as T);
-    };
-    child.on('message', onMessage);
-    // 'close', not 'exit': a worker exits right after sending its report, and 'exit' can come before
-    // a large report has been read off the IPC channel ('close' waits for the channel to end).
-    child.once('close', (code) => reject(new Error(`benchmark worker exited with code ${code}`)));
-  });
-}
 
 /**
  * `processes` × `loops` contenders on one lock, each section ~1 ms (see contended-worker.ts). All
@@ -79,8 +65,7 @@ export async function runContended(spec: AdapterSpec, options: ContendedOptions)
     redis.disconnect();
     return summarize(options.workload, done, counter, options.durationMs, spec.permits);
   } finally {
-    for (const child of children) if (child.exitCode === null) child.kill('SIGKILL');
-    await Promise.all(children.map((child) => (child.exitCode === null ? once(child, 'exit') : undefined)));
+    await endChildren(children);
   }
 }
 

@@ -6,15 +6,14 @@ import { runContended, type ContendedResult } from './contended.js';
 import type { Workload } from './contended-worker.js';
 import {
   assertPeersInstalled,
-  createAdapter,
   PEER_KIND,
   type AdapterSpec,
   type Kind,
   type LibraryName,
 } from './libraries.js';
 import { planSubjects, SEMAPHORE_PERMITS, type Scenario, type Subject } from './scenarios.js';
-import { BenchServers, openRedisCpuReader, type ClientSetting, type Topology } from './targets.js';
-import { runUncontended, type UncontendedResult } from './uncontended.js';
+import { BenchServers, type ClientSetting, type Topology } from './targets.js';
+import { runUncontendedInChild, type UncontendedResult } from './uncontended.js';
 
 export interface BenchLocksOptions {
   /** Use this Redis for the `single` rows instead of starting a private redis-server. */
@@ -111,22 +110,17 @@ export async function benchLocks(
               label: `${name} [${client}] ${of}`,
               weight: options.uncontendedMs + warmupMs,
               run: async () => {
-                const adapter = await createAdapter(spec);
-                const redisCpu = openRedisCpuReader(spec.target);
-                try {
-                  const result = await runUncontended(adapter, {
+                const result = await runUncontendedInChild({
+                  spec,
+                  options: {
                     loops: 64,
                     durationMs: options.uncontendedMs,
                     warmupMs,
                     access: subject.kind === 'read-write' ? 'read' : 'write',
-                    redisCpuUs: redisCpu.read,
-                  });
-                  record({ uncontended: result });
-                  return `${of} [${client}] ${name}: ${Math.round(result.opsPerSec)} pairs/s`;
-                } finally {
-                  redisCpu.close();
-                  await adapter.close();
-                }
+                  },
+                });
+                record({ uncontended: result });
+                return `${of} [${client}] ${name}: ${Math.round(result.opsPerSec)} pairs/s`;
               },
             });
           } else {

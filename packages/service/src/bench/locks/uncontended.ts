@@ -1,5 +1,8 @@
+import { fork } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import type { Access, LockAdapter } from './libraries.js';
+import { fileURLToPath } from 'node:url';
+import { endChildren, nextMessage } from './children.js';
+import type { Access, AdapterSpec, LockAdapter } from './libraries.js';
 
 export interface UncontendedOptions {
   loops: number;
@@ -9,6 +12,26 @@ export interface UncontendedOptions {
   access?: Access;
   /** CPU time the row's Redis servers have used so far, µs (none: not measured). */
   redisCpuUs?: () => Promise<number>;
+}
+
+/** What a child process measures: one row's sample (plain data, sent over IPC). */
+export interface UncontendedSample {
+  spec: AdapterSpec;
+  options: Omit<UncontendedOptions, 'redisCpuUs'>;
+}
+
+const workerPath = fileURLToPath(new URL('./uncontended-worker.js', import.meta.url));
+
+/** `runUncontended` for `sample.spec` in a fresh process (see uncontended-worker.ts), Redis CPU measured. */
+export async function runUncontendedInChild(sample: UncontendedSample): Promise<UncontendedResult> {
+  const child = fork(workerPath, [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  try {
+    const done = nextMessage<{ result: UncontendedResult }>(child, 'done');
+    child.send(sample);
+    return (await done).result;
+  } finally {
+    await endChildren([child]);
+  }
 }
 
 /** Pairs/s, and the CPU one pair cost this process and the Redis servers (µs). */

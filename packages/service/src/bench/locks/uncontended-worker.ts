@@ -1,0 +1,30 @@
+/**
+ * Child process of the uncontended benchmark (forked by uncontended.ts): one row's sample in a
+ * process of its own, as an application runs one lock library. In the benchmark's own process every
+ * library ran after the others, on a heap holding their garbage and with the shared ioredis compiled
+ * for all of their call shapes: on 2026-11-24, 3 runs each way, a mutex pair cost lockstock's client
+ * 10.8 µs there and 7.9 µs here, redis-semaphore's 21.3 and 19.7 µs.
+ */
+import { createAdapter } from './libraries.js';
+import { openRedisCpuReader } from './targets.js';
+import { runUncontended, type UncontendedSample } from './uncontended.js';
+
+async function main(sample: UncontendedSample): Promise<void> {
+  const adapter = await createAdapter(sample.spec);
+  const redisCpu = openRedisCpuReader(sample.spec.target);
+  try {
+    const result = await runUncontended(adapter, { ...sample.options, redisCpuUs: redisCpu.read });
+    process.send?.({ type: 'done', result }, () => process.exit(0));
+  } finally {
+    redisCpu.close();
+    await adapter.close();
+  }
+}
+
+function fail(error: unknown): void {
+  console.error(error);
+  process.exit(1);
+}
+
+process.once('message', (sample: UncontendedSample) => void main(sample).catch(fail));
+process.once('disconnect', () => process.exit(1)); // the benchmark is gone: stop, do not linger
