@@ -80,10 +80,11 @@ class TwoGenerationCache<V> {
 /**
  * Admission to the token cache, TinyLFU's "doorkeeper": a token is cached only when it comes back.
  * In a flash sale most tokens are presented once; caching each of them kept tens of thousands of
- * entries alive through the garbage collector for nothing (~10% of `serve`'s purchases/s under wrk
+ * entries alive through the garbage collector for nothing (~5% of `serve`'s purchases/s under wrk
  * with distinct buyers) and pushed the callers who do come back out of the cache. A direct-mapped
- * table of hashes of the signature's tail, overwritten as new tokens come: a mark lasts for about
- * the next `SLOTS` tokens. A lost mark or a collision costs only a verification, or a cached entry.
+ * table of hashes of the signature's tail, overwritten as new tokens come: a mark lasts until a later
+ * token lands in its slot (after ~131,000 tokens on average). A lost mark or a collision costs only a
+ * verification, or a cached entry.
  */
 class Doorkeeper {
   private static readonly SLOTS_LOG2 = 17;

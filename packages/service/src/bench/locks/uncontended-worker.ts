@@ -12,13 +12,14 @@ import { runUncontended, type UncontendedSample } from './uncontended.js';
 async function main(sample: UncontendedSample): Promise<void> {
   const adapter = await createAdapter(sample.spec);
   const redisCpu = openRedisCpuReader(sample.spec.target);
+  let result;
   try {
-    const result = await runUncontended(adapter, { ...sample.options, redisCpuUs: redisCpu.read });
-    process.send?.({ type: 'done', result }, () => process.exit(0));
+    result = await runUncontended(adapter, { ...sample.options, redisCpuUs: redisCpu.read });
   } finally {
     redisCpu.close();
     await adapter.close();
   }
+  process.send?.({ type: 'done', result }, () => process.exit(0));
 }
 
 function fail(error: unknown): void {
