@@ -15,7 +15,7 @@ import { SaleService } from '../sale/service.js';
 import { pgliteDatabase, postgresDatabase, type Database } from '../sale/store/db.js';
 import { migrate } from '../sale/store/migrate.js';
 import { RedisServer } from 'lockstock/servers';
-import type { DurabilityReport } from '../sale/health.js';
+import { readRecordFsync, type DurabilityReport } from '../sale/health.js';
 import { RecoveryMonitor } from '../sale/recovery/monitor.js';
 import { startOrderThread, ThreadedRegistry } from './order-thread-host.js';
 import type { Resources } from './lifecycle.js';
@@ -244,20 +244,6 @@ export async function startRuntime(options: RuntimeOptions, resources: Resources
     ...(recovery ? { recovery } : {}),
     durability: { ...durabilityReport, recordFsync },
   };
-}
-
-/** Whether the record's database syncs commits to the disk, as it reports it. */
-async function readRecordFsync(db: Database): Promise<'on' | 'off' | 'unknown'> {
-  try {
-    const { rows } = await db.query<{ fsync: string; sync: string }>(
-      `SELECT current_setting('fsync') AS fsync, current_setting('synchronous_commit') AS sync`,
-    );
-    const row = rows[0];
-    if (!row) return 'unknown';
-    return row.fsync === 'on' && row.sync !== 'off' ? 'on' : 'off';
-  } catch {
-    return 'unknown';
-  }
 }
 
 /** Reads how the Redis server persists writes, against what `setting` promises. */

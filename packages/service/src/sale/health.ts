@@ -3,6 +3,7 @@ import { activeSalesKey, ORDER_GROUP, saleKeys } from './keys.js';
 import type { PipelineHealth } from './pipeline/order-pipeline.js';
 import type { SaleRedis } from './redis.js';
 import type { Database } from './store/db.js';
+import { queries } from './store/queries.js';
 
 // The dashboard's per-sale read; its backlog figures are the one definition of "unrecorded".
 const statsScript = loadLuaScript(new URL('./stats.lua', import.meta.url));
@@ -33,6 +34,18 @@ export interface DurabilityReport {
    * acknowledged on the stream, so with 'off' a crash of the machine can lose recorded orders.
    */
   readonly recordFsync?: 'on' | 'off' | 'unknown';
+}
+
+/** Whether the record's database syncs commits to the disk, as it reports it (`recordFsync`). */
+export async function readRecordFsync(db: Database): Promise<'on' | 'off' | 'unknown'> {
+  try {
+    const { rows } = await db.query<{ fsync: string; sync: string }>(queries.recordFsync);
+    const row = rows[0];
+    if (!row) return 'unknown';
+    return row.fsync === 'on' && row.sync !== 'off' ? 'on' : 'off';
+  } catch {
+    return 'unknown';
+  }
 }
 
 export interface HealthReport {

@@ -21,4 +21,5 @@ export const queries = {
   userPurchases: sql('user-purchases'),
   unpaidOrders: sql('unpaid-orders'),
   dashboardSales: sql('dashboard-sales'),
+  recordFsync: sql('record-fsync'),
 } as const;
