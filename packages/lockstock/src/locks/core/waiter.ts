@@ -162,14 +162,18 @@ export class Waiters {
       granted: undefined,
     };
     room.waiters.push(waiter);
+    // Set only when the caller receives the lock: a lock won or handed over that is not delivered
+    // (the signal aborted while the winning attempt was in flight, the deadline passed, an error) is
+    // given back in `finally`, never left held (and renewed) with no handle to release it.
     let won: Won<T> | undefined;
+    let ownWin: Won<T> | undefined;
     let backoff = BACKOFF_START_MS;
     try {
       if ((await raceDeadline(room.ready, deadline, signal, lockName)) === 'deadline') return undefined;
       for (;;) {
         if (waiter.granted !== undefined) {
           if (signal?.aborted) throw new LockAbortedError(lockName, signal.reason);
-          won ??= { value: waiter.granted, more: false };
+          won = ownWin ?? { value: waiter.granted, more: false };
           return won.value;
         }
         if (room.ordering === 'local-fifo' && room.waiters[0] !== waiter) {
@@ -189,7 +193,7 @@ export class Waiters {
         if (!(result instanceof Busy)) {
           if (waiter.granted === undefined) {
             waiter.granted = result.value;
-            won = result;
+            ownWin = result;
           } else request.abandon(result.value); // raced with a hand-off (a re-entry of the same owner)
           continue;
         }
@@ -208,7 +212,7 @@ export class Waiters {
         }
       }
     } finally {
-      // A lock handed over while we timed out or aborted is ours to give back.
+      // A lock won or handed over that the caller does not receive is ours to give back.
       const unclaimed = waiter.granted !== undefined && won === undefined ? waiter.granted : undefined;
       this.leave(request, room, waiter, won);
       if (unclaimed !== undefined) request.abandon(unclaimed);
