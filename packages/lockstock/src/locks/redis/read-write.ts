@@ -88,8 +88,9 @@ export class ReadResource extends ReadWriteSide {
     // Readers queue nowhere on Redis.
   }
 
+  /** The field is '<count> <token> <lease end>': parsed, and checked against Redis's clock, by Lua. */
   async holdCount(owner: string): Promise<number> {
-    return Number((await this.ctx.client.hget(this.keys.readers, owner)) ?? 0);
+    return Number(await this.run(LOCK_SCRIPTS.readHoldCount, [this.keys.readers], [owner]));
   }
 }
 

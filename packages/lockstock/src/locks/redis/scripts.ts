@@ -17,6 +17,7 @@ export const LOCK_SCRIPTS = {
   readAcquire: lua('rw-read-acquire.lua'),
   readRelease: lua('rw-read-release.lua'),
   readExtend: lua('rw-read-extend.lua'),
+  readHoldCount: lua('rw-read-hold-count.lua'),
   readersInspect: lua('rw-readers-inspect.lua'),
   writeAcquire: lua('rw-write-acquire.lua'),
   writeRelease: lua('rw-write-release.lua'),

@@ -1,7 +1,8 @@
 --[[
   Takes or re-enters a fair lock: granted strictly in arrival order across all clients.
 
-  KEYS[1]  lock key: hash {owner: hold count} (one owner at a time), the lease as its TTL
+  KEYS[1]  lock key: hash {owner: hold count, '\0t': the holder's fencing token} (one owner at a
+           time), the lease as its TTL
   KEYS[2]  queue: zset {owner: arrival time, µs} (see fair-queue.lua)
   KEYS[3]  waiter deadlines: zset {owner: ms on Redis's clock}
   KEYS[4]  fencing counter: integer, the last token issued for this name (never expires)
@@ -12,7 +13,7 @@
   ARGV[4]  waiter timeout in milliseconds: a queued waiter that does not try again within it is dropped
   ARGV[5]  client id of the caller (a release by the same client may grant it the lock directly)
 
-  Returns  the fencing token when acquired (re-entry: the holder's token, the counter's value);
+  Returns  the fencing token when acquired (re-entry: the holder's own token, kept in the hash);
            {retry ms} when refused: try again by then at the latest (a third of the waiter timeout
            or less, so a live waiter keeps its place), or earlier when woken by name.
 ]]
@@ -20,9 +21,10 @@ local owner, lease = ARGV[1], tonumber(ARGV[2])
 local waiter_timeout = tonumber(ARGV[4])
 -- Uncontended: no holder and nobody queued, so no clock and no queue to consult.
 if redis.call('exists', KEYS[1], KEYS[2]) == 0 then
-  redis.call('hset', KEYS[1], owner, 1)
+  local token = redis.call('incr', KEYS[4])
+  redis.call('hset', KEYS[1], owner, 1, '\0t', token)
   redis.call('pexpire', KEYS[1], lease)
-  return redis.call('incr', KEYS[4])
+  return token
 end
 if redis.call('hexists', KEYS[1], owner) == 1 then
   redis.call('hincrby', KEYS[1], owner, 1)
@@ -31,7 +33,7 @@ if redis.call('hexists', KEYS[1], owner) == 1 then
   if ttl >= 0 and ttl < lease then
     redis.call('pexpire', KEYS[1], lease)
   end
-  return tonumber(redis.call('get', KEYS[4]) or '0')
+  return tonumber(redis.call('hget', KEYS[1], '\0t') or '0')
 end
 -- Defined only past the common cases (Lua makes a closure per local function on every call).
 -- @include fair-queue.lua
@@ -39,12 +41,13 @@ local now, now_us = now_ms()
 local head = fair_head(KEYS[2], KEYS[3], KEYS[5], now)
 local held = redis.call('exists', KEYS[1]) == 1
 if not held and (not head or head == owner) then
-  redis.call('hset', KEYS[1], owner, 1)
+  local token = redis.call('incr', KEYS[4])
+  redis.call('hset', KEYS[1], owner, 1, '\0t', token)
   redis.call('pexpire', KEYS[1], lease)
   if head then
     dequeue(KEYS[2], KEYS[3], KEYS[5], owner)
   end
-  return redis.call('incr', KEYS[4])
+  return token
 end
 local retry = math.floor(waiter_timeout / 3)
 if ARGV[3] == '1' then

@@ -3,7 +3,7 @@
   when that waiter belongs to the releasing client (no message, no second round trip), else by
   waking only it, by name.
 
-  KEYS[1]  lock key (hash {owner: hold count})
+  KEYS[1]  lock key (hash {owner: hold count, '\0t': token})
   KEYS[2]  queue (see fair-queue.lua)
   KEYS[3]  waiter deadlines
   KEYS[4]  wake-up shard channel (same hash tag as the lock)
@@ -34,10 +34,11 @@ end
 local waiter = redis.call('hget', KEYS[5], head) or ''
 local client, lease = string.match(waiter, '^(.*) (%d+)$')
 if client == ARGV[2] then
-  redis.call('hset', KEYS[1], head, 1)
+  local token = redis.call('incr', KEYS[6])
+  redis.call('hset', KEYS[1], head, 1, '\0t', token)
   redis.call('pexpire', KEYS[1], lease)
   dequeue(KEYS[2], KEYS[3], KEYS[5], head)
-  return { redis.call('incr', KEYS[6]), head }
+  return { token, head }
 end
 redis.call('spublish', KEYS[4], 'o:' .. head)
 return 0

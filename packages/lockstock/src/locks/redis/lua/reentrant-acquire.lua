@@ -1,8 +1,8 @@
 --[[
   Takes or re-enters a reentrant lock (Redisson's RLock layout: a hash {owner: hold count}).
 
-  KEYS[1]  lock key: hash, one field per owner (only one owner at a time), value = hold count;
-           while reserved for a client's turn, the hash holds only the turn marker field
+  KEYS[1]  lock key: hash {owner: hold count, '\0t': the holder's fencing token} (one owner at a
+           time); while reserved for a client's turn, the hash holds only the turn marker field
   KEYS[2]  fencing counter: integer, the last token issued for this name (never expires)
   KEYS[3]  waiting clients: zset {client id: first failed attempt, ms} (see client-turns.lua)
   ARGV[1]  owner id
@@ -10,8 +10,8 @@
   ARGV[3]  client id of the caller
   ARGV[4]  1 if the caller will wait (keep its client in the queue on failure), else 0
 
-  Returns  the fencing token when acquired: a new token for a first hold, the current holder's
-           token (the counter's value) on re-entry. Where Redisson returns nil on success we return
+  Returns  the fencing token when acquired: a new token for a first hold, the holder's own token on
+           re-entry (kept in the hash: the counter is shared by every kind under the name). Where Redisson returns nil on success we return
            the token; otherwise, like Redisson, the holder's remaining lease as {pttl}
            (one-element array; -1 if it has no expiry).
 ]]
@@ -23,7 +23,7 @@ if redis.call('hexists', KEYS[1], ARGV[1]) == 1 then
   if ttl >= 0 and ttl < tonumber(ARGV[2]) then
     redis.call('pexpire', KEYS[1], ARGV[2])
   end
-  return tonumber(redis.call('get', KEYS[2]) or '0')
+  return tonumber(redis.call('hget', KEYS[1], '\0t') or '0')
 end
 local free = redis.call('exists', KEYS[1]) == 0
 if not free and redis.call('hget', KEYS[1], TURN) == ARGV[3] then
@@ -31,7 +31,9 @@ if not free and redis.call('hget', KEYS[1], TURN) == ARGV[3] then
   free = true
 end
 if free then
-  redis.call('hset', KEYS[1], ARGV[1], 1)
+  local token = acquired_or_queued(true, KEYS[1], KEYS[2], KEYS[3], ARGV[3], ARGV[4])
+  redis.call('hset', KEYS[1], ARGV[1], 1, '\0t', token)
   redis.call('pexpire', KEYS[1], ARGV[2])
+  return token
 end
-return acquired_or_queued(free, KEYS[1], KEYS[2], KEYS[3], ARGV[3], ARGV[4])
+return acquired_or_queued(false, KEYS[1], KEYS[2], KEYS[3], ARGV[3], ARGV[4])

@@ -1,7 +1,7 @@
 --[[
   Releases one hold of a reentrant lock; the last hold decides who holds it next.
 
-  KEYS[1]  lock key (hash {owner: hold count})
+  KEYS[1]  lock key (hash {owner: hold count, '\0t': token})
   KEYS[2]  fencing counter
   KEYS[3]  unlock shard channel (same hash tag as the lock)
   KEYS[4]  waiting clients: zset (see client-turns.lua)
@@ -38,6 +38,7 @@ end
 if next_is == 'free' then
   return 0 -- no other client waits: nobody to notify
 end
-redis.call('hset', KEYS[1], ARGV[5], 1)
+local token = redis.call('incr', KEYS[2])
+redis.call('hset', KEYS[1], ARGV[5], 1, '\0t', token)
 redis.call('pexpire', KEYS[1], ARGV[6])
-return { redis.call('incr', KEYS[2]) }
+return { token }
