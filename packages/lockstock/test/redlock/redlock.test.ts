@@ -10,6 +10,7 @@ import {
 } from '../../src/index.js';
 import { useRedlockBackend } from '../contract/backends.js';
 import { lockContract } from '../contract/contract.js';
+import { countedRedis } from '../helpers/counted-redis.mjs';
 
 const backend = useRedlockBackend();
 
@@ -63,6 +64,27 @@ describe('Redlock quorum', () => {
       code: 'ERR_LOCK_TIMEOUT',
     });
     await held.release();
+  });
+
+  it('a waiter backs off when the masters hold the key without expiry (PTTL -1)', async () => {
+    const name = 'rl-persisted';
+    const raw = masters().map((m) => new Redis(m.url));
+    const counted = masters().map((m) => countedRedis(m.url));
+    const locks = new RedlockClient({ nodes: counted.map((c) => c.redis), nodeTimeoutMs: 1_000 });
+    try {
+      // Left by another tool (or PERSISTed): held, with no lease to wait out.
+      await Promise.all(raw.map((r) => r.set(`ls:{${name}}:redlock`, 'someone-else')));
+      const waitMs = 1_000;
+      await expect(locks.mutex(name).acquire({ waitMs })).rejects.toMatchObject({ code: 'ERR_LOCK_TIMEOUT' });
+      // Jittered exponential back-off (2 ms doubling to 128 ms) allows ~20 tries a second; the bug
+      // retried at once, ~300-700 scripts per master in that time.
+      for (const node of counted) expect(node.sent).toBeLessThan(60);
+    } finally {
+      await locks.close();
+      await Promise.all(raw.map((r) => r.del(`ls:{${name}}:redlock`)));
+      for (const r of raw) r.disconnect();
+      for (const c of counted) c.redis.disconnect();
+    }
   });
 
   it('a holder that loses its majority learns it on the next extend', async () => {

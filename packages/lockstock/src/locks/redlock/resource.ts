@@ -67,7 +67,7 @@ async function poll(
   nodes: readonly RedlockNode[],
   timeoutMs: number,
   run: (node: RedlockNode) => Promise<unknown>,
-  classify: (reply: unknown) => Vote['vote'] | { remainingMs: number },
+  classify: (reply: unknown) => Vote['vote'] | { remainingMs: number | undefined },
 ): Promise<Vote[]> {
   return Promise.all(
     nodes.map(async (node): Promise<Vote> => {
@@ -88,6 +88,12 @@ async function poll(
       }
     }),
   );
+}
+
+/** An acquire's {pttl} reply: the lease left, or undefined when the key has no expiry (PTTL -1). */
+function remaining(reply: unknown): number | undefined {
+  const pttl = Number((reply as unknown[])[0]);
+  return pttl === -1 ? undefined : Math.max(0, pttl);
 }
 
 const byCode = (reply: unknown) => {
@@ -129,8 +135,7 @@ export class RedlockResource implements LockResource {
       this.nodes,
       this.nodeTimeoutMs,
       (node) => node.scripts.run(SCRIPTS.acquire, this.keys, [owner, lease]),
-      (reply) =>
-        Number(reply) === 1 ? 'yes' : { remainingMs: Math.max(0, Number((reply as unknown[])[0])) },
+      (reply) => (Number(reply) === 1 ? 'yes' : { remainingMs: remaining(reply) }),
     );
     const validityMs = lease - (monotonicNow() - startedAt) - clockDriftMs(lease);
     if (countVotes(votes, 'yes') >= this.quorum && validityMs > 0) {
@@ -146,8 +151,11 @@ export class RedlockResource implements LockResource {
     if (countVotes(votes, 'error') > this.nodes.length - this.quorum) {
       throw new QuorumUnavailableError(this.name, this.quorum, votes);
     }
-    // Held elsewhere: the waiter backs off (jittered), never past the first of those leases to end.
-    const held = votes.flatMap((v) => (v.vote === 'held' ? [v.remainingMs] : []));
+    // Held elsewhere: the waiter backs off (jittered), never past the first of those leases to end. A
+    // key without expiry (left by another tool, or PERSISTed) gives no hint: plain back-off, not 0 ms.
+    const held = votes.flatMap((v) =>
+      v.vote === 'held' && v.remainingMs !== undefined ? [v.remainingMs] : [],
+    );
     return new Busy(held.length > 0 ? Math.min(...held) : undefined);
   }
 

@@ -3,7 +3,8 @@ import { LockError } from '../errors.js';
 /** What one master answered to one Redlock request. */
 export type Vote =
   | { readonly node: string; readonly vote: 'yes' }
-  | { readonly node: string; readonly vote: 'held'; readonly remainingMs: number }
+  /** `remainingMs`: the holder's lease left on that master; undefined when its key has no expiry. */
+  | { readonly node: string; readonly vote: 'held'; readonly remainingMs: number | undefined }
   | { readonly node: string; readonly vote: 'gone' }
   | { readonly node: string; readonly vote: 'error'; readonly error: Error };
 
