@@ -24,7 +24,8 @@ interface WithNodes {
  * (ioredis writes a command synchronously to the node that owns its slot when that node is ready);
  * a socket that received nothing is simply uncorked again.
  *
- * Clients with ioredis' auto-pipelining batch on their own and are passed through unchanged.
+ * A client with ioredis' auto-pipelining is coalesced too: the commands sent through here bypass its
+ * batches (see ScriptRunner), and its own batches written meanwhile simply join the corked write.
  */
 const NONE: readonly Writable[] = [];
 
@@ -39,14 +40,12 @@ export class WriteCoalescer {
     this.flush();
   };
 
-  private readonly bypass: boolean;
   private readonly cluster: boolean;
 
   constructor(
     private readonly client: RedisClient,
     private readonly maxBatch = 16,
   ) {
-    this.bypass = client.options.enableAutoPipelining === true;
     this.cluster = isCluster(client);
   }
 
@@ -71,7 +70,7 @@ export class WriteCoalescer {
 
   /** Corks the sockets for the batch if they are not yet; false when commands go out unbatched. */
   private cork(): boolean {
-    if (this.bypass || this.client.status !== 'ready') return false;
+    if (this.client.status !== 'ready') return false;
     if (this.corked.length === 0) {
       this.corked = this.streams();
       for (const stream of this.corked) stream.cork();

@@ -119,3 +119,25 @@ describe('resolveRedis: clients by shape', () => {
     }
   });
 });
+
+describe("a caller's auto-pipelining client", () => {
+  it('sends lock scripts straight to the socket, not through its lockstep batches', async () => {
+    // ioredis sends an auto-pipelined batch only once the previous one's replies are all in: lock
+    // scripts queued there ran in lockstep (half the uncontended pairs/s of a default client).
+    const redis = track(new Redis(env.server.url, { enableAutoPipelining: true }));
+    await redis.ping();
+    const locks = new RedisLockClient({ redis });
+    try {
+      const lock = locks.mutex('autopipelined');
+      await (await lock.acquire()).release(); // scripts cached, connection ready
+      const pending = Array.from({ length: 8 }, () => lock.tryAcquire());
+      expect(redis.autoPipelineQueueSize).toBe(0); // none of the eight tries waits in ioredis' batch
+      const handles = await Promise.all(pending);
+      expect(handles.filter((h) => h !== undefined)).toHaveLength(1);
+      await Promise.all(handles.map((h) => h?.release()));
+      expect(await lock.isLocked()).toBe(false);
+    } finally {
+      await locks.close();
+    }
+  });
+});
