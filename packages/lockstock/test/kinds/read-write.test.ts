@@ -105,4 +105,34 @@ describe('read-write lock', () => {
     });
     expect(await rw.read.isLocked()).toBe(false);
   });
+
+  it("a reader's tryAcquire of the write side answers undefined (Redisson's tryLock: false)", async () => {
+    const rw = env.locks().readWrite('rw-try-up');
+    await rw.read.run(async () => {
+      expect(await rw.write.tryAcquire()).toBeUndefined();
+      expect(await rw.write.tryAcquire({ waitMs: 5_000 })).toBeUndefined(); // at once, not after 5 s
+      expect(await rw.read.holdCount()).toBe(1);
+    });
+    expect(await rw.write.isLocked()).toBe(false);
+  });
+
+  it('each side answers isLocked and inspect for itself, and forceUnlock of one leaves the other', async () => {
+    const locks = env.locks();
+    const rw = locks.readWrite('rw-sides');
+    const reader = await rw.read.acquire({ owner: 'reader' });
+    expect([await rw.read.isLocked(), await rw.write.isLocked()]).toEqual([true, false]);
+    expect((await rw.write.inspect()).holders).toBe(0);
+    await reader.release();
+    const writer = await rw.write.acquire({ owner: 'writer' });
+    expect([await rw.read.isLocked(), await rw.write.isLocked()]).toEqual([false, true]);
+    // A downgrade: the writer takes the read side too; each side is now held.
+    const downgraded = await rw.read.acquire({ owner: 'writer' });
+    expect([await rw.read.isLocked(), await rw.write.isLocked()]).toEqual([true, true]);
+    expect(await locks.forceUnlock(rw.write)).toBe(true);
+    expect([await rw.read.isLocked(), await rw.write.isLocked()]).toEqual([true, false]);
+    expect(await writer.release()).toBe('expired');
+    expect(await locks.forceUnlock(rw.read)).toBe(true);
+    expect(await rw.read.isLocked()).toBe(false);
+    expect(await downgraded.release()).toBe('expired');
+  });
 });

@@ -20,6 +20,11 @@ export interface LockKind {
   readonly shared: boolean;
   /** 'wake': sleep until a wake-up (or the holder's lease ends); 'backoff': no subscription, retry. */
   readonly waiting: 'wake' | 'backoff';
+  /**
+   * The backend may refuse an owner with LockUpgradeError (a read holder taking the write side):
+   * tryAcquire() then answers undefined, acquire() throws.
+   */
+  readonly upgradeRefused?: true;
 }
 
 export type KindName =
@@ -72,6 +77,7 @@ export const KINDS = {
     ordering: 'local-fifo',
     shared: false,
     waiting: 'wake',
+    upgradeRefused: true,
   }),
   /** Up to N holders, each permit with its own lease. */
   semaphore: kind({

@@ -3,6 +3,7 @@ import {
   InvalidLockOptionError,
   LockAbortedError,
   LockTimeoutError,
+  LockUpgradeError,
   type LockLostError,
 } from '../errors.js';
 import { resolveAcquireOptions, type ResolvedAcquireOptions } from '../options.js';
@@ -72,7 +73,14 @@ export class CoreLock implements Lock, HoldBackend {
     } catch (error) {
       return Promise.reject(error as Error);
     }
-    return this.acquireWith(resolved, false);
+    const attempt = this.acquireWith(resolved, false);
+    if (!this.kind.upgradeRefused) return attempt;
+    // A read holder trying the write side cannot get it: "no", as Redisson's tryLock() answers,
+    // where acquire() throws LockUpgradeError (it would wait for its own read hold forever).
+    return attempt.catch((error: unknown) => {
+      if (error instanceof LockUpgradeError) return undefined;
+      throw error;
+    });
   }
 
   run<T>(fn: CriticalSection<T>, options?: RunOptions): Promise<T> {

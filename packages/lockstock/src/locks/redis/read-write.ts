@@ -30,13 +30,15 @@ class ReadWriteKeys {
   }
 }
 
-/** One side of a read-write lock; both sides see the whole lock in inspect(). */
+/**
+ * One side of a read-write lock. Each side reports and force-unlocks its own holders: `read`'s
+ * inspect() counts live readers only, `write`'s sees the writer only (Redisson's per-side isLocked).
+ */
 abstract class ReadWriteSide extends RedisResource implements LockResource {
   readonly waitKey: string;
   readonly wakeChannel: string;
   readonly leases = 'renewable' as const;
   readonly handsOff = false;
-  readonly holderKeys: readonly string[];
   protected readonly keys: ReadWriteKeys;
   protected readonly acquireKeys: readonly string[];
 
@@ -45,7 +47,6 @@ abstract class ReadWriteSide extends RedisResource implements LockResource {
     this.keys = new ReadWriteKeys(this.base);
     this.waitKey = this.keys.waitKey;
     this.wakeChannel = this.keys.channel;
-    this.holderKeys = [this.keys.writer, this.keys.readers];
     this.acquireKeys = [this.keys.writer, this.keys.readers, this.keys.intent, this.fence];
   }
 
@@ -54,21 +55,20 @@ abstract class ReadWriteSide extends RedisResource implements LockResource {
   abstract extend(owner: string, leaseMs: number): Promise<ExtendStatus>;
   abstract leave(owner: string, won: boolean): void;
   abstract holdCount(owner: string): Promise<number>;
-
-  async inspect(): Promise<LockInfo> {
-    const [writer, readers] = await Promise.all([
-      this.ctx.client.pttl(this.keys.writer),
-      this.run(LOCK_SCRIPTS.readersInspect, [this.keys.readers], []) as Promise<[number, number]>,
-    ]);
-    if (writer !== -2) return { held: true, holders: 1, remainingMs: writer >= 0 ? writer : undefined };
-    const [live, remaining] = readers;
-    return { held: live > 0, holders: live, remainingMs: live > 0 ? remaining : undefined };
-  }
+  abstract inspect(): Promise<LockInfo>;
 }
 
 /** Shared: many readers with a lease each, refused while a writer holds or waits. */
 export class ReadResource extends ReadWriteSide {
   private readonly releaseKeys = [this.keys.readers, this.keys.channel, this.keys.intent];
+  readonly holderKeys: readonly string[] = [this.keys.readers];
+
+  /** The readers whose lease has not ended (a writer, if any, is the write side's). */
+  async inspect(): Promise<LockInfo> {
+    const reply = await this.run(LOCK_SCRIPTS.readersInspect, [this.keys.readers], []);
+    const [live, remaining] = reply as [number, number];
+    return { held: live > 0, holders: live, remainingMs: live > 0 ? remaining : undefined };
+  }
 
   async attempt({ owner, leaseMs }: AttemptRequest): Promise<AttemptResult> {
     const reply = await this.run(LOCK_SCRIPTS.readAcquire, this.acquireKeys, [owner, leaseMs ?? 0]);
@@ -96,6 +96,12 @@ export class ReadResource extends ReadWriteSide {
 
 /** Exclusive: no writer and no reader; a waiting writer's intent keeps new readers out. */
 export class WriteResource extends ReadWriteSide {
+  readonly holderKeys: readonly string[] = [this.keys.writer];
+
+  /** The writer only (readers, if any, are the read side's). */
+  inspect(): Promise<LockInfo> {
+    return this.inspectKey(this.keys.writer);
+  }
   async attempt({ owner, leaseMs, waiting }: AttemptRequest): Promise<AttemptResult> {
     const args = [owner, leaseMs ?? 0, waiting ? 1 : 0, this.ctx.waiterTimeoutMs];
     const reply = await this.run(LOCK_SCRIPTS.writeAcquire, this.acquireKeys, args).catch(
