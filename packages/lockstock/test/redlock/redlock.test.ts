@@ -87,6 +87,32 @@ describe('Redlock quorum', () => {
     }
   });
 
+  it('a long hold survives rolling restarts of the masters without persistence', async () => {
+    const locks = client({ watchdogTimeoutMs: 900 }); // renewed every 300 ms
+    const name = 'rl-rolling';
+    const key = `ls:{${name}}:redlock`;
+    const handle = await locks.mutex(name).acquire();
+    const renewals = () => new Promise<void>((resolve) => locks.once('renewed', () => resolve()));
+    // Each master in turn restarts empty: a majority holds the lock at every moment, but without
+    // re-taking the vote where it was lost, the holder would be down to 2 of 5 after three restarts.
+    for (const master of masters().slice(0, 4)) {
+      await master.restart();
+      const redis = new Redis(master.url);
+      try {
+        let back = 0;
+        for (let i = 0; i < 20 && back === 0; i++) {
+          await renewals(); // a renewal after the restart (ioredis may still be reconnecting)
+          back = await redis.exists(key);
+        }
+        expect(back).toBe(1); // the renewal took the vote again on the restarted master
+      } finally {
+        redis.disconnect();
+      }
+    }
+    expect(handle.signal.aborted).toBe(false);
+    expect(await handle.release()).toBe('released');
+  });
+
   it('a holder that loses its majority learns it on the next extend', async () => {
     const locks = client({ watchdogTimeoutMs: 600 });
     const handle = await locks.mutex('rl-lost').acquire();

@@ -180,8 +180,29 @@ export class RedlockResource implements LockResource {
       byCode,
     );
     const validityMs = leaseMs - (monotonicNow() - startedAt) - clockDriftMs(leaseMs);
-    if (countVotes(votes, 'yes') >= this.quorum && validityMs > 0) return 'extended';
+    if (countVotes(votes, 'yes') >= this.quorum && validityMs > 0) {
+      await this.retake(votes, owner, leaseMs);
+      return 'extended';
+    }
     return countVotes(votes, 'held') >= this.quorum ? 'taken' : 'expired';
+  }
+
+  /**
+   * A majority still holds the lock for `owner`: where a master lost its vote (it restarted without
+   * persistence, or failed over), take the vote there again, as an acquire would (SET NX: nobody else
+   * holds it there). Otherwise a long hold is lost after enough rolling restarts although a majority
+   * held it throughout (redis-semaphore does the same). Only under a majority: a key deleted on most
+   * masters (forceUnlock, an ended lease) is not brought back. Best effort: the extend stands anyway.
+   */
+  private async retake(votes: readonly Vote[], owner: string, leaseMs: number): Promise<void> {
+    const gone = this.nodes.filter((node, i) => votes[i]?.vote === 'gone' && node.client.status === 'ready');
+    if (gone.length === 0) return;
+    await poll(
+      gone,
+      this.nodeTimeoutMs,
+      (node) => node.scripts.run(SCRIPTS.acquire, this.keys, [owner, leaseMs]),
+      () => 'yes',
+    );
   }
 
   /** Held when a majority of the masters that answered hold it. */

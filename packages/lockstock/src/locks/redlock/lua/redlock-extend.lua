@@ -1,5 +1,7 @@
 --[[
-  Extends this master's vote if it is still the caller's (compare and PEXPIRE).
+  Extends this master's vote if it is still the caller's (compare and PEXPIRE). Where the key is gone
+  the caller may take the vote again with the acquire script, while a majority still holds it (see
+  RedlockResource.extend).
 
   KEYS[1]  lock key
   ARGV[1]  owner id
