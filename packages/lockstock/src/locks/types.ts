@@ -70,6 +70,17 @@ export interface LockHandle extends AsyncDisposable {
   extend(leaseMs?: number): Promise<void>;
   /** Releases this hold and says what it found. Calling it again returns the first outcome. */
   release(): Promise<ReleaseOutcome>;
+  /**
+   * Calls `listener` once if the hold is lost (besides `signal`); returns the function that removes
+   * it. A hold already lost calls it on the next microtask; a released one never.
+   */
+  onLost(listener: (error: LockLostError) => void): () => void;
+  /**
+   * Stops the watchdog renewing this hold (a no-op for an explicit lease): its lease ends after the
+   * current term unless `extend()` is called, and then `signal` aborts ('lease_ended'). For a task
+   * that has finished with the resource but keeps the handle, or hands renewal to another process.
+   */
+  stopRenewal(): void;
 }
 
 /** Options of `Lock.run`: as for acquire, but the owner comes from the run() task. */

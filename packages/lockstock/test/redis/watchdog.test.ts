@@ -1,4 +1,3 @@
-import { setTimeout as delay } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { LockLostError, type LockLostEvent } from '../../src/index.js';
 import { nextEvent, useRedis } from '../helpers/redis.js';
@@ -8,18 +7,22 @@ const TIMEOUT = 300;
 
 describe('watchdog', () => {
   it('keeps a section 3x longer than the timeout alive, then stops after release', async () => {
-    const locks = env.locks({ watchdogTimeoutMs: TIMEOUT });
+    // A timeout a loaded 2-core machine cannot stall past between two renewals (a third of it).
+    const timeoutMs = 1_200;
+    const locks = env.locks({ watchdogTimeoutMs: timeoutMs });
     const lock = locks.mutex('w-long');
     const renewals: number[] = [];
     locks.on('renewed', (e) => e.name === 'w-long' && renewals.push(e.fencingToken));
     const handle = await lock.acquire();
     expect(handle.renewed).toBe(true);
-    // The critical section itself lasts 3 timeouts; the lease must be ours throughout.
-    for (let i = 0; i < 3; i++) {
-      await delay(TIMEOUT);
+    const startedAt = performance.now();
+    // The critical section lasts 9 renewals, 3 timeouts; the lease must be ours after each.
+    while (renewals.length < 9) {
+      await nextEvent(locks, 'renewed', (e) => e.name === 'w-long');
       expect(await env.redis.get('ls:{w-long}')).toBe(handle.owner);
+      expect(await env.redis.pttl('ls:{w-long}')).toBeGreaterThan(0);
     }
-    expect(renewals.length).toBeGreaterThanOrEqual(3);
+    expect(performance.now() - startedAt).toBeGreaterThan(2 * timeoutMs); // longer than the lease
     expect(handle.signal.aborted).toBe(false);
     expect(await handle.release()).toBe('released');
 
@@ -68,6 +71,36 @@ describe('watchdog', () => {
     expect(handle.renewed).toBe(false);
     await new Promise((resolve) => handle.signal.addEventListener('abort', resolve));
     expect(handle.lostError?.reason).toBe('lease_ended');
+  });
+
+  it('stopRenewal hands a hold back to its lease: it ends, the signal aborts, others get it', async () => {
+    const locks = env.locks({ watchdogTimeoutMs: TIMEOUT });
+    const handle = await locks.mutex('w-stop').acquire();
+    const lost: unknown[] = [];
+    handle.onLost((error) => lost.push(error));
+    handle.stopRenewal();
+    expect(handle.renewed).toBe(false);
+    await new Promise((resolve) => handle.signal.addEventListener('abort', resolve, { once: true }));
+    expect(handle.lostError?.reason).toBe('lease_ended');
+    expect(lost).toEqual([handle.lostError]);
+    const next = await env.locks().mutex('w-stop').acquire({ waitMs: 10_000 }); // the lease ran out
+    await next.release();
+    expect(await handle.release()).toBe('expired');
+  });
+
+  it('onLost calls each listener once, and not after it was removed', async () => {
+    const locks = env.locks({ watchdogTimeoutMs: TIMEOUT });
+    const handle = await locks.mutex('w-onlost').acquire();
+    const calls: string[] = [];
+    handle.onLost((error) => calls.push(`kept:${error.reason}`));
+    const remove = handle.onLost(() => calls.push('removed'));
+    remove();
+    const aborted = new Promise((resolve) => handle.signal.addEventListener('abort', resolve));
+    await env.redis.del('ls:{w-onlost}');
+    await aborted;
+    expect(calls).toEqual(['kept:expired']);
+    const late = await new Promise((resolve) => handle.onLost(resolve)); // already lost: called at once
+    expect(late).toBe(handle.lostError);
   });
 
   it('renewals of many locks leave together and keep all of them', async () => {

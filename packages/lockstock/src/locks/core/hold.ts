@@ -12,6 +12,8 @@ export interface HoldBackend {
   ended(hold: Hold): void;
   /** Called once when the hold is found lost: report it (the client's `lost` event). */
   lost(hold: Hold, error: LockLostError): void;
+  /** The hold's lease is no longer renewed (stopRenewal): take it off the watchdog. */
+  stopRenewing(hold: Hold): void;
 }
 
 /**
@@ -23,6 +25,7 @@ export class Hold implements LockHandle {
   private lostWith: LockLostError | undefined;
   private releasing: Promise<ReleaseOutcome> | undefined;
   private leaseEndTimer: NodeJS.Timeout | undefined;
+  private lostListeners: Array<(error: LockLostError) => void> | undefined;
 
   constructor(
     readonly name: string,
@@ -73,6 +76,35 @@ export class Hold implements LockHandle {
     this.backend.ended(this);
     this.controller?.abort(this.lostWith);
     this.backend.lost(this, this.lostWith);
+    for (const listener of this.lostListeners ?? []) {
+      try {
+        listener(this.lostWith);
+      } catch {
+        // A listener's failure is its own: the others still hear of the loss.
+      }
+    }
+    this.lostListeners = undefined;
+  }
+
+  onLost(listener: (error: LockLostError) => void): () => void {
+    if (this.lostWith) {
+      queueMicrotask(() => listener(this.lostWith as LockLostError));
+      return () => undefined;
+    }
+    if (this.releasing) return () => undefined; // released: it can no longer be lost
+    (this.lostListeners ??= []).push(listener);
+    return () => {
+      const index = this.lostListeners?.indexOf(listener) ?? -1;
+      if (index >= 0) this.lostListeners?.splice(index, 1);
+    };
+  }
+
+  stopRenewal(): void {
+    const lease = this.lease;
+    if (!lease?.renewed || this.lostWith || this.releasing) return;
+    this.backend.stopRenewing(this);
+    lease.stopRenewing();
+    this.armLeaseEnd(lease);
   }
 
   /** One renewal round trip (the watchdog's): whether the hold was still ours. */
@@ -102,6 +134,7 @@ export class Hold implements LockHandle {
       clearTimeout(this.leaseEndTimer);
       if (!this.lostWith) this.backend.ended(this);
       this.releasing = this.backend.release(this);
+      this.lostListeners = undefined;
     }
     return this.releasing;
   }

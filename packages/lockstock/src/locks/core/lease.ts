@@ -21,15 +21,22 @@ export const validUntil = (requestedAt: number, leaseMs: number): number =>
 export class Lease {
   private ms: number;
   private until: number;
+  private renewing: boolean;
 
-  constructor(
-    leaseMs: number,
-    /** True when the watchdog renews this lease (acquired without an explicit `leaseMs`). */
-    readonly renewed: boolean,
-    requestedAt: number,
-  ) {
+  constructor(leaseMs: number, renewed: boolean, requestedAt: number) {
     this.ms = leaseMs;
     this.until = validUntil(requestedAt, leaseMs);
+    this.renewing = renewed;
+  }
+
+  /** True while the watchdog renews this lease (acquired without an explicit `leaseMs`). */
+  get renewed(): boolean {
+    return this.renewing;
+  }
+
+  /** The watchdog stops renewing it: from now on it ends like an explicit lease. */
+  stopRenewing(): void {
+    this.renewing = false;
   }
 
   get leaseMs(): number {

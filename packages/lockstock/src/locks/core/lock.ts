@@ -263,6 +263,10 @@ export class CoreLock implements Lock, HoldBackend {
     if (hold.renewed) this.core.watchdog.delete(hold);
   }
 
+  stopRenewing(hold: Hold): void {
+    this.core.watchdog.delete(hold);
+  }
+
   lost(hold: Hold, error: LockLostError): void {
     this.core.events.emit('lost', {
       name: this.name,

@@ -142,6 +142,24 @@ class MultiHandle implements MultiLockHandle {
     await Promise.all(this.parts.map((part) => part.extend(leaseMs)));
   }
 
+  /** Once, on the first part found lost. */
+  onLost(listener: (error: LockLostError) => void): () => void {
+    let called = false;
+    const once = (error: LockLostError) => {
+      if (called) return;
+      called = true;
+      stop();
+      listener(error);
+    };
+    const removers = this.parts.map((part) => part.onLost(once));
+    const stop = () => removers.forEach((remove) => remove());
+    return stop;
+  }
+
+  stopRenewal(): void {
+    for (const part of this.parts) part.stopRenewal();
+  }
+
   release(): Promise<ReleaseOutcome> {
     this.releasing ??= releaseAll(this.parts);
     return this.releasing;
