@@ -7,6 +7,7 @@ export { RedisLockClient, type RedisLockClientOptions } from './locks/redis/clie
 export type { ReplicaAcks } from './locks/redis/replicated.js';
 export type {
   AcquireOptions,
+  AdoptOptions,
   CountDownLatch,
   CriticalSection,
   KindName,

@@ -31,6 +31,24 @@ export function validateOwner(value: unknown): string {
   return value;
 }
 
+/** `Lock.adopt`'s options, checked: a fencing token and an optional lease. */
+export function validateAdoptOptions(options: unknown): {
+  fencingToken: number;
+  leaseMs: number | undefined;
+} {
+  if (typeof options !== 'object' || options === null) {
+    throw new InvalidLockOptionError('options', 'an object with the fencingToken of the hold', options);
+  }
+  const { fencingToken, leaseMs, ...rest } = options as Record<string, unknown>;
+  const unknown = Object.keys(rest)[0];
+  if (unknown !== undefined)
+    throw new InvalidLockOptionError(unknown, 'one of fencingToken, leaseMs', unknown);
+  if (typeof fencingToken !== 'number' || !Number.isSafeInteger(fencingToken) || fencingToken < 0) {
+    throw new InvalidLockOptionError('fencingToken', 'the hold’s token, an integer >= 0', fencingToken);
+  }
+  return { fencingToken, leaseMs: leaseMs === undefined ? undefined : validateLeaseMs(leaseMs) };
+}
+
 export interface ResolvedAcquireOptions {
   leaseMs: number | undefined;
   waitMs: number;

@@ -83,6 +83,18 @@ export interface LockHandle extends AsyncDisposable {
   stopRenewal(): void;
 }
 
+/** What `Lock.adopt` needs besides the owner: what the acquiring process was given. */
+export interface AdoptOptions {
+  /** The hold's fencing token (`handle.fencingToken` where it was acquired). */
+  fencingToken: number;
+  /**
+   * The lease to set now and keep, in ms; without it the watchdog of the adopting client renews
+   * the hold (the acquiring process should `stopRenewal()` or exit).
+   * @default undefined (watchdog)
+   */
+  leaseMs?: number;
+}
+
 /** Options of `Lock.run`: as for acquire, but the owner comes from the run() task. */
 export type RunOptions = Omit<AcquireOptions, 'owner'>;
 
@@ -102,6 +114,14 @@ export interface Lock {
    * at least partly unprotected — the caller must know).
    */
   run<T>(fn: CriticalSection<T>, options?: RunOptions): Promise<T>;
+  /**
+   * Takes over a hold another process acquired, by its owner id (`handle.owner` there; keep it
+   * secret: knowing it is the proof of ownership). The hold's lease is renewed (or set to `leaseMs`)
+   * on the backend first: a hold that ended or that another owner has now is refused with
+   * NotLockOwnerError. The returned handle releases, extends and signals loss like any other; a
+   * reentrant owner re-enters through this client from then on.
+   */
+  adopt(owner: string, options: AdoptOptions): Promise<LockHandle>;
   /** True if anyone holds the lock right now. */
   isLocked(): Promise<boolean>;
   /** Holders and remaining lease right now (for monitoring: decisions belong in acquire). */

@@ -4,13 +4,20 @@ import {
   LockAbortedError,
   LockTimeoutError,
   LockUpgradeError,
+  NotLockOwnerError,
   type LockLostError,
 } from '../errors.js';
-import { resolveAcquireOptions, type ResolvedAcquireOptions } from '../options.js';
+import {
+  resolveAcquireOptions,
+  validateAdoptOptions,
+  validateOwner,
+  type ResolvedAcquireOptions,
+} from '../options.js';
 import { currentTaskOwner, newOwnerId } from '../owner.js';
 import { runLocked } from '../run.js';
 import type {
   AcquireOptions,
+  AdoptOptions,
   CriticalSection,
   Lock,
   LockHandle,
@@ -90,6 +97,33 @@ export class CoreLock implements Lock, HoldBackend {
       options,
       (error) => this.core.reportError(error),
     );
+  }
+
+  async adopt(owner: string, options: AdoptOptions): Promise<LockHandle> {
+    this.core.assertOpen(this.name);
+    validateOwner(owner);
+    const { fencingToken, leaseMs } = validateAdoptOptions(options);
+    if (this.resource.leases === 'none') {
+      throw new InvalidLockOptionError(
+        'owner',
+        `the owner of a hold with a lease (a ${this.kind.name}'s holds end with their backend session, or have no owner)`,
+        owner,
+      );
+    }
+    const renewed = leaseMs === undefined;
+    const lease = leaseMs ?? this.core.watchdog.timeoutMs;
+    const requestedAt = monotonicNow();
+    let status: ExtendStatus;
+    try {
+      status = await this.resource.extend(owner, lease);
+    } catch (error) {
+      throw backendError(this.name, error);
+    }
+    if (status !== 'extended') {
+      const why = status === 'taken' ? 'another owner holds the lock now' : 'the hold has ended';
+      throw new NotLockOwnerError(this.name, owner, why);
+    }
+    return this.newHold(owner, fencingToken, lease, renewed, requestedAt);
   }
 
   async isLocked(): Promise<boolean> {

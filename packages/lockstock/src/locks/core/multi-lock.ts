@@ -73,6 +73,13 @@ export class MultiLock implements Lock {
     };
   }
 
+  /** A multi-lock's parts each have their own token: adopt the parts, then build nothing here. */
+  adopt(): Promise<LockHandle> {
+    return Promise.reject(
+      new InvalidLockOptionError('lock', 'one lock: adopt each part of a multi-lock on its own', this.name),
+    );
+  }
+
   private async acquireAll(options: ResolvedAcquireOptions): Promise<MultiLockHandle | undefined> {
     const deadline = options.waitMs === Infinity ? Infinity : monotonicNow() + options.waitMs;
     const parts: LockHandle[] = [];
