@@ -37,6 +37,7 @@ export {
   LockLostError,
   LockTimeoutError,
   LockUpgradeError,
+  PermitsMismatchError,
   NotLockOwnerError,
   type LockLostReason,
 } from './locks/errors.js';

@@ -128,6 +128,25 @@ export class LockNotReplicatedError extends LockError {
   }
 }
 
+/**
+ * A semaphore was made with another permit count than the one stored on the server (by the first
+ * acquire, or `setPermits`): with both counts in use, neither limit would hold.
+ */
+export class PermitsMismatchError extends LockError {
+  override readonly name = 'PermitsMismatchError';
+  readonly code = 'ERR_PERMITS_MISMATCH';
+  constructor(
+    lockName: string,
+    readonly configured: number,
+    readonly stored: number,
+  ) {
+    super(
+      lockName,
+      `Semaphore "${lockName}" was made with ${configured} permits, but ${stored} are stored on the server: make it with { permits: ${stored} }, or change the stored count for everyone with setPermits()`,
+    );
+  }
+}
+
 /** A read holder asked for the write lock of the same read-write lock: it would wait for itself. */
 export class LockUpgradeError extends LockError {
   override readonly name = 'LockUpgradeError';

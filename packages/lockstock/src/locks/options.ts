@@ -31,6 +31,13 @@ export function validateOwner(value: unknown): string {
   return value;
 }
 
+export function validatePermits(permits: unknown): number {
+  if (typeof permits !== 'number' || !Number.isSafeInteger(permits) || permits < 1) {
+    throw new InvalidLockOptionError('permits', 'a positive integer', permits);
+  }
+  return permits;
+}
+
 /** `Lock.adopt`'s options, checked: a fencing token and an optional lease. */
 export function validateAdoptOptions(options: unknown): {
   fencingToken: number;

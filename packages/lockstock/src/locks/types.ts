@@ -145,7 +145,10 @@ export interface ReadWriteLock {
 }
 
 export interface SemaphoreOptions {
-  /** How many holders at once. Every user of the semaphore must pass the same number. */
+  /**
+   * How many holders at once. The first acquire stores it on the server; a client made with another
+   * number fails with PermitsMismatchError (see `setPermits` to change it for everyone).
+   */
   permits: number;
 }
 
@@ -154,6 +157,12 @@ export interface Semaphore extends Lock {
   readonly permits: number;
   /** Permits free right now. */
   available(): Promise<number>;
+  /**
+   * Stores a new permit count on the server for every client of this semaphore (the first acquire
+   * stores the count it was made with). Clients made with another count then fail with
+   * PermitsMismatchError until they are made with this one: no two limits are ever in force at once.
+   */
+  setPermits(permits: number): Promise<void>;
 }
 
 /** Redisson's CountDownLatch: waiters are released when the count reaches zero. */

@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from 'vitest';
-import { InvalidLockOptionError } from '../../src/index.js';
+import { InvalidLockOptionError, PermitsMismatchError } from '../../src/index.js';
 import { useRedis } from '../helpers/redis.js';
 
 const env = useRedis();
@@ -89,5 +89,44 @@ describe('countdown latch', () => {
     expect(await latch.count()).toBe(0);
     expect(await latch.countDown()).toBe(0); // never below zero
     expect(await latch.wait()).toBe(true);
+  });
+});
+
+describe('the permit count lives on the server', () => {
+  for (const kind of ['semaphore', 'counterSemaphore'] as const) {
+    it(`${kind}: a client made with another count is refused, and changes nothing`, async () => {
+      const name = `stored-permits-${kind}`;
+      const [a, b] = [env.locks(), env.locks()];
+      const two = a[kind](name, { permits: 2 });
+      const first = await two.acquire(); // stores 2
+      // Another service configured with 5 would admit 5 beside the 2 of the first: refused instead.
+      const error = await b[kind](name, { permits: 5 })
+        .tryAcquire()
+        .catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(PermitsMismatchError);
+      expect(error).toMatchObject({ configured: 5, stored: 2, code: 'ERR_PERMITS_MISMATCH' });
+      expect((await two.inspect()).holders).toBe(1);
+      // Changed for everyone: the old count is refused now, the new one admitted.
+      await b[kind](name, { permits: 3 }).setPermits(3);
+      await expect(two.tryAcquire()).rejects.toBeInstanceOf(PermitsMismatchError);
+      const three = b[kind](name, { permits: 3 });
+      const more = [await three.acquire({ waitMs: 0 }), await three.acquire({ waitMs: 0 })];
+      expect(await three.tryAcquire()).toBeUndefined(); // 3 in use: the first and these two
+      await Promise.all([first.release(), ...more.map((h) => h.release())]);
+      await expect(three.setPermits(0)).rejects.toBeInstanceOf(InvalidLockOptionError);
+    });
+  }
+
+  it('a waiter is woken when more permits are stored', async () => {
+    const locks = env.locks();
+    const one = locks.semaphore('stored-permits-wake', { permits: 1 });
+    const held = await one.acquire();
+    const admin = env.locks().semaphore('stored-permits-wake', { permits: 2 });
+    const waiting = env.locks().semaphore('stored-permits-wake', { permits: 1 }).acquire({ waitMs: 10_000 });
+    await admin.setPermits(2);
+    // The waiter was made with 1: it learns the new count when it tries again, woken by the change.
+    await expect(waiting).rejects.toBeInstanceOf(PermitsMismatchError);
+    const second = await admin.acquire({ waitMs: 0 });
+    await Promise.all([held.release(), second.release()]);
   });
 });

@@ -106,6 +106,8 @@ export interface LockResource {
 
   /** How many holds `owner` has (reentrant kinds); 0 if none. */
   holdCount?(owner: string): Promise<number>;
+  /** Semaphores: stores a new permit count for every client (waiters re-check). */
+  setPermits?(permits: number): Promise<void>;
 }
 
 /** Wake-up delivery of a backend (pub/sub, watches). Resolves once the subscription is active. */

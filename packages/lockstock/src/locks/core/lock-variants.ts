@@ -1,5 +1,5 @@
-import { InvalidLockOptionError } from '../errors.js';
-import { validateOwner } from '../options.js';
+import { backendError, InvalidLockOptionError } from '../errors.js';
+import { validateOwner, validatePermits } from '../options.js';
 import { currentTaskOwner } from '../owner.js';
 import type { ReentrantLock, Semaphore } from '../types.js';
 import type { LockResource } from './backend.js';
@@ -32,5 +32,18 @@ export class CoreSemaphore extends CoreLock implements Semaphore {
 
   async available(): Promise<number> {
     return Math.max(0, this.permits - (await this.inspect()).holders);
+  }
+
+  async setPermits(permits: number): Promise<void> {
+    this.core.assertOpen(this.name);
+    const count = validatePermits(permits);
+    if (!this.resource.setPermits) {
+      throw new InvalidLockOptionError('permits', 'left as configured: this backend keeps no count', permits);
+    }
+    try {
+      await this.resource.setPermits(count);
+    } catch (error) {
+      throw backendError(this.name, error);
+    }
   }
 }

@@ -74,4 +74,8 @@ export class ReplicatedResource implements LockResource {
   holdCount(owner: string): Promise<number> {
     return this.inner.holdCount?.(owner) ?? Promise.resolve(0);
   }
+
+  setPermits(permits: number): Promise<void> {
+    return this.inner.setPermits?.(permits) ?? Promise.resolve();
+  }
 }

@@ -2,6 +2,7 @@ import { assertKeyName } from '../../redis/keys.js';
 import type { ScriptArg, LuaScript } from '../../redis/scripts.js';
 import { Busy, Granted, type AttemptResult, type HandOffOffer, type ReleaseResult } from '../core/backend.js';
 import { releaseResult } from './codes.js';
+import { LOCK_SCRIPTS } from './scripts.js';
 import type { RedisLockContext } from './context.js';
 
 /** What every Redis lock resource has: its name, key base `<prefix>:{name}`, fencing counter. */
@@ -50,6 +51,11 @@ export abstract class RedisResource {
     const reply = await this.run(script, keys, args);
     if (Array.isArray(reply)) return { outcome: 'released', handedOffToken: Number(reply[0]) };
     return releaseResult(reply);
+  }
+
+  /** Stores a semaphore's permit count for every client, and wakes waiters to re-check against it. */
+  protected async storePermits(key: string, channel: string, permits: number): Promise<void> {
+    await this.run(LOCK_SCRIPTS.semaphoreSetPermits, [key, channel], [permits]);
   }
 
   /** An acquire script's reply: a token (taken), or {retry ms} (refused; negative: until woken). */

@@ -25,6 +25,7 @@ export const LOCK_SCRIPTS = {
   semaphoreAcquire: lua('semaphore-acquire.lua'),
   semaphoreRelease: lua('semaphore-release.lua'),
   semaphoreExtend: lua('semaphore-extend.lua'),
+  semaphoreSetPermits: lua('semaphore-set-permits.lua'),
   counterSemaphoreAcquire: lua('counter-semaphore-acquire.lua'),
   counterSemaphoreRelease: lua('counter-semaphore-release.lua'),
   leasesInspect: lua('leases-inspect.lua'),

@@ -1,4 +1,4 @@
-import { InvalidLockOptionError } from '../errors.js';
+import { PermitsMismatchError } from '../errors.js';
 import {
   Granted,
   type AttemptRequest,
@@ -14,11 +14,12 @@ import type { RedisLockContext } from './context.js';
 import { RedisResource } from './resource.js';
 import { LOCK_SCRIPTS } from './scripts.js';
 
-export function validatePermits(permits: unknown): number {
-  if (typeof permits !== 'number' || !Number.isSafeInteger(permits) || permits < 1) {
-    throw new InvalidLockOptionError('permits', 'a positive integer', permits);
-  }
-  return permits;
+export { validatePermits } from '../options.js';
+
+/** The error a semaphore script answers when another permit count is stored: PermitsMismatchError. */
+function permitsMismatch(error: unknown, name: string, configured: number): unknown {
+  const match = error instanceof Error ? /^LOCKSTOCK_PERMITS (\d+)/.exec(error.message) : null;
+  return match ? new PermitsMismatchError(name, configured, Number(match[1])) : error;
 }
 
 /**
@@ -34,6 +35,7 @@ export class SemaphoreResource extends RedisResource implements LockResource {
   readonly handsOff = true;
   readonly holderKeys: readonly string[];
   private readonly queue: string;
+  private readonly permitsKey: string;
   private readonly acquireKeys: readonly string[];
   private readonly releaseKeys: readonly string[];
 
@@ -46,19 +48,25 @@ export class SemaphoreResource extends RedisResource implements LockResource {
     this.waitKey = `${this.base}:semaphore`;
     this.wakeChannel = `${this.waitKey}:wake`;
     this.queue = `${this.waitKey}:queue`;
+    this.permitsKey = `${this.waitKey}:permits`;
     this.holderKeys = [this.waitKey];
-    this.acquireKeys = [this.waitKey, this.fence, this.queue];
+    this.acquireKeys = [this.waitKey, this.fence, this.queue, this.permitsKey];
     this.releaseKeys = [this.waitKey, this.fence, this.wakeChannel, this.queue];
   }
 
   async attempt({ owner, leaseMs, waiting }: AttemptRequest): Promise<AttemptResult> {
-    const reply = await this.run(LOCK_SCRIPTS.semaphoreAcquire, this.acquireKeys, [
-      owner,
-      leaseMs ?? 0,
-      this.permits,
-      this.ctx.clientId,
-      waiting ? 1 : 0,
-    ]);
+    let reply: unknown;
+    try {
+      reply = await this.run(LOCK_SCRIPTS.semaphoreAcquire, this.acquireKeys, [
+        owner,
+        leaseMs ?? 0,
+        this.permits,
+        this.ctx.clientId,
+        waiting ? 1 : 0,
+      ]);
+    } catch (error) {
+      throw permitsMismatch(error, this.name, this.permits);
+    }
     // The last permit comes back as a string: nobody else needs to try (see semaphore-acquire.lua).
     if (typeof reply === 'string') return new Granted(Number(reply), false);
     return RedisResource.attemptResult(reply, true);
@@ -66,6 +74,10 @@ export class SemaphoreResource extends RedisResource implements LockResource {
 
   release(owner: string, offer: HandOffOffer | undefined): Promise<ReleaseResult> {
     return this.releaseWithTurns(LOCK_SCRIPTS.semaphoreRelease, this.releaseKeys, owner, offer);
+  }
+
+  setPermits(permits: number): Promise<void> {
+    return this.storePermits(this.permitsKey, this.wakeChannel, permits);
   }
 
   async extend(owner: string, leaseMs: number): Promise<ExtendStatus> {
@@ -97,6 +109,7 @@ export class CounterSemaphoreResource extends RedisResource implements LockResou
   readonly leases = 'none' as const;
   readonly handsOff = false;
   readonly holderKeys: readonly string[];
+  private readonly permitsKey: string;
   private readonly acquireKeys: readonly string[];
   private readonly releaseKeys: readonly string[];
 
@@ -108,14 +121,24 @@ export class CounterSemaphoreResource extends RedisResource implements LockResou
     super(ctx, name);
     this.waitKey = `${this.base}:counter-semaphore`;
     this.wakeChannel = `${this.waitKey}:wake`;
+    this.permitsKey = `${this.waitKey}:permits`;
     this.holderKeys = [this.waitKey];
-    this.acquireKeys = [this.waitKey, this.fence];
+    this.acquireKeys = [this.waitKey, this.fence, this.permitsKey];
     this.releaseKeys = [this.waitKey, this.wakeChannel];
   }
 
   async attempt(): Promise<AttemptResult> {
-    const reply = await this.run(LOCK_SCRIPTS.counterSemaphoreAcquire, this.acquireKeys, [this.permits]);
+    let reply: unknown;
+    try {
+      reply = await this.run(LOCK_SCRIPTS.counterSemaphoreAcquire, this.acquireKeys, [this.permits]);
+    } catch (error) {
+      throw permitsMismatch(error, this.name, this.permits);
+    }
     return RedisResource.attemptResult(reply, true);
+  }
+
+  setPermits(permits: number): Promise<void> {
+    return this.storePermits(this.permitsKey, this.wakeChannel, permits);
   }
 
   async release(): Promise<ReleaseResult> {

@@ -4,10 +4,18 @@
 
   KEYS[1]  permits in use: integer
   KEYS[2]  fencing counter
-  ARGV[1]  permits: how many holders at once
+  KEYS[3]  permit count: integer, stored by the first acquire (or setPermits), never expires
+  ARGV[1]  permits: how many holders at once, as this client was configured
 
-  Returns  the fencing token when a permit was taken; {-1} when all are in use (wait for a release).
+  Returns  the fencing token when a permit was taken; {-1} when all are in use (wait for a release);
+           an error reply 'LOCKSTOCK_PERMITS <stored>' when the count stored on Redis is another one.
 ]]
+local stored = redis.call('get', KEYS[3])
+if not stored then
+  redis.call('set', KEYS[3], ARGV[1])
+elseif stored ~= ARGV[1] then
+  return redis.error_reply('LOCKSTOCK_PERMITS ' .. stored)
+end
 if tonumber(redis.call('get', KEYS[1]) or '0') < tonumber(ARGV[1]) then
   redis.call('incr', KEYS[1])
   return redis.call('incr', KEYS[2])

@@ -7,17 +7,26 @@
   KEYS[1]  permits: zset {owner (permit id): lease end, ms on Redis's clock; turn markers}
   KEYS[2]  fencing counter: integer, the last token issued for this name (never expires)
   KEYS[3]  waiting clients: zset {client id: first failed attempt, ms} (client-turns.lua)
+  KEYS[4]  permit count: integer, stored by the first acquire (or setPermits), never expires
   ARGV[1]  owner id (one permit per owner)
   ARGV[2]  lease in milliseconds
-  ARGV[3]  permits: how many holders at once
+  ARGV[3]  permits: how many holders at once, as this client was configured
   ARGV[4]  client id of the caller
   ARGV[5]  1 if the caller will wait (keep its client queued on failure), else 0
   Returns  the fencing token when a permit was taken: an integer while others are left, a string when
            this was the last (the caller's next local waiter need not try: a release will hand it
            one, or wake it);
            {retry ms} when all are taken: when the first lease or turn ends (-1 if the owner already
-           holds a permit: it never gets a second one).
+           holds a permit: it never gets a second one);
+           an error reply 'LOCKSTOCK_PERMITS <stored>' when the count stored on Redis is another one
+           (two services configured differently must not each admit their own number).
 ]]
+local stored = redis.call('get', KEYS[4])
+if not stored then
+  redis.call('set', KEYS[4], ARGV[3])
+elseif stored ~= ARGV[3] then
+  return redis.error_reply('LOCKSTOCK_PERMITS ' .. stored)
+end
 -- @include outlive.lua
 local t = redis.call('time')
 local now = t[1] * 1000 + math.floor(t[2] / 1000)
