@@ -1,14 +1,22 @@
 import { InvalidLockOptionError } from './errors.js';
 import type { AcquireOptions } from './types.js';
 
-/** Longest lease or wait we accept as a finite number (Redis PX and Node timers both cap near here). */
+/**
+ * Longest lease or wait we accept as a finite number: the longest a Node timer waits (a longer delay
+ * fires after 1 ms), and the client times every lease's end and every wait's deadline with one.
+ */
 export const MAX_DURATION_MS = 2 ** 31 - 1;
+
+/** Why durations stop at MAX_DURATION_MS, for the errors (node-redlock users pass longer leases). */
+const DURATION_LIMIT =
+  'about 24.8 days, the longest a Node timer waits: the client ends a lease (its signal) and a wait by one; ' +
+  'for longer holds leave leaseMs out and let the watchdog renew';
 
 export function validateLeaseMs(value: unknown, option = 'leaseMs'): number {
   if (typeof value !== 'number' || !Number.isInteger(value) || value < 10 || value > MAX_DURATION_MS) {
     throw new InvalidLockOptionError(
       option,
-      `an integer number of milliseconds from 10 to ${MAX_DURATION_MS}`,
+      `an integer number of milliseconds from 10 to ${MAX_DURATION_MS} (${DURATION_LIMIT})`,
       value,
     );
   }
@@ -18,7 +26,11 @@ export function validateLeaseMs(value: unknown, option = 'leaseMs'): number {
 export function validateWaitMs(value: unknown, option = 'waitMs'): number {
   if (value === Infinity) return Infinity;
   if (typeof value !== 'number' || !Number.isFinite(value) || value < 0 || value > MAX_DURATION_MS) {
-    throw new InvalidLockOptionError(option, `a number of milliseconds >= 0, or Infinity`, value);
+    throw new InvalidLockOptionError(
+      option,
+      `a number of milliseconds from 0 to ${MAX_DURATION_MS} (${DURATION_LIMIT}), or Infinity`,
+      value,
+    );
   }
   return value;
 }

@@ -154,6 +154,21 @@ describe('mutex', () => {
     expect(() => env.locks({ watchdogTimeoutMs: 0 })).toThrow(InvalidLockOptionError);
   });
 
+  it('a lease or wait past the longest Node timer is refused and the error says why', async () => {
+    // node-redlock accepts leases up to Number.MAX_SAFE_INTEGER / 10; a Node timer that long fires at once.
+    const lock = env.locks().mutex('m-long');
+    for (const options of [{ leaseMs: 2 ** 31 }, { waitMs: Number.MAX_SAFE_INTEGER / 10 }]) {
+      const error = await lock.acquire(options).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(InvalidLockOptionError);
+      expect((error as Error).message).toMatch(/24\.8 days, the longest a Node timer waits/);
+    }
+    expect(await env.redis.exists('ls:{m-long}')).toBe(0);
+    const held = await lock.acquire({ leaseMs: 2 ** 31 - 1 }); // the longest accepted
+    expect(await env.redis.pttl('ls:{m-long}')).toBeGreaterThan(2 ** 30);
+    expect(held.signal.aborted).toBe(false);
+    await held.release();
+  });
+
   it('a closed client refuses new work', async () => {
     const locks = env.locks();
     await locks.close();
