@@ -8,8 +8,8 @@ import {
   type LockHandle,
   type LockLostEvent,
 } from '../../src/index.js';
-import { checkHistory, type SectionRecord } from '../helpers/history.js';
-import { forkFixtures, startTogether } from '../helpers/processes.js';
+import { runBoundProbe } from '../helpers/bound-probe.js';
+import { forkFixtures } from '../helpers/processes.js';
 import type { BackendFixture } from './backends.js';
 import { SUBJECTS, type Subject } from './subjects.mjs';
 
@@ -63,23 +63,15 @@ export function lockContract(
       `holds its bound across ${PROCESSES} OS processes`,
       async () => {
         const name = lockName(label);
-        const config = JSON.stringify({
+        const { records, report, counter, exclusive } = await runBoundProbe({
           backend: backend.config({ watchdogTimeoutMs: 5_000 }),
           subject: label,
           name,
+          probeUrl: backend.probeUrl,
+          processes: PROCESSES,
           loops: LOOPS,
           sections: SECTIONS,
-          probeUrl: backend.probeUrl,
         });
-        const contenders = forkFixtures(
-          'contender.mjs',
-          Array.from({ length: PROCESSES }, () => [config]),
-        );
-        await startTogether(contenders); // every process is ready before any of them starts
-        const done = await Promise.all(contenders.map((c) => c.next('done')));
-        await Promise.all(contenders.map((c) => c.exited));
-        const records = done.flatMap((m) => m.records as SectionRecord[]);
-        const report = checkHistory(records);
         expect(new Set(records.map((r) => r.pid)).size).toBe(PROCESSES);
         expect(records.every((r) => r.outcome === 'released')).toBe(true);
         expect(report.sections).toBe(PROCESSES * LOOPS * SECTIONS);
@@ -87,10 +79,6 @@ export function lockContract(
         expect(report.tokenRegressions).toBe(0);
         expect(report.maxInside).toBeLessThanOrEqual(subject.bound);
         expect(report.maxConcurrent).toBeLessThanOrEqual(subject.bound);
-        const exclusive = records.filter((r) => r.mode === 'exclusive').length;
-        const probe = await import('ioredis').then(({ Redis }) => new Redis(backend.probeUrl));
-        const counter = Number((await probe.get(`probe:{${name}}:counter`)) ?? 0);
-        probe.disconnect();
         expect(counter).toBe(exclusive); // no lost update: exclusive sections really were alone
         if (subject.bound > 1 && subject.bound !== Infinity) expect(report.maxInside).toBeGreaterThan(1);
         expect(new Set(records.map((r) => r.token)).size).toBe(records.length);

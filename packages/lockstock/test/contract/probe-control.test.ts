@@ -1,0 +1,60 @@
+import { describe, expect, it } from 'vitest';
+import { runBoundProbe } from '../helpers/bound-probe.js';
+import { checkHistory, type SectionRecord } from '../helpers/history.js';
+import { useRedis } from '../helpers/redis.js';
+
+const env = useRedis();
+
+/** A recorded section; times in ns as the contenders record them. */
+function section(
+  pid: number,
+  acquiredAt: number,
+  releasingAt: number,
+  token: number,
+  mode: SectionRecord['mode'] = 'exclusive',
+): SectionRecord {
+  return {
+    pid,
+    mode,
+    owner: `owner-${pid}-${token}`,
+    token,
+    acquiredAt: String(acquiredAt),
+    releasingAt: String(releasingAt),
+    inside: 1,
+    outcome: 'released',
+  };
+}
+
+describe("the contract's exclusion probe catches a broken lock", () => {
+  it('without a lock, the same probe across 4 processes reports overlaps and lost updates', async () => {
+    const { report, counter, exclusive } = await runBoundProbe({
+      backend: { kind: 'redis', url: env.server.url },
+      subject: 'none', // fixtures/contender.mjs: the negative control takes no lock
+      name: 'probe-control',
+      probeUrl: env.server.url,
+      processes: 4,
+      loops: 2,
+      sections: 15,
+    });
+    expect(report.sections).toBe(120);
+    expect(report.overlaps).toBeGreaterThan(0);
+    expect(report.maxInside).toBeGreaterThan(1);
+    expect(counter).toBeLessThan(exclusive); // the GET-yield-SET increments lost some updates
+  });
+
+  it('the history check flags overlap, a token that goes back, and shared sections past a bound', () => {
+    const good = [section(1, 0, 10, 1), section(2, 10, 20, 2), section(1, 25, 30, 3)];
+    expect(checkHistory(good)).toMatchObject({ overlaps: 0, tokenRegressions: 0, maxConcurrent: 1 });
+    // A second holder inside the first one's interval (a lease that ended under a paused holder).
+    const overlapping = [section(1, 0, 10, 1), section(2, 5, 15, 2)];
+    expect(checkHistory(overlapping)).toMatchObject({ overlaps: 1, maxConcurrent: 2 });
+    // Tokens must grow in acquisition order (a counter that went back after a failover).
+    const regressed = [section(1, 0, 10, 5), section(2, 10, 20, 4)];
+    expect(checkHistory(regressed)).toMatchObject({ overlaps: 0, tokenRegressions: 1 });
+    // Three shared sections at once: within the check, its maxConcurrent says 3 (a 2-permit bound fails).
+    const shared = [0, 1, 2].map((i) => section(i, i, 10, i + 1, 'shared'));
+    expect(checkHistory(shared)).toMatchObject({ overlaps: 0, maxConcurrent: 3 });
+    // A writer among readers overlaps.
+    expect(checkHistory([...shared, section(9, 5, 6, 9)]).overlaps).toBeGreaterThan(0);
+  });
+});
