@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { InvalidLockOptionError } from '../../src/index.js';
+import { InvalidLockOptionError, RedisLockClient } from '../../src/index.js';
+import { countedRedis } from '../helpers/counted-redis.mjs';
 import { useRedis } from '../helpers/redis.js';
 
 const env = useRedis();
@@ -43,15 +44,19 @@ describe('multi-lock', () => {
 
 describe('spin lock', () => {
   it('waits without subscribing to anything', async () => {
-    const [a, b] = [env.locks(), env.locks()];
+    const connection = countedRedis(env.server.url);
+    const [a, b] = [env.locks(), new RedisLockClient({ redis: connection.redis })];
     const held = await a.spin('spin-quiet').acquire();
     const waiting = b.spin('spin-quiet').acquire({ waitMs: 5_000 });
-    await new Promise((resolve) => setTimeout(resolve, 50)); // let it back off a few times
+    // Observed: the waiter has been refused several times (backing off in between), so it waits.
+    while (connection.sent < 4) await connection.settledAfter(connection.sent + 1);
     const channels = (await env.redis.call('PUBSUB', 'SHARDCHANNELS')) as string[];
     expect(channels.filter((c) => c.includes('spin-quiet'))).toEqual([]);
     await held.release();
     const handle = await waiting;
     expect(handle.fencingToken).toBe(held.fencingToken + 1);
     await handle.release();
+    await b.close();
+    connection.redis.disconnect();
   });
 });
