@@ -2,6 +2,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import ts from 'typescript';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PostgresServer, RedisServer } from '../../src/servers/index.js';
 import {
@@ -22,7 +23,7 @@ import {
  */
 
 const root = fileURLToPath(new URL('../../../../', import.meta.url));
-const READMES = ['README.md', 'packages/lockstock/README.md'];
+const READMES = ['README.md', 'packages/lockstock/README.md', 'packages/lockstock/docs/migration.md'];
 const blocks: ReadmeBlock[] = READMES.flatMap((file) =>
   readmeBlocks(readFileSync(join(root, file), 'utf8'), file),
 );
@@ -86,6 +87,47 @@ describe('README code blocks', () => {
       expect(code, 'a runnable block reads DATABASE_URL').toContain('process.env.DATABASE_URL');
     const run = await runBlock(js, env());
     expect(run.timedOut, `did not exit by itself (a missing close()?)\n${run.output}`).toBe(false);
+    expect(run.code, run.output).toBe(0);
+  });
+});
+
+/**
+ * The compiler options `tsc --init` writes (TypeScript 5.9), with `"types": ["node"]` as the
+ * library README tells a newcomer to set: target esnext emits `await using` as it is, which Node 20
+ * cannot parse — so the quick starts must not need it.
+ */
+const NEWCOMER_OPTIONS = {
+  target: ts.ScriptTarget.ESNext,
+  module: ts.ModuleKind.NodeNext,
+  moduleResolution: ts.ModuleResolutionKind.NodeNext,
+  lib: undefined,
+  types: ['node'],
+  strict: true,
+  noUncheckedIndexedAccess: true,
+  exactOptionalPropertyTypes: true,
+  verbatimModuleSyntax: true,
+  isolatedModules: true,
+  moduleDetection: ts.ModuleDetectionKind.Force,
+  skipLibCheck: true,
+} satisfies ts.CompilerOptions;
+
+describe("the quick starts, with the settings a newcomer's `tsc --init` gives", () => {
+  const quickStarts = READMES.slice(0, 2).map((file) => blocks.find((b) => b.file === file) as ReadmeBlock);
+  let newcomer: Compiled;
+  let newcomerDir: string;
+  beforeAll(() => {
+    newcomerDir = join(dirname(dir), `${dir.split('/').pop()}-newcomer`);
+    mkdirSync(newcomerDir, { recursive: true });
+    newcomer = compileBlocks(quickStarts, newcomerDir, { compilerOptions: NEWCOMER_OPTIONS });
+  });
+  afterAll(() => {
+    if (newcomerDir) rmSync(newcomerDir, { recursive: true, force: true });
+  });
+
+  it.each(READMES.slice(0, 2))('%s: its first block compiles and runs on this Node', async (file) => {
+    const compiledBlock = newcomer.blocks.find((c) => c.block.file === file) as CompiledBlock;
+    expect(compiledBlock.errors).toEqual([]);
+    const run = await runBlock(compiledBlock.js, env());
     expect(run.code, run.output).toBe(0);
   });
 });
