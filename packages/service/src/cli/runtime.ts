@@ -78,13 +78,19 @@ export interface Runtime {
   readonly logger: Logger;
   readonly embedded: { redis: boolean; database: boolean };
   readonly dataDir: string;
+  /** The Redis it runs on (its private redis-server's address in embedded mode). */
+  readonly redisUrl: string;
   /** The recovery gate of this process (absent when it does not sell). */
   readonly recovery?: RecoveryMonitor;
   readonly durability: DurabilityReport;
 }
 
-export function defaultLogger(): Logger {
-  return pino({ level: process.env.LOG_LEVEL ?? 'info', redact: ['req.headers.authorization'] });
+/** Logs as JSON lines: on stdout for `serve` and `worker`; on stderr (fd 2) for tools whose stdout is their report. */
+export function defaultLogger(fd: 1 | 2 = 1): Logger {
+  return pino(
+    { level: process.env.LOG_LEVEL ?? 'info', redact: ['req.headers.authorization'] },
+    pino.destination(fd),
+  );
 }
 
 /**
@@ -240,6 +246,7 @@ export async function startRuntime(options: RuntimeOptions, resources: Resources
     pipelineHealth: () => [...pipelines.map((p) => p.health), ...(thread?.pipelines() ?? [])],
     logger,
     dataDir,
+    redisUrl,
     embedded: { redis: redisServer !== undefined, database: !options.databaseUrl },
     ...(recovery ? { recovery } : {}),
     durability: { ...durabilityReport, recordFsync },

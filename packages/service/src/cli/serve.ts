@@ -4,6 +4,7 @@ import { signToken } from '../http/auth.js';
 import { httpConfigFromEnv } from '../http/config.js';
 import { SaleActivity } from '../sale/activity.js';
 import { intOption } from './options.js';
+import { DataDirClaim } from './data-dir.js';
 import { action } from './lifecycle.js';
 import { jwtSecret, startRuntime, type Durability, type Runtime } from './runtime.js';
 
@@ -51,6 +52,10 @@ export function registerServe(program: Command): void {
     )
     .action(
       action(async (resources, options: ServeOptions) => {
+        // The embedded servers' data has one owner: a second serve stops here, touching nothing.
+        const claim =
+          !options.redis || !options.database ? DataDirClaim.claim(options.dataDir, 'serve') : undefined;
+        if (claim) resources.add('the data directory', () => claim.release());
         const runtime = await startRuntime(
           {
             ...(options.redis ? { redisUrl: options.redis } : {}),
@@ -83,6 +88,7 @@ export function registerServe(program: Command): void {
         });
         resources.add('the HTTP server', () => app.close());
         const address = await app.listen({ port: options.port, host: options.host });
+        claim?.update({ redisUrl: runtime.redisUrl, httpUrl: address });
         await announce(runtime, address, secret);
         return 'serving';
       }),

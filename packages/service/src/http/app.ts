@@ -23,6 +23,7 @@ import {
 import { registerRateLimits } from './rate-limit.js';
 import { RequestDurations } from './request-durations.js';
 import { gatedServerFactory, ORDERS_ROUTE, soldOutGate } from './sold-out-gate.js';
+import { adminRoutes } from './routes/admin.js';
 import { healthRoutes } from './routes/health.js';
 import type { DurabilityReport } from '../sale/health.js';
 import { orderActionsRoutes } from './routes/order-actions.js';
@@ -138,6 +139,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     ...activity,
   });
   await app.register(orderActionsRoutes, { service: deps.service });
+  await app.register(adminRoutes, { service: deps.service, redis: deps.redis, db: deps.db });
   await app.register(healthRoutes, {
     redis: deps.redis,
     db: deps.db,

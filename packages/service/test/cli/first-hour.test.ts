@@ -1,5 +1,14 @@
 import { execFile } from 'node:child_process';
-import { accessSync, constants, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import {
+  accessSync,
+  constants,
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  rmSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -19,14 +28,18 @@ function freshDir(): string {
   return dir;
 }
 
-/** Processes whose command line mentions `text` (e.g. a private redis-server's data dir). */
-function processesMentioning(text: string): string[] {
+/**
+ * Processes running in `dir` or below it, as `pid: command line` — a private redis-server runs in its
+ * data dir (it chdirs there, and rewrites its command line to its address, so that cannot tell).
+ */
+function processesMentioning(dir: string): string[] {
   return readdirSync('/proc')
     .filter((pid) => /^\d+$/.test(pid) && Number(pid) !== process.pid)
     .flatMap((pid) => {
       try {
-        const args = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ');
-        return args.includes(text) ? [`${pid}: ${args}`] : [];
+        const cwd = readlinkSync(`/proc/${pid}/cwd`);
+        if (cwd !== dir && !cwd.startsWith(`${dir}/`)) return [];
+        return [`${pid}: ${readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ')}`];
       } catch {
         return []; // exited meanwhile
       }
@@ -56,6 +69,17 @@ describe("a new user's first hour", () => {
     const first = await startServe(cwd, port);
     const bought = JSON.parse((await run('sh', ['-c', first.curl])).stdout) as { orderId: string };
     expect(bought).toMatchObject({ status: 'reserved' });
+    // A second start on the same data directory says where the running one is and touches nothing.
+    const redisServers = processesMentioning(join(cwd, '.lockstock', 'redis'));
+    expect(redisServers).toHaveLength(1); // the first serve's private redis-server
+    const twice = spawnCli(['serve'], { PORT: String(await freePort()) }, { cwd });
+    expect((await exitOf(twice)).code).toBe(1);
+    expect(twice.output()).toMatch(
+      new RegExp(
+        `error: .*\\.lockstock is in use by lockstock serve \\(pid ${first.cli.child.pid}, serving on ${first.address}`,
+      ),
+    );
+    expect(processesMentioning(join(cwd, '.lockstock', 'redis'))).toEqual(redisServers);
     first.cli.kill('SIGTERM');
     expect(await exitOf(first.cli)).toEqual({ code: 0, signal: null });
     expect(processesMentioning(join(cwd, '.lockstock'))).toEqual([]); // its redis-server went with it
@@ -87,10 +111,44 @@ describe("a new user's first hour", () => {
         body: '{}',
       });
       expect(again.status).toBe(202);
+      // reconcile asks the running serve (the record is open there), starting no Redis of its own.
+      const reconciled = await run(process.execPath, [cliPath, 'reconcile', '--json'], {
+        cwd,
+        env: { ...process.env, REDIS_URL: '', DATABASE_URL: '', LOG_LEVEL: 'warn' },
+      });
+      const report = JSON.parse(reconciled.stdout) as { sales: Array<Record<string, unknown>> };
+      expect(report.sales).toEqual([expect.objectContaining({ saleId: '1', condition: 'ok', drift: 0 })]);
+      expect(processesMentioning(join(cwd, '.lockstock', 'redis'))).toHaveLength(1);
     } finally {
       second.cli.kill('SIGINT');
     }
     expect(await exitOf(second.cli)).toEqual({ code: 0, signal: null });
+    expect(processesMentioning(join(cwd, '.lockstock'))).toEqual([]);
+  });
+
+  it('reconcile refuses a directory without a store, and owns one nobody serves while it runs', async () => {
+    const cwd = freshDir();
+    const typo = join(cwd, 'typo');
+    const refused = spawnCli(['reconcile', '--data-dir', typo], { REDIS_URL: '', DATABASE_URL: '' }, { cwd });
+    expect((await exitOf(refused)).code).toBe(1);
+    expect(refused.output()).toMatch(/error: .*typo holds no lockstock store/);
+    expect(existsSync(typo)).toBe(false); // nothing created
+
+    // A store whose serve is stopped (and a stale owner file of a process that is gone): reconciled here.
+    const port = await freePort();
+    const serve = await startServe(cwd, port);
+    serve.cli.kill('SIGKILL'); // leaves its owner file behind
+    await exitOf(serve.cli);
+    for (const line of processesMentioning(join(cwd, '.lockstock', 'redis'))) {
+      process.kill(Number(line.split(':')[0]), 'SIGKILL'); // its orphaned redis-server
+    }
+    expect(existsSync(join(cwd, '.lockstock', 'owner.json'))).toBe(true);
+    const report = await run(process.execPath, [cliPath, 'reconcile', '--json'], {
+      cwd,
+      env: { ...process.env, REDIS_URL: '', DATABASE_URL: '', LOG_LEVEL: 'warn' },
+    });
+    expect((JSON.parse(report.stdout) as { sales: unknown[] }).sales).toHaveLength(1);
+    expect(existsSync(join(cwd, '.lockstock', 'owner.json'))).toBe(false); // released when done
     expect(processesMentioning(join(cwd, '.lockstock'))).toEqual([]);
   });
 
