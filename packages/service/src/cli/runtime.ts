@@ -17,7 +17,8 @@ import { migrate } from '../sale/store/migrate.js';
 import { RedisServer } from 'lockstock/servers';
 import { readRecordFsync, type DurabilityReport } from '../sale/health.js';
 import { RecoveryMonitor } from '../sale/recovery/monitor.js';
-import { startOrderThread, ThreadedRegistry } from './order-thread-host.js';
+import { startOrderThread, ThreadedRegistry, type OrderThread } from './order-thread-host.js';
+import { connectionCode, HINTS, UnreachableError } from './unreachable.js';
 import type { Resources } from './lifecycle.js';
 
 export interface RuntimeOptions {
@@ -123,9 +124,22 @@ export async function startRuntime(options: RuntimeOptions, resources: Resources
     connectTimeout: 5_000,
     commandTimeout: options.redisCommandTimeoutMs ?? 3_000,
   });
-  redis.on('error', (error) => logger.warn({ err: error }, 'redis connection error'));
+  // Until Redis first answers, a connection error is the start failing: said once, in one line.
+  let reached = false;
+  let lastError: unknown;
+  redis.on('error', (error) => {
+    if (reached) logger.warn({ err: error }, 'redis connection error');
+    else lastError = error;
+  });
   resources.add('the Redis connection', () => redis.quit().catch(() => redis.disconnect()));
-  await redis.ping();
+  try {
+    await redis.ping();
+  } catch (error) {
+    const code = connectionCode(lastError) ?? connectionCode(error);
+    if (code) throw new UnreachableError('Redis', redisUrl, code, HINTS.Redis);
+    throw error;
+  }
+  reached = true;
   const durabilityReport = await readDurability(redis, durability);
   if (!durabilityReport.honoured) {
     logger.warn(
@@ -138,43 +152,20 @@ export async function startRuntime(options: RuntimeOptions, resources: Resources
     );
   }
 
-  const pgliteDir = join(dataDir, 'pgdata');
-  if (!options.databaseUrl) mkdirSync(dataDir, { recursive: true });
   const pipelineCount = options.pipelines ?? 1;
-  // In the order thread: the embedded store and whatever records orders (pipelines, sweeper).
-  const thread =
-    options.orderThread && (!options.databaseUrl || pipelineCount > 0)
-      ? await startOrderThread(
-          {
-            redisUrl,
-            ...(options.databaseUrl
-              ? { databaseUrl: options.databaseUrl }
-              : { pgliteDir, pgliteFsync: durability === 'fsync' }),
-            pipelines: pipelineCount,
-            // PGlite (WASM) pays more per statement than a server: larger batches, fewer of them.
-            pipeline: { ...(options.databaseUrl ? {} : { batchSize: 2000 }), ...options.pipeline },
-            logLevel: logger.level,
-          },
-          logger,
-        )
-      : undefined;
-  if (thread) resources.add('the order thread', () => thread.stop());
-
-  let db: Database;
-  if (options.databaseUrl) {
-    db = postgresDatabase(options.databaseUrl, {
-      max: 10,
-      onConnectionError: (error) => logger.warn({ err: error }, 'database connection lost'),
-    });
-  } else {
-    db = thread?.db ?? (await pgliteDatabase(pgliteDir, { fsync: durability === 'fsync' }));
-    logger.info(
-      { dir: pgliteDir, thread: thread !== undefined, fsync: durability === 'fsync' },
-      'order store: embedded PostgreSQL (PGlite); set DATABASE_URL to use a server',
-    );
-  }
-  resources.add('the order store', () => db.close());
-  const applied = thread ? thread.applied : await migrate(db);
+  const { db, thread, applied } = await openRecord(
+    options,
+    dataDir,
+    redisUrl,
+    durability,
+    logger,
+    resources,
+  ).catch((error: unknown) => {
+    const code = options.databaseUrl ? connectionCode(error) : undefined;
+    if (code && options.databaseUrl)
+      throw new UnreachableError('PostgreSQL', options.databaseUrl, code, HINTS.PostgreSQL);
+    throw error;
+  });
   if (applied.length > 0) logger.info({ applied }, 'database migrated');
   const recordFsync = await readRecordFsync(db);
   if (recordFsync === 'off' && durability === 'fsync') {
@@ -251,6 +242,59 @@ export async function startRuntime(options: RuntimeOptions, resources: Resources
     ...(recovery ? { recovery } : {}),
     durability: { ...durabilityReport, recordFsync },
   };
+}
+
+/**
+ * Opens the order record: PostgreSQL at DATABASE_URL or the embedded PGlite under `dataDir`, in the
+ * order thread when asked (with the pipelines), migrated. Each part is registered in `resources` as
+ * soon as it is open.
+ */
+async function openRecord(
+  options: RuntimeOptions,
+  dataDir: string,
+  redisUrl: string,
+  durability: Durability,
+  logger: Logger,
+  resources: Resources,
+): Promise<{ db: Database; thread: OrderThread | undefined; applied: readonly string[] }> {
+  const pgliteDir = join(dataDir, 'pgdata');
+  if (!options.databaseUrl) mkdirSync(dataDir, { recursive: true });
+  const pipelineCount = options.pipelines ?? 1;
+  // In the order thread: the embedded store and whatever records orders (pipelines, sweeper).
+  const thread =
+    options.orderThread && (!options.databaseUrl || pipelineCount > 0)
+      ? await startOrderThread(
+          {
+            redisUrl,
+            ...(options.databaseUrl
+              ? { databaseUrl: options.databaseUrl }
+              : { pgliteDir, pgliteFsync: durability === 'fsync' }),
+            pipelines: pipelineCount,
+            // PGlite (WASM) pays more per statement than a server: larger batches, fewer of them.
+            pipeline: { ...(options.databaseUrl ? {} : { batchSize: 2000 }), ...options.pipeline },
+            logLevel: logger.level,
+          },
+          logger,
+        )
+      : undefined;
+  if (thread) resources.add('the order thread', () => thread.stop());
+
+  let db: Database;
+  if (options.databaseUrl) {
+    db = postgresDatabase(options.databaseUrl, {
+      max: 10,
+      onConnectionError: (error) => logger.warn({ err: error }, 'database connection lost'),
+    });
+  } else {
+    db = thread?.db ?? (await pgliteDatabase(pgliteDir, { fsync: durability === 'fsync' }));
+    logger.info(
+      { dir: pgliteDir, thread: thread !== undefined, fsync: durability === 'fsync' },
+      'order store: embedded PostgreSQL (PGlite); set DATABASE_URL to use a server',
+    );
+  }
+  resources.add('the order store', () => db.close());
+  const applied = thread ? thread.applied : await migrate(db);
+  return { db, thread, applied };
 }
 
 /** Reads how the Redis server persists writes, against what `setting` promises. */
