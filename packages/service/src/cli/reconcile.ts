@@ -69,7 +69,7 @@ async function reconcileWhereTheDataIs(
   return reconcile(runtime, { repair: options.repair });
 }
 
-/** Asks the serve that owns the data directory to reconcile (POST /api/admin/reconcile). */
+/** Asks the serve that owns the data directory to reconcile (POST /api/reconcile, as the dashboard does). */
 async function reconcileThrough(owner: DataDirOwner, options: ReconcileOptions): Promise<SaleDrift[]> {
   if (!owner.httpUrl) {
     throw new Error(
@@ -78,7 +78,7 @@ async function reconcileThrough(owner: DataDirOwner, options: ReconcileOptions):
   }
   // An admin token signed with the data directory's own secret, valid for a minute.
   const token = signToken(jwtSecret(options.dataDir), 'lockstock-reconcile', { admin: true, ttlSeconds: 60 });
-  const response = await fetch(`${owner.httpUrl}/api/admin/reconcile`, {
+  const response = await fetch(`${owner.httpUrl}/api/reconcile`, {
     method: 'POST',
     headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
     body: JSON.stringify({ repair: options.repair }),

@@ -118,7 +118,7 @@ async function announce(runtime: Runtime, address: string, secret: string): Prom
   process.stdout.write(
     [
       '',
-      `lockstock is serving on ${address}  (dashboard: ${address}/, API: ${address}/docs/json)`,
+      `lockstock is serving on ${address}  (dashboard: ${address}/, API reference: ${address}/docs)`,
       `Sale ${sale.id} "${sale.name}": ${sale.stock} units. Buy one:`,
       '',
       `  curl -s -X POST ${address}/api/sales/${sale.id}/orders -H 'Authorization: Bearer ${token}' -H 'Content-Type: application/json' -d '{"quantity":1}'`,

@@ -1,5 +1,6 @@
 import type { SaleRedis } from '../sale/redis.js';
 import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import { collectDefaultMetrics } from 'prom-client';
@@ -23,7 +24,6 @@ import {
 import { registerRateLimits } from './rate-limit.js';
 import { RequestDurations } from './request-durations.js';
 import { gatedServerFactory, ORDERS_ROUTE, soldOutGate } from './sold-out-gate.js';
-import { adminRoutes } from './routes/admin.js';
 import { healthRoutes } from './routes/health.js';
 import type { DurabilityReport } from '../sale/health.js';
 import { orderActionsRoutes } from './routes/order-actions.js';
@@ -123,8 +123,16 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } } },
     },
   });
-  // The OpenAPI document itself (swagger-ui would add a static-file server and 2 MB of assets).
-  app.get('/docs/json', { schema: { hide: true } }, () => app.swagger());
+  // The API reference page (Swagger UI) and the OpenAPI document, /docs and /docs/json: its assets
+  // are served from the package (no CDN), so the page works offline and on a locked-down network.
+  await app.register(swaggerUi, {
+    routePrefix: '/docs',
+    // Only this server: no CDN, no inline script (Swagger UI sets inline styles on its elements).
+    staticCSP:
+      "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; " +
+      "connect-src 'self'; object-src 'none'; base-uri 'self'; frame-ancestors 'none'",
+    uiConfig: { docExpansion: 'list', deepLinking: true, tryItOutEnabled: false },
+  });
   registerAuth(app, deps.config.jwtSecret);
   const limitUser = await registerRateLimits(app, deps.redis, {
     perIp: deps.config.rateLimitPerIp,
@@ -139,7 +147,6 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     ...activity,
   });
   await app.register(orderActionsRoutes, { service: deps.service });
-  await app.register(adminRoutes, { service: deps.service, redis: deps.redis, db: deps.db });
   await app.register(healthRoutes, {
     redis: deps.redis,
     db: deps.db,

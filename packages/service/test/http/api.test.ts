@@ -289,29 +289,6 @@ describe('HTTP API', () => {
   });
 });
 
-describe('operator actions', () => {
-  it('reconciles for an admin only; a report changes nothing', async () => {
-    const url = '/api/admin/reconcile';
-    const before = await snapshot();
-    const anonymous = await app.inject({ method: 'POST', url, payload: {} });
-    const buyer = await app.inject({ method: 'POST', url, headers: bearer('mallory'), payload: {} });
-    const unknownField = await app.inject({
-      method: 'POST',
-      url,
-      headers: bearer('ops', true),
-      payload: { repair: true, everything: true },
-    });
-    expect([anonymous.statusCode, buyer.statusCode, unknownField.statusCode]).toEqual([401, 403, 400]);
-    const report = await app.inject({ method: 'POST', url, headers: bearer('ops', true), payload: {} });
-    expect(report.statusCode).toBe(200);
-    const sale = (report.json().sales as Array<Record<string, unknown>>).find((s) => s.saleId === saleId);
-    expect(sale).toMatchObject({ saleId, stock: 50, condition: 'ok' });
-    expect(sale).not.toHaveProperty('repairedRemaining');
-    // Only the script cache may grow (reconcile's own scripts); stock, stream, buyers, orders stay.
-    expect({ ...(await snapshot()), scripts: before.scripts }).toEqual(before);
-  });
-});
-
 describe('the sold-out fast path over HTTP', () => {
   it('answers a sale it knows to be sold out before reading the body or checking the token', async () => {
     const created = await app.inject({
