@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { Option, type Command } from 'commander';
 import { buildApp } from '../http/app.js';
 import { signToken } from '../http/auth.js';
@@ -113,7 +114,9 @@ async function announce(runtime: Runtime, address: string, secret: string): Prom
       persistedSold: 0,
     };
   }
-  const token = signToken(secret, 'demo-buyer');
+  // A buyer of its own per start: the demo sale's limit is one unit per buyer, so a curl printed by
+  // an earlier start (same buyer) would be answered 409 limit_reached.
+  const token = signToken(secret, `demo-buyer-${randomBytes(4).toString('hex')}`);
   const admin = signToken(secret, 'demo-admin', { admin: true });
   process.stdout.write(
     [

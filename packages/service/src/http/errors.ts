@@ -125,8 +125,11 @@ export function createErrorHandler(registry: Registry) {
     error: FastifyError | ApiError,
     request: FastifyRequest,
     reply: FastifyReply,
-  ): FastifyReply {
+  ): FastifyReply | Promise<FastifyReply> {
     const known = error instanceof ApiError ? error : fromFastifyError(error);
+    if (known?.code === 'payload_too_large' && !request.raw.complete) {
+      return answerAfterBody(request, reply, known);
+    }
     if (known) return sendError(reply, known.code, known.message);
     const dependency = unavailableDependency(error);
     if (dependency) {
@@ -137,6 +140,45 @@ export function createErrorHandler(registry: Registry) {
     request.log.error({ err: error }, 'unhandled error');
     return sendError(reply, 'internal_error', 'Something went wrong on our side.');
   };
+}
+
+/** A body past the limit is still read (and dropped) up to this size, so its sender gets the 413. */
+const DRAIN_LIMIT_BYTES = 16 * 1024 * 1024;
+
+/**
+ * Answers a 413 once the client has sent its body. Answering while it still sends and then closing
+ * (as `Connection: close` does) resets the connection under a client that writes its whole body
+ * before it reads (most do, without `Expect: 100-continue`): it sees ECONNRESET or EPIPE instead of
+ * the 413. The rest of the body is read and dropped — at most DRAIN_LIMIT_BYTES, within the server's
+ * request timeout — then the 413 goes out and the connection closes. A body beyond that gets the 413
+ * at once and the socket is destroyed.
+ */
+function answerAfterBody(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  error: ApiError,
+): Promise<FastifyReply> {
+  const raw = request.raw;
+  return new Promise((resolve) => {
+    let dropped = 0;
+    const done = (drained: boolean) => {
+      raw.off('data', onData);
+      raw.off('end', onEnd);
+      raw.off('error', onEnd);
+      reply.header('connection', 'close');
+      resolve(sendError(reply, error.code, error.message));
+      if (!drained) reply.raw.once('finish', () => raw.socket?.destroy());
+    };
+    const onData = (chunk: Buffer) => {
+      dropped += chunk.length;
+      if (dropped > DRAIN_LIMIT_BYTES) done(false);
+    };
+    const onEnd = () => done(true);
+    raw.on('data', onData);
+    raw.once('end', onEnd);
+    raw.once('error', onEnd);
+    raw.resume();
+  });
 }
 
 /**
