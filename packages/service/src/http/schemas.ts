@@ -61,6 +61,33 @@ export const SaleView = Type.Object({
   ]),
 });
 
+export const SaleListQuery = Type.Object(
+  {
+    status: Type.Optional(
+      Type.Union([
+        Type.Literal('scheduled'),
+        Type.Literal('active'),
+        Type.Literal('sold_out'),
+        Type.Literal('ended'),
+      ]),
+    ),
+    limit: Type.Optional(
+      Type.String({ pattern: '^(?:[1-9][0-9]?|100)$', description: '1 to 100; default 20' }),
+    ),
+    before: Type.Optional(
+      Type.String({ pattern: '^[1-9][0-9]{0,17}$', description: 'the `next` of the previous page' }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export const SaleList = Type.Object({
+  sales: Type.Array(SaleView),
+  next: Type.Optional(
+    Type.String({ description: 'pass as `before` for the next page; absent on the last one' }),
+  ),
+});
+
 export const OrderBody = Type.Object(
   {
     quantity: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_PER_USER_LIMIT, default: 1 })),

@@ -118,6 +118,36 @@ export class SaleService {
     return view(sale, remaining === null ? sale.stock - sale.persistedSold : Number(remaining));
   }
 
+  /**
+   * A page of sales, newest first, with their stock and status as `getSale` gives them. `status` is
+   * decided per sale (sold out is Redis's word), so a page narrowed to active or sold-out sales may
+   * hold fewer than `limit`; `next` (the last id looked at) continues after it, until undefined.
+   */
+  async listSales(query: {
+    status?: SaleStatus;
+    before?: string;
+    limit: number;
+  }): Promise<{ sales: SaleView[]; next: string | undefined }> {
+    const window =
+      query.status === undefined
+        ? undefined
+        : query.status === 'scheduled' || query.status === 'ended'
+          ? query.status
+          : 'open';
+    const rows = await records.listSales(this.deps.db, { before: query.before, window, limit: query.limit });
+    // One GET per sale, not an MGET: each sale's keys live on their own Cluster slot.
+    const stocks = await Promise.all(
+      rows.map((sale) => this.deps.redis.get(saleKeys(sale.id, this.prefix).stock)),
+    );
+    const sales = rows
+      .map((sale, i) => {
+        const remaining = stocks[i];
+        return view(sale, remaining == null ? sale.stock - sale.persistedSold : Number(remaining));
+      })
+      .filter((sale) => query.status === undefined || sale.status === query.status);
+    return { sales, next: rows.length === query.limit ? rows[rows.length - 1]?.id : undefined };
+  }
+
   async listOpenSales(): Promise<Array<Sale & { persistedSold: number }>> {
     return records.listOpenSales(this.deps.db);
   }

@@ -5,7 +5,7 @@ import type { SaleService } from '../../sale/service.js';
 import type { SaleView as SaleViewType } from '../../sale/types.js';
 import { requireAdmin } from '../auth.js';
 import { ApiError } from '../errors.js';
-import { errorResponses, NewSaleBody, SaleIdParams, SaleView } from '../schemas.js';
+import { errorResponses, NewSaleBody, SaleIdParams, SaleList, SaleListQuery, SaleView } from '../schemas.js';
 import { visitorOf } from '../visitors.js';
 
 const toJson = (sale: SaleViewType) => ({
@@ -49,6 +49,26 @@ export const salesRoutes: FastifyPluginAsyncTypebox<SalesRouteOptions> = async (
         if (error instanceof SaleInputError) throw new ApiError('bad_request', error.message);
         throw error;
       }
+    },
+  );
+
+  app.get(
+    '/api/sales',
+    {
+      schema: {
+        summary: 'Sales, newest first, by status, a page at a time (`next` → `before`)',
+        querystring: SaleListQuery,
+        response: { 200: SaleList, ...errorResponses(400, 429) },
+      },
+    },
+    async (request) => {
+      const { status, before, limit } = request.query;
+      const page = await service.listSales({
+        ...(status ? { status } : {}),
+        ...(before ? { before } : {}),
+        limit: limit === undefined ? 20 : Number(limit),
+      });
+      return { sales: page.sales.map(toJson), ...(page.next ? { next: page.next } : {}) };
     },
   );
 

@@ -7,6 +7,7 @@ export const queries = {
   insertSale: sql('insert-sale'),
   getSale: sql('get-sale'),
   listOpenSales: sql('list-open-sales'),
+  listSales: sql('list-sales'),
   lockSales: sql('lock-sales'),
   appliedEntries: sql('applied-entries'),
   lockPurchases: sql('lock-purchases'),

@@ -57,6 +57,19 @@ export const records = {
     return rows.map(toSale);
   },
 
+  /** A page of sales, newest first: ids below `before`, within a time window (see list-sales.sql). */
+  async listSales(
+    db: Queryable,
+    page: { before: string | undefined; window: 'scheduled' | 'open' | 'ended' | undefined; limit: number },
+  ): Promise<Array<Sale & { persistedSold: number }>> {
+    const { rows } = await db.query<SaleRow>(queries.listSales, [
+      page.before ?? null,
+      page.window ?? null,
+      page.limit,
+    ]);
+    return rows.map(toSale);
+  },
+
   async getOrder(db: Queryable, id: string): Promise<Order | undefined> {
     const { rows } = await db.query<{
       id: string;
