@@ -118,10 +118,15 @@ async function announce(runtime: Runtime, address: string, secret: string): Prom
   // an earlier start (same buyer) would be answered 409 limit_reached.
   const token = signToken(secret, `demo-buyer-${randomBytes(4).toString('hex')}`);
   const admin = signToken(secret, 'demo-admin', { admin: true });
+  // On loopback the dashboard link signs its admin panel in (the token rides in the URL fragment,
+  // which browsers never send: it stays out of every server log). Elsewhere: the plain address.
+  const loopback = /^https?:\/\/(127\.\d+\.\d+\.\d+|\[::1\]|localhost)(:\d+)?$/.test(address);
+  const dashboard = loopback ? `${address}/#admin=${admin}` : `${address}/`;
   process.stdout.write(
     [
       '',
-      `lockstock is serving on ${address}  (dashboard: ${address}/, API reference: ${address}/docs)`,
+      `lockstock is serving on ${address}  (API reference: ${address}/docs)`,
+      `Dashboard${loopback ? ', signed in as admin' : ''}: ${dashboard}`,
       `Sale ${sale.id} "${sale.name}": ${sale.stock} units. Buy one:`,
       '',
       `  curl -s -X POST ${address}/api/sales/${sale.id}/orders -H 'Authorization: Bearer ${token}' -H 'Content-Type: application/json' -d '{"quantity":1}'`,

@@ -13,6 +13,14 @@ export function setUpAdmin(): void {
   const tokenInput = byId<HTMLInputElement>('admin-token');
   const who = byId('admin-who');
   let token = sessionStorage.getItem(STORAGE_KEY) ?? '';
+  // `lockstock serve` prints a signed-in link on loopback: /#admin=<token>. A fragment never reaches
+  // the server (nor its logs); it is taken into this tab's storage and removed from the address bar.
+  const fromLink = new URLSearchParams(location.hash.slice(1)).get('admin');
+  if (fromLink) {
+    token = fromLink;
+    sessionStorage.setItem(STORAGE_KEY, token);
+    history.replaceState(null, '', `${location.pathname}${location.search}`);
+  }
 
   const showWho = () => {
     const claims = token ? claimsOf(token) : undefined;
