@@ -26,7 +26,7 @@ export function registerLab(program: Command): void {
     .option('--runs <n>', 'runs per strategy', intOption(1, 1_000), 2)
     .option(
       '--set <name.knob=value>',
-      'a strategy knob, repeatable: sql-optimistic.retries=3 (-1: unbounded), redis-lua-segmented.segments=10, redis-lua-segmented.routing=round-robin, redis-lock-unowned-release.pauseEvery=5',
+      'a strategy knob, repeatable: sql-optimistic.retries=3 (-1: unbounded), redis-watch.retries=-1, redis-lua-segmented.segments=10, redis-lua-segmented.routing=round-robin, redis-lock-no-expiry.crashEvery=10, redis-lock-unowned-release.pauseEvery=5, redis-lock-paused.pauseEvery=5, redis-lock-fenced.pauseEvery=5',
       knobOption(STRATEGIES.map((s) => s.name)),
     )
     .option('--json <file>', 'write the runs as JSON')
