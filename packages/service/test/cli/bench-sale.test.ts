@@ -2,6 +2,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { inRunOrder, measureInTurn } from '../../src/bench/sale/order.js';
 import type { SaleBenchResult } from '../../src/bench/sale/run.js';
 import { runCli } from '../helpers/cli.js';
 
@@ -46,4 +47,33 @@ describe('bench sale', () => {
       if (result.unexpected !== undefined) expect([result.path, result.unexpected]).toEqual([result.path, 0]);
     }
   }, 240_000);
+
+  it('measures lockstock and its baseline in turns: who goes first alternates from run to run', async () => {
+    for (const run of [0, 1, 2, 3]) {
+      const order: string[] = [];
+      const measured = await measureInTurn(
+        {
+          library: async () => order.push('library'),
+          baseline: async () => order.push('baseline'),
+        },
+        run,
+      );
+      expect(order).toEqual(run % 2 === 0 ? ['library', 'baseline'] : ['baseline', 'library']);
+      expect(measured).toEqual({
+        library: order.indexOf('library') + 1,
+        baseline: order.indexOf('baseline') + 1,
+      });
+    }
+    // The HTTP path's four servers: every pair (each row compares two of them) swaps from run to run.
+    const servers = ['hello', 'serve', 'embedded', 'embeddedMemory'];
+    const [first, second] = [inRunOrder(servers, 0), inRunOrder(servers, 1)];
+    for (const a of servers)
+      for (const b of servers)
+        if (a !== b)
+          expect([a, b, first.indexOf(a) < first.indexOf(b)]).toEqual([
+            a,
+            b,
+            second.indexOf(a) > second.indexOf(b),
+          ]);
+  });
 });

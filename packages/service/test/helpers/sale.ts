@@ -23,6 +23,7 @@ export function useSaleStack() {
     metrics: ReturnType<typeof createSaleMetrics>;
   };
   const pipelines: OrderPipeline[] = [];
+  const instances: SaleInstance[] = [];
   beforeAll(async () => {
     [state.redisServer, state.postgres] = await Promise.all([RedisServer.start(), PostgresServer.start()]);
     state.redis = new Redis(state.redisServer.url);
@@ -40,6 +41,7 @@ export function useSaleStack() {
   });
   afterAll(async () => {
     await Promise.all(pipelines.map((p) => p.stop()));
+    for (const instance of instances) await instance.close();
     await state.service.close();
     await state.ids.stop();
     await state.db.close();
@@ -70,5 +72,41 @@ export function useSaleStack() {
       pipelines.push(pipeline);
       return pipeline;
     },
+    /**
+     * Another service on the same servers, with what another process would have of its own: a Redis
+     * connection, a PostgreSQL pool, an id generator, a sold-out cache and metrics (closed after the file).
+     * Commands of two instances reach Redis on two connections, so their scripts interleave as the
+     * server schedules them; one connection would run them in the order they were sent.
+     */
+    async instance(): Promise<SaleInstance> {
+      const redis = new Redis(state.redisServer.url);
+      const db = postgresDatabase(state.postgres.url);
+      const ids = new SnowflakeIdGenerator(redis);
+      await ids.start();
+      const metrics = createSaleMetrics();
+      const service = new SaleService({ redis, db, nextOrderId: () => ids.next(), metrics });
+      const instance = {
+        redis,
+        db,
+        service,
+        metrics,
+        close: async () => {
+          await service.close();
+          await ids.stop();
+          await db.close();
+          redis.disconnect();
+        },
+      };
+      instances.push(instance);
+      return instance;
+    },
   };
+}
+
+export interface SaleInstance {
+  redis: Redis;
+  db: Database;
+  service: SaleService;
+  metrics: ReturnType<typeof createSaleMetrics>;
+  close(): Promise<void>;
 }

@@ -395,6 +395,33 @@ describe('the order lifecycle over HTTP', () => {
   });
 });
 
+/**
+ * How many requests the rate limiter has counted for `key` (`user:<id>` or `ip:<address>`) in its
+ * current window: its counter in Redis, which starts at the first request and is gone when the window
+ * ends (the limiter's 1 s is wall clock, which a few serial requests can outlast on a loaded machine).
+ */
+async function limiterCount(key: string): Promise<number> {
+  const [found] = await env.redis.keys(`ls:rl:*${key}`);
+  return found === undefined ? 0 : Number(await env.redis.get(found));
+}
+
+/**
+ * Runs `attempt` with fresh names (a user, an address) until the limiter counted all `requests` of
+ * one in the same window (its counter reached `requests` without starting over), and returns that
+ * attempt's answers: only those say what the limit does within a window. A limiter that counts
+ * nothing never gets there, and fails.
+ */
+async function inOneWindow<T>(
+  requests: number,
+  attempt: (name: string) => Promise<{ key: string; answers: T }>,
+): Promise<T> {
+  for (let i = 0; i < 5; i++) {
+    const { key, answers } = await attempt(`w${i}`);
+    if ((await limiterCount(key)) === requests) return answers;
+  }
+  throw new Error(`the limiter never counted ${requests} requests in one window`);
+}
+
 describe('rate limits (shared through Redis)', () => {
   it('limits per user on the order route and per address everywhere', async () => {
     const limited = await buildApp({
@@ -404,17 +431,21 @@ describe('rate limits (shared through Redis)', () => {
       metrics: env.metrics,
       config: { ...config, rateLimitPerUser: 2, rateLimitPerIp: 0 },
     });
-    const url = `/api/sales/${saleId}/orders`;
-    const statuses = [];
-    for (let i = 0; i < 3; i++) {
-      statuses.push(
-        (await limited.inject({ method: 'POST', url, headers: bearer('frank'), payload: {} })).statusCode,
-      );
-    }
+    const sale = await env.service.createSale({ name: 'rate limits', stock: 100, perUserLimit: 2 });
+    const url = `/api/sales/${sale.id}/orders`;
+    const statuses = await inOneWindow(3, async (name) => {
+      const user = `frank-${name}`;
+      const answers = [];
+      for (let i = 0; i < 3; i++) {
+        answers.push(
+          (await limited.inject({ method: 'POST', url, headers: bearer(user), payload: {} })).statusCode,
+        );
+      }
+      return { key: `user:${user}`, answers };
+    });
     // Two purchase attempts per second per user: the third within the second is refused (429), even
     // before the sale's own limit (2 units) would answer 409.
-    expect(statuses.slice(0, 2)).toEqual([202, 202]);
-    expect(statuses[2]).toBe(429);
+    expect(statuses).toEqual([202, 202, 429]);
     const other = await limited.inject({ method: 'POST', url, headers: bearer('grace'), payload: {} });
     expect(other.statusCode).toBe(202);
     await limited.close();
@@ -426,22 +457,26 @@ describe('rate limits (shared through Redis)', () => {
       metrics: env.metrics,
       config: { ...config, rateLimitPerUser: 0, rateLimitPerIp: 3 },
     });
-    const codes = [];
-    for (let i = 0; i < 5; i++) {
-      codes.push(
-        (await perIp.inject({ method: 'GET', url: `/api/sales/${saleId}`, remoteAddress: '10.1.2.3' }))
-          .statusCode,
-      );
-    }
-    expect(codes.filter((c) => c === 429).length).toBeGreaterThan(0);
-    const spoof = await perIp.inject({
-      method: 'GET',
-      url: `/api/sales/${saleId}`,
-      remoteAddress: '10.1.2.3',
-      headers: { 'x-forwarded-for': '1.2.3.4' },
+    const [codes, spoof] = await inOneWindow(5, async (name) => {
+      const remoteAddress = `10.1.2.${name.slice(1)}`;
+      const answers = [];
+      for (let i = 0; i < 4; i++) {
+        answers.push(
+          (await perIp.inject({ method: 'GET', url: `/api/sales/${saleId}`, remoteAddress })).statusCode,
+        );
+      }
+      // The fifth claims another address: the socket's is what counts (the counter reaches 5).
+      const spoofed = await perIp.inject({
+        method: 'GET',
+        url: `/api/sales/${saleId}`,
+        remoteAddress,
+        headers: { 'x-forwarded-for': '1.2.3.4' },
+      });
+      return { key: `ip:${remoteAddress}`, answers: [answers, spoofed] as const };
     });
-    expect(spoof.statusCode).toBe(429);
-    expect(spoof.json().error).toBe('rate_limited');
+    expect(codes).toEqual([200, 200, 200, 429]);
+    expect([spoof.statusCode, spoof.json().error]).toEqual([429, 'rate_limited']);
+    expect(await limiterCount('ip:1.2.3.4')).toBe(0); // the claimed address was never counted
     await perIp.close();
   });
 });

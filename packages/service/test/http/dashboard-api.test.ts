@@ -18,21 +18,24 @@ const bearer = (user: string, admin = false) => ({
   authorization: `Bearer ${signToken(SECRET, user, { admin })}`,
 });
 
-// Two "processes": two apps, each with its own activity buffer, on the same Redis and database.
+// Two instances of the app in this process, each with what a `serve` process has of its own: a
+// service (its Redis connection, PostgreSQL pool, sold-out cache, metrics) and an activity buffer, on
+// the same Redis and database. (Two real `serve` processes: dashboard.test.ts.)
 let apps: FastifyInstance[];
 let activities: SaleActivity[];
 
 beforeAll(async () => {
-  activities = [new SaleActivity(env.redis), new SaleActivity(env.redis)]; // flushed by hand, no timer
+  const instances = [await env.instance(), await env.instance()];
+  activities = instances.map((i) => new SaleActivity(i.redis)); // flushed by hand, no timer
   apps = await Promise.all(
-    activities.map((activity) =>
+    instances.map((instance, i) =>
       buildApp({
-        service: env.service,
-        redis: env.redis,
-        db: env.db,
-        metrics: env.metrics,
+        service: instance.service,
+        redis: instance.redis,
+        db: instance.db,
+        metrics: instance.metrics,
         config,
-        activity,
+        activity: activities[i] as SaleActivity,
       }),
     ),
   );

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort } from 'lockstock/servers';
 import { signToken } from '../../http/auth.js';
+import { measureInTurn } from './order.js';
 import { runWrk, type WrkResult } from './wrk.js';
 
 const cliPath = fileURLToPath(new URL('../../cli/main.js', import.meta.url));
@@ -195,48 +196,50 @@ async function measureLockstock(server: Server, tokens: BuyerTokens, load: HttpL
  * HTTP purchases per second measured the way users will: wrk in its own process, 64 connections,
  * distinct buyers, against `lockstock serve --workers 0`, against the embedded default, and against a
  * hello-world Fastify route taking the same POST (the baseline), in the same run. Each server is a
- * fresh process per run.
+ * fresh process per run; the order in which they are measured alternates with `runIndex`, the run's
+ * 0-based number (see inRunOrder).
  */
 export async function benchHttp(
   redisUrl: string,
   databaseUrl: string,
   tokens: BuyerTokens,
   load: HttpLoad,
+  runIndex: number,
 ): Promise<HttpRun> {
-  const hello = await startHello();
-  let helloSample: HttpSample;
-  try {
-    const [firstToken, tokenCount] = tokens.range(1);
-    const wrk = (durationSeconds: number) =>
-      runWrk({
-        ...load,
-        url: `${hello.url}/hello`,
-        tokensFile: tokens.file,
-        firstToken,
-        tokenCount,
-        durationSeconds,
-      });
-    await wrk(1);
-    helloSample = sample(await wrk(load.durationSeconds), 200);
-  } finally {
-    await hello.stop();
-  }
-  const serve = await startLockstock('serve', redisUrl, databaseUrl);
-  let serveRun;
-  try {
-    serveRun = await measureLockstock(serve, tokens, load);
-  } finally {
-    await serve.stop();
-  }
-  const measureEmbedded = async (mode: 'embedded' | 'embedded-memory') => {
-    const embedded = await startLockstock(mode, redisUrl, databaseUrl);
+  const measureHello = async () => {
+    const hello = await startHello();
     try {
-      return await measureLockstock(embedded, tokens, load);
+      const [firstToken, tokenCount] = tokens.range(1);
+      const wrk = (durationSeconds: number) =>
+        runWrk({
+          ...load,
+          url: `${hello.url}/hello`,
+          tokensFile: tokens.file,
+          firstToken,
+          tokenCount,
+          durationSeconds,
+        });
+      await wrk(1);
+      return sample(await wrk(load.durationSeconds), 200);
     } finally {
-      await embedded.stop();
+      await hello.stop();
     }
   };
-  const embeddedRun = await measureEmbedded('embedded');
-  const embeddedMemory = await measureEmbedded('embedded-memory');
-  return { hello: helloSample, serve: serveRun, embedded: embeddedRun, embeddedMemory };
+  const measureServe = async (mode: 'serve' | 'embedded' | 'embedded-memory') => {
+    const server = await startLockstock(mode, redisUrl, databaseUrl);
+    try {
+      return await measureLockstock(server, tokens, load);
+    } finally {
+      await server.stop();
+    }
+  };
+  return measureInTurn(
+    {
+      hello: measureHello,
+      serve: () => measureServe('serve'),
+      embedded: () => measureServe('embedded'),
+      embeddedMemory: () => measureServe('embedded-memory'),
+    },
+    runIndex,
+  );
 }

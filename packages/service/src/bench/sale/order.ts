@@ -15,9 +15,8 @@ export async function measureInTurn<M extends Record<string, () => Promise<unkno
   measurements: M,
   run: number,
 ): Promise<{ [K in keyof M]: Awaited<ReturnType<M[K]>> }> {
-  const results: Partial<Record<keyof M, unknown>> = {};
-  for (const name of inRunOrder(Object.keys(measurements) as Array<keyof M>, run)) {
-    results[name] = await measurements[name]();
-  }
+  const results: Record<string, unknown> = {};
+  for (const [name, measure] of inRunOrder(Object.entries(measurements), run))
+    results[name] = await measure();
   return results as { [K in keyof M]: Awaited<ReturnType<M[K]>> };
 }

@@ -76,16 +76,16 @@ export async function benchSale(options: BenchSaleOptions) {
     const plan = {
       reservation: {
         weight: 2 * ms + OVERHEAD_MS.reservation,
-        run: async () => {
-          const s = await benchReservations(redisServer.url, db, { durationMs: ms, loops: 64 });
+        run: async (runIndex: number) => {
+          const s = await benchReservations(redisServer.url, db, { durationMs: ms, loops: 64, runIndex });
           reservations.push(s);
           return `reservations/s library ${Math.round(s.library)}, bare script ${Math.round(s.baseline)}`;
         },
       },
       http: {
         weight: 7 * (ms + 1000) + OVERHEAD_MS.http,
-        run: async () => {
-          const s = await benchHttp(redisServer.url, postgres.url, tokens, load);
+        run: async (runIndex: number) => {
+          const s = await benchHttp(redisServer.url, postgres.url, tokens, load, runIndex);
           http.push(s);
           return (
             `HTTP/s hello ${Math.round(s.hello.perSec)}, serve purchases ${Math.round(s.serve.purchases.perSec)} ` +
@@ -96,11 +96,12 @@ export async function benchSale(options: BenchSaleOptions) {
       },
       pipeline: {
         weight: OVERHEAD_MS.pipeline,
-        run: async () => {
+        run: async (runIndex: number) => {
           const s = await benchPipeline(redisServer.url, db, {
             orders: options.pipelineOrders ?? 100_000,
             batchSize: 1000,
             baselineOrders: 2_000,
+            runIndex,
           });
           pipelines.push(s);
           return `orders recorded/s pipeline ${Math.round(s.library)}, one per transaction ${Math.round(s.baseline)}`;
@@ -112,7 +113,8 @@ export async function benchSale(options: BenchSaleOptions) {
       paths.map((path) => ({
         label: `${path} run ${run}/${options.runs}`,
         weight: plan[path].weight,
-        run: async () => `run ${run}/${options.runs}: ${await plan[path].run()}`,
+        // Each path measures lockstock and its baseline in turns: first one, then the other first.
+        run: async () => `run ${run}/${options.runs}: ${await plan[path].run(run - 1)}`,
       })),
     );
     progress.begin(steps);
