@@ -8,6 +8,14 @@ import {
   type LockHandle,
   type LockLostEvent,
 } from '../../src/index.js';
+import {
+  checkLinearizable,
+  checkLockHistory,
+  mutexModel,
+  operationsOf,
+  semaphoreModel,
+  type Model,
+} from '../../src/checker/index.js';
 import { runBoundProbe } from '../helpers/bound-probe.js';
 import { forkFixtures } from '../helpers/processes.js';
 import type { BackendFixture } from './backends.js';
@@ -63,7 +71,7 @@ export function lockContract(
       `holds its bound across ${PROCESSES} OS processes`,
       async () => {
         const name = lockName(label);
-        const { records, report, counter, exclusive } = await runBoundProbe({
+        const { records, report, counter, exclusive, events } = await runBoundProbe({
           backend: backend.config({ watchdogTimeoutMs: 5_000 }),
           subject: label,
           name,
@@ -82,6 +90,16 @@ export function lockContract(
         expect(counter).toBe(exclusive); // no lost update: exclusive sections really were alone
         if (subject.bound > 1 && subject.bound !== Infinity) expect(report.maxInside).toBeGreaterThan(1);
         expect(new Set(records.map((r) => r.token)).size).toBe(records.length);
+        // The same sections as a history, checked by lockstock/checker: linearizable against a fenced
+        // mutex (tokens grow in the order the lock passed) or a semaphore of the bound.
+        if (!mixedOnly) {
+          const model = subject.bound === 1 ? mutexModel({ fenced: true }) : semaphoreModel(subject.bound);
+          const verdict = checkLinearizable(operationsOf(events), model as Model<unknown>, {
+            timeoutMs: 20_000,
+          });
+          expect(verdict.valid, JSON.stringify(verdict.counterexample)).toBe(true);
+          if (subject.bound === 1) expect(checkLockHistory(events).valid).toBe(true);
+        }
       },
     );
 

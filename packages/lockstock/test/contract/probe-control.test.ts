@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { checkLinearizable, checkLockHistory, mutexModel, operationsOf } from '../../src/checker/index.js';
 import { runBoundProbe } from '../helpers/bound-probe.js';
 import { checkHistory, type SectionRecord } from '../helpers/history.js';
 import { useRedis } from '../helpers/redis.js';
@@ -18,8 +19,11 @@ function section(
     mode,
     owner: `owner-${pid}-${token}`,
     token,
+    loop: 0,
+    invokedAt: String(acquiredAt),
     acquiredAt: String(acquiredAt),
     releasingAt: String(releasingAt),
+    releasedAt: String(releasingAt),
     inside: 1,
     outcome: 'released',
   };
@@ -27,7 +31,7 @@ function section(
 
 describe("the contract's exclusion probe catches a broken lock", () => {
   it('without a lock, the same probe across 4 processes reports overlaps and lost updates', async () => {
-    const { report, counter, exclusive } = await runBoundProbe({
+    const { report, counter, exclusive, events } = await runBoundProbe({
       backend: { kind: 'redis', url: env.server.url },
       subject: 'none', // fixtures/contender.mjs: the negative control takes no lock
       name: 'probe-control',
@@ -40,6 +44,9 @@ describe("the contract's exclusion probe catches a broken lock", () => {
     expect(report.overlaps).toBeGreaterThan(0);
     expect(report.maxInside).toBeGreaterThan(1);
     expect(counter).toBeLessThan(exclusive); // the GET-yield-SET increments lost some updates
+    // The checker sees it too: no order of these acquires and releases is a mutex's.
+    expect(checkLinearizable(operationsOf(events), mutexModel()).valid).toBe(false);
+    expect(checkLockHistory(events).checks.exclusion.valid).toBe(false);
   });
 
   it('the history check flags overlap, a token that goes back, and shared sections past a bound', () => {

@@ -1,5 +1,6 @@
 import { Redis } from 'ioredis';
-import { checkHistory, type BoundReport, type SectionRecord } from './history.js';
+import type { HistoryEvent } from '../../src/checker/index.js';
+import { checkHistory, sectionEvents, type BoundReport, type SectionRecord } from './history.js';
 import { forkFixtures, startTogether } from './processes.js';
 
 export interface BoundProbeResult {
@@ -9,6 +10,8 @@ export interface BoundProbeResult {
   counter: number;
   /** How many exclusive sections ran: the counter's value when none of their updates was lost. */
   exclusive: number;
+  /** The sections as a history for lockstock/checker (acquire and release per loop). */
+  events: HistoryEvent[];
 }
 
 /**
@@ -39,7 +42,7 @@ export async function runBoundProbe(options: {
     try {
       const counter = Number((await probe.get(`probe:{${options.name}}:counter`)) ?? 0);
       const exclusive = records.filter((r) => r.mode === 'exclusive').length;
-      return { records, report: checkHistory(records), counter, exclusive };
+      return { records, report: checkHistory(records), counter, exclusive, events: sectionEvents(records) };
     } finally {
       probe.disconnect();
     }

@@ -1,3 +1,5 @@
+import type { HistoryEvent } from '../../src/checker/index.js';
+
 /** What a contender recorded about one critical section (times: CLOCK_MONOTONIC ns, machine-wide). */
 export interface SectionRecord {
   pid: number;
@@ -5,8 +7,13 @@ export interface SectionRecord {
   mode: 'exclusive' | 'shared';
   owner: string;
   token: number;
+  /** The async loop of the process that ran it (a process runs several: each is a Jepsen process). */
+  loop: number;
+  /** acquire called, acquire returned, release called, release returned. */
+  invokedAt: string;
   acquiredAt: string;
   releasingAt: string;
+  releasedAt: string;
   /** How many sections were inside (this one included) by the probe counter on the server. */
   inside: number;
   outcome: string;
@@ -52,4 +59,27 @@ export function checkHistory(records: SectionRecord[]): BoundReport {
   }
   const maxInside = Math.max(0, ...records.map((r) => r.inside));
   return { sections: records.length, overlaps, maxConcurrent, maxInside, tokenRegressions };
+}
+
+/**
+ * The sections as a history for `lockstock/checker`: per loop (a process of the history), an acquire
+ * from its call to its return with the fencing token, then a release from its call to its return.
+ */
+export function sectionEvents(records: readonly SectionRecord[]): HistoryEvent[] {
+  const events: HistoryEvent[] = [];
+  for (const r of records) {
+    const proc = `${r.pid}:${r.loop}`;
+    events.push(
+      { proc, type: 'invoke', f: 'acquire', t: r.invokedAt },
+      { proc, type: 'ok', f: 'acquire', t: r.acquiredAt, owner: r.owner, token: r.token },
+      { proc, type: 'invoke', f: 'release', t: r.releasingAt },
+      {
+        proc,
+        type: r.outcome === 'released' || r.outcome === 'none' ? 'ok' : 'fail',
+        f: 'release',
+        t: r.releasedAt,
+      },
+    );
+  }
+  return events.sort((a, b) => (BigInt(a.t as string) < BigInt(b.t as string) ? -1 : 1));
 }
