@@ -25,8 +25,17 @@ export interface LinearizabilityResult {
   readonly operations: number;
   /** Partitions checked (one when the model has none). */
   readonly partitions: number;
-  /** When not linearizable: the partition that is not, and the operation the search could not get past. */
-  readonly counterexample?: { readonly partition: string; readonly stuckAt: Operation };
+  /**
+   * When not linearizable: the partition that is not; the longest prefix the search could linearize
+   * (in the order it took effect); the operation it could not get past; and the operations concurrent
+   * with that one which were not in the prefix — the ones to look at.
+   */
+  readonly counterexample?: {
+    readonly partition: string;
+    readonly linearized: readonly Operation[];
+    readonly stuckAt: Operation;
+    readonly concurrent: readonly Operation[];
+  };
 }
 
 interface Entry {
@@ -74,23 +83,34 @@ export function checkLinearizable<S>(
     const verdict = checkPartition(ops, model, Date.now() + Math.max(0, share));
     if (verdict === 'unknown') unknown = true;
     else if (verdict !== true) {
+      const { stuckAt, linearized } = verdict;
+      const inPrefix = new Set(linearized);
+      const concurrent = ops.filter(
+        (op) => op !== stuckAt && !inPrefix.has(op) && op.call < stuckAt.return && stuckAt.call < op.return,
+      );
       return {
         valid: false,
         operations: operations.length,
         partitions: parts.size,
-        counterexample: { partition, stuckAt: verdict },
+        counterexample: { partition, linearized, stuckAt, concurrent },
       };
     }
   }
   return { valid: unknown ? 'unknown' : true, operations: operations.length, partitions: parts.size };
 }
 
-/** true, 'unknown' (out of time), or the operation whose return the search could not get past. */
+/** A failed search: the deepest prefix it linearized and the return it could not get past there. */
+interface Stuck {
+  readonly stuckAt: Operation;
+  readonly linearized: readonly Operation[];
+}
+
+/** true, 'unknown' (out of time), or where the search got stuck deepest. */
 function checkPartition<S>(
   ops: readonly Operation[],
   model: Model<S>,
   deadline: number,
-): true | 'unknown' | Operation {
+): true | 'unknown' | Stuck {
   const head = buildEntries(ops);
   const words = Math.ceil(ops.length / 32) || 1;
   const linearized = new Uint32Array(words);
@@ -98,7 +118,7 @@ function checkPartition<S>(
   const stack: Frame<S>[] = [];
   let state = model.init;
   let entry = head.next;
-  let stuckAt: Operation | undefined;
+  let stuck: Stuck | undefined;
   let deepest = -1;
   let steps = 0;
   const memoKey = (candidate: S, index: number) => {
@@ -124,7 +144,7 @@ function checkPartition<S>(
   };
   while (head.next !== undefined) {
     if (++steps % 4096 === 0 && Date.now() > deadline) return 'unknown';
-    if (entry === undefined) return stuckAt ?? ops[0]!; // cannot happen with a well-formed list
+    if (entry === undefined) return stuck ?? { stuckAt: ops[0]!, linearized: [] }; // cannot happen
     if (entry.call) {
       const candidates = candidatesOf(model, state, entry.op);
       if (take(entry, state, candidates, 0)) entry = head.next;
@@ -134,10 +154,10 @@ function checkPartition<S>(
     // A return whose operation is not linearized yet: nothing after it can be placed first. Undo.
     if (stack.length > deepest) {
       deepest = stack.length;
-      stuckAt = entry.op;
+      stuck = { stuckAt: entry.op, linearized: stack.map((frame) => frame.entry.op) };
     }
     const top = stack.pop();
-    if (!top) return stuckAt ?? entry.op;
+    if (!top) return stuck ?? { stuckAt: entry.op, linearized: [] };
     state = top.state;
     linearized[top.entry.index >>> 5]! &= ~(1 << (top.entry.index & 31));
     unlift(top.entry);

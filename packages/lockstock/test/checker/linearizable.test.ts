@@ -53,6 +53,56 @@ describe('linearizability against outside verdicts (Porcupine key-value historie
   }
 });
 
+/**
+ * Jepsen's etcd register histories as Porcupine keeps them: lines `INFO  jepsen.util - <process>\t:<type>
+ * \t:<f>\t<value>`, everything else skipped. A `:fail :read` timed out: its outcome is unknown.
+ */
+function jepsenEtcd(file: string): HistoryEvent[] {
+  const text = gunzipSync(
+    readFileSync(new URL(`../fixtures/porcupine/jepsen/${file}.gz`, import.meta.url)),
+  ).toString();
+  const events: HistoryEvent[] = [];
+  for (const line of text.split('\n')) {
+    const match = /jepsen\.util - (\d+)\t:(\w+)\t:(\w+)\t(.*)$/.exec(line);
+    if (!match) continue;
+    const [, proc, type, f, raw] = match as unknown as [string, string, string, string, string];
+    const value: unknown =
+      raw === 'nil'
+        ? null
+        : raw.startsWith('[')
+          ? raw.slice(1, -1).trim().split(/\s+/).map(Number)
+          : /^-?\d+$/.test(raw)
+            ? Number(raw)
+            : raw;
+    const unknownRead = f === 'read' && type === 'fail';
+    events.push({ proc, type: (unknownRead ? 'info' : type) as HistoryEvent['type'], f, value });
+  }
+  return events;
+}
+
+const expected = JSON.parse(
+  readFileSync(new URL('../fixtures/porcupine/expected.json', import.meta.url), 'utf8'),
+) as Record<string, boolean>;
+
+describe("linearizability against outside verdicts (Jepsen's etcd register histories)", () => {
+  const files = Object.keys(expected).filter((f) => f.startsWith('jepsen/'));
+  it(`agrees with all ${files.length} verdicts, each within seconds`, () => {
+    const disagreements: string[] = [];
+    let slowest = 0;
+    for (const file of files) {
+      const startedAt = performance.now();
+      const ops = operationsOf(jepsenEtcd(file.slice('jepsen/'.length)));
+      const result = checkLinearizable(ops, registerModel(), { timeoutMs: 10_000 });
+      slowest = Math.max(slowest, performance.now() - startedAt);
+      if (result.valid !== expected[file])
+        disagreements.push(`${file}: ${String(result.valid)}, expected ${String(expected[file])}`);
+    }
+    expect(disagreements).toEqual([]);
+    expect(files.length).toBe(102); // etcd_095 is not in Porcupine's verdicts
+    console.log(`etcd histories: slowest ${Math.round(slowest)} ms`);
+  });
+});
+
 /** A history from compact steps: [proc, type, f, value?, extra?] in time order. */
 function history(steps: Array<[string, HistoryEvent['type'], string, unknown?, Record<string, unknown>?]>) {
   return steps.map(([proc, type, f, value, extra]) => ({ proc, type, f, value, ...extra }) as HistoryEvent);
@@ -102,7 +152,11 @@ describe('models', () => {
       ['a', 'invoke', 'release'],
       ['a', 'ok', 'release'],
     ]);
-    expect(checkLinearizable(operationsOf(twice), mutexModel()).valid).toBe(false);
+    const verdict = checkLinearizable(operationsOf(twice), mutexModel());
+    expect(verdict.valid).toBe(false);
+    // The longest explainable prefix is a's acquire, and b's acquire cannot follow it.
+    expect(verdict.counterexample?.linearized.map((op) => `${op.proc} ${op.f}`)).toEqual(['a acquire']);
+    expect(verdict.counterexample?.stuckAt).toMatchObject({ proc: 'b', f: 'acquire' });
     const handedOver = history([
       ['a', 'invoke', 'acquire'],
       ['a', 'ok', 'acquire'],
