@@ -28,7 +28,7 @@ export class Contender {
     if (index >= 0) return Promise.resolve(this.messages.splice(index, 1)[0] as Message);
     return new Promise((resolve, reject) => {
       this.waiting.push({ type, resolve });
-      this.exited.then(([code, signal]) =>
+      void this.exited.then(([code, signal]) =>
         reject(new Error(`fixture exited (code ${code}, signal ${signal}) before sending "${type}"`)),
       );
     });

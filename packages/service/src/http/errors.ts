@@ -185,14 +185,15 @@ function answerAfterBody(
  * Fastify's `frameworkErrors`: a URL that does not decode (400) or a path parameter over
  * `maxParamLength` (414), answered in the API's shape instead of Fastify's.
  */
-export function frameworkErrors(error: FastifyError, _request: FastifyRequest, reply: FastifyReply) {
+export function frameworkErrors(error: FastifyError, _request: FastifyRequest, reply: FastifyReply): void {
+  // Sends and returns nothing: Fastify expects no value here (a reply is thenable).
   if (error.code === 'FST_ERR_MAX_PARAM_LENGTH') {
-    return sendError(reply, 'uri_too_long', 'A path segment of the URL is too long.');
+    void sendError(reply, 'uri_too_long', 'A path segment of the URL is too long.');
+  } else if (error.code === 'FST_ERR_BAD_URL') {
+    void sendError(reply, 'bad_request', 'The URL is not valid (a percent-escape does not decode).');
+  } else {
+    void sendError(reply, 'internal_error', 'Something went wrong on our side.');
   }
-  if (error.code === 'FST_ERR_BAD_URL') {
-    return sendError(reply, 'bad_request', 'The URL is not valid (a percent-escape does not decode).');
-  }
-  return sendError(reply, 'internal_error', 'Something went wrong on our side.');
 }
 
 /**

@@ -33,7 +33,7 @@ export class CliProcess {
     if (seen) return Promise.resolve(seen);
     return new Promise((resolve, reject) => {
       this.waiters.push({ pattern, resolve });
-      this.exited.then(() =>
+      void this.exited.then(() =>
         reject(new Error(`process exited before printing ${pattern}:\n${this.output()}`)),
       );
     });
