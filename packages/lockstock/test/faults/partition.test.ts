@@ -1,0 +1,84 @@
+import { Redis } from 'ioredis';
+import { describe, expect, it } from 'vitest';
+import { checkLockHistory, type HistoryEvent } from '../../src/checker/index.js';
+import { LockLostError, RedisFencedStore, RedisLockClient } from '../../src/index.js';
+import { FaultProxy } from '../helpers/fault-proxy.js';
+import { useRedis } from '../helpers/redis.js';
+
+const env = useRedis();
+
+/**
+ * Fault row "a client partitioned" (RELIABILITY.md §3): the holder's link to Redis goes dark (a TCP
+ * proxy between them drops everything, connections stay open). Its renewals cannot arrive, so its
+ * watchdog declares the hold lost at its validity deadline — computed from when the last renewal was
+ * sent, less the drift allowance, so it falls before Redis lets the key expire — and another client
+ * takes the lock after that. The checker finds no double holding; once the link heals, the partitioned
+ * holder's write under its old token is refused by the fenced resource.
+ */
+describe('fault: the holder partitioned from Redis', () => {
+  it('learns it lost the lock before anyone else gets it, and its late write is refused', async () => {
+    const name = 'fault-partition';
+    const proxy = await FaultProxy.start({ host: '127.0.0.1', port: env.server.port });
+    const partitioned = new RedisLockClient({
+      redis: { host: '127.0.0.1', port: proxy.port, maxRetriesPerRequest: 1, commandTimeout: 200 },
+      watchdogTimeoutMs: 900,
+    });
+    const redis = new Redis(env.server.url);
+    const store = new RedisFencedStore(redis);
+    const events: HistoryEvent[] = [];
+    const record = (event: Omit<HistoryEvent, 't'>) =>
+      events.push({ ...event, t: String(process.hrtime.bigint()) } as HistoryEvent);
+    try {
+      record({ proc: 'a', type: 'invoke', f: 'acquire', lock: name });
+      const held = await partitioned.mutex(name).acquire({ owner: 'a' });
+      record({ proc: 'a', type: 'ok', f: 'acquire', lock: name, owner: 'a', token: held.fencingToken });
+      held.onLost(() => record({ proc: 'a', type: 'ok', f: 'lost', lock: name }));
+
+      proxy.set('blackhole');
+      record({ proc: 'b', type: 'invoke', f: 'acquire', lock: name });
+      const next = await env.locks().mutex(name).acquire({ owner: 'b', waitMs: 10_000 });
+      record({ proc: 'b', type: 'ok', f: 'acquire', lock: name, owner: 'b', token: next.fencingToken });
+      expect(held.signal.aborted).toBe(true); // it knew before b had the lock
+      expect(held.lostError).toBeInstanceOf(LockLostError);
+      expect(await store.write(name, 'b', next)).toBe(true);
+      record({
+        src: 'resource',
+        proc: 'resource',
+        type: 'ok',
+        f: 'write',
+        res: name,
+        token: next.fencingToken,
+        owner: 'b',
+      });
+
+      proxy.set('pass');
+      proxy.reset(); // the dark connections are dropped; the client reconnects
+      const late = await store.write(name, 'a (late)', held); // a careless holder, after the heal
+      expect(late).toBe(false);
+      record({
+        src: 'resource',
+        proc: 'resource',
+        type: 'fail',
+        f: 'write',
+        res: name,
+        token: held.fencingToken,
+        owner: 'a',
+        error: 'fence',
+      });
+      record({ proc: 'b', type: 'invoke', f: 'release', lock: name });
+      await next.release();
+      record({ proc: 'b', type: 'ok', f: 'release', lock: name });
+
+      const report = checkLockHistory(events);
+      expect(report.checks.exclusion).toEqual({ valid: true, violations: [] });
+      expect(report.checks.fence).toMatchObject({ valid: true, rejectedStale: 1 });
+      expect(events.findIndex((e) => e.f === 'lost')).toBeLessThan(
+        events.findIndex((e) => e.proc === 'b' && e.type === 'ok' && e.f === 'acquire'),
+      );
+    } finally {
+      await partitioned.close();
+      redis.disconnect();
+      await proxy.stop();
+    }
+  });
+});
