@@ -37,6 +37,12 @@ export function createSaleMetrics(registry = new Registry()) {
       labelNames: ['status'] as const,
       registers: [registry],
     }),
+    ordersLost: new Counter({
+      name: 'lockstock_orders_lost_total',
+      help: 'Acknowledged reservations neither Redis nor the record has, by reason (fenced: a rebuild went ahead without the pipeline holding them, whose lease had lapsed or which held the rebuild up too long)',
+      labelNames: ['reason'] as const,
+      registers: [registry],
+    }),
     duplicates: new Counter({
       name: 'lockstock_pipeline_duplicates_total',
       help: 'Stream entries delivered again after they had been applied (acknowledged, not re-applied)',

@@ -9,7 +9,9 @@ import type { SaleMetrics } from '../metrics.js';
 import { applyOrders } from '../store/apply-orders.js';
 import type { Database } from '../store/db.js';
 import type { Decision, PipelineEntry } from '../store/decide.js';
-import { isTransient } from './errors.js';
+import { FencedOutError } from '../store/fenced-out.js';
+import { FencedOutStep, isTransient } from './errors.js';
+import { PipelineLease } from './lease.js';
 import {
   flattenReply,
   parseStreamEntry,
@@ -32,6 +34,12 @@ export interface OrderPipelineOptions {
   maxDeliveries?: number;
   /** How often acknowledged entries are trimmed from the streams, ms. @default 5000 */
   trimEveryMs?: number;
+  /**
+   * The lease a rebuild waits on (pipeline/lease.ts): renewed while the pipeline makes progress; a
+   * pipeline stuck or silent this long is presumed dead, and a rebuild goes ahead without it (its
+   * held batch is then refused). Longer than `blockMs`. @default max(claimIdleMs, 3 × blockMs)
+   */
+  leaseMs?: number;
   keyPrefix?: string;
   logger?: Logger;
   metrics?: SaleMetrics;
@@ -85,6 +93,9 @@ export class OrderPipeline {
   private failingSince: number | undefined;
   private lastError: string | undefined;
   private readonly scripts: ScriptRunner;
+  private readonly lease: PipelineLease;
+  /** The recovery fence the current step began at (see lease.ts). */
+  private stepFence = 0;
 
   constructor(
     private readonly redis: SaleRedis,
@@ -102,14 +113,17 @@ export class OrderPipeline {
       claimIdleMs: config.claimIdleMs ?? 10_000,
       maxDeliveries: config.maxDeliveries ?? 5,
       trimEveryMs: config.trimEveryMs ?? 5_000,
+      leaseMs: config.leaseMs ?? Math.max(config.claimIdleMs ?? 10_000, 3 * (config.blockMs ?? 1000)),
       keyPrefix: config.keyPrefix ?? DEFAULT_KEY_PREFIX,
       logger: config.logger ?? silentLogger,
     };
+    this.lease = new PipelineLease(db, this.consumer, this.options.leaseMs, this.options.logger);
   }
 
   start(): void {
     if (this.running) return;
     this.running = true;
+    this.lease.start();
     this.loop = this.run();
   }
 
@@ -118,6 +132,7 @@ export class OrderPipeline {
     this.running = false;
     this.reader.disconnect(); // ends a blocking read at once
     await this.loop;
+    await this.lease.stop();
   }
 
   private async run(): Promise<void> {
@@ -148,8 +163,30 @@ export class OrderPipeline {
   /**
    * One round: own pending entries, else new entries (waiting up to `blockMs`), then housekeeping.
    * Returns how many entries were acknowledged. Public for tests and `drain`.
+   *
+   * Nothing read in a step is held after it (recorded, or dropped and left pending in Redis), which
+   * is what the lease reports to a waiting rebuild at the end of each step.
    */
   async step(blockMs = 0): Promise<number> {
+    const fence = await this.lease.beginStep();
+    this.stepFence = fence;
+    try {
+      return await this.readAndRecord(blockMs);
+    } catch (error) {
+      if (!(error instanceof FencedOutStep)) {
+        this.lease.registerAgain();
+        throw error;
+      }
+      await this.dropFencedOut(error);
+      return 0;
+    } finally {
+      // A pipeline not running holds nothing until it is stepped again: no rebuild waits for it.
+      if (this.running) await this.lease.drained(fence);
+      else await this.lease.release();
+    }
+  }
+
+  private async readAndRecord(blockMs: number): Promise<number> {
     const streams = await this.openStreams();
     if (streams.length === 0) {
       if (blockMs > 0) await delay(Math.min(blockMs, 200));
@@ -189,11 +226,74 @@ export class OrderPipeline {
           ? this.read(streams, '>', 0)
           : undefined;
       ahead?.catch(() => undefined); // awaited below; a failure then is the step's
-      acked += (await this.process(batch, { fresh: true })).acked;
+      try {
+        acked += (await this.process(batch, { fresh: true })).acked;
+      } catch (error) {
+        if (ahead) await this.settleReadAhead(await ahead.catch(() => []), error);
+        throw error;
+      }
       if (!ahead) break;
       batch = await ahead;
     }
     return acked;
+  }
+
+  /**
+   * The batch before the one read ahead failed (`error`), and the step ends. The entries read ahead
+   * may exist nowhere else — Redis restarted empty while they were in flight (the failure may be that
+   * very XACK) — so they are recorded before the step ends: they stay pending, and are acknowledged
+   * when they are delivered again (as duplicates). A fenced-out step records nothing: they are
+   * dropped with the refused batch.
+   */
+  private async settleReadAhead(entries: ReadEntry[], error: unknown): Promise<void> {
+    if (entries.length === 0) return;
+    if (error instanceof FencedOutStep) {
+      error.entries.push(...entries);
+      return;
+    }
+    try {
+      await this.process(entries, { fresh: true });
+    } catch (aheadError) {
+      if (aheadError instanceof FencedOutStep) await this.dropFencedOut(aheadError);
+      else
+        this.options.logger.warn(
+          { err: aheadError, consumer: this.consumer, count: entries.length },
+          'could not record the batch read ahead either; it stays pending in Redis',
+        );
+    }
+  }
+
+  /**
+   * A rebuild went ahead without this pipeline (its lease lapsed, or it held the rebuild up too long)
+   * and did not count what the step read: recording it now would turn acknowledged orders into
+   * sold_out or limit rejections. The entries are dropped; those Redis still has are read again (the
+   * rebuild counted them), the others are lost — logged and counted, never misrecorded.
+   */
+  private async dropFencedOut(step: FencedOutStep): Promise<void> {
+    this.ownPendingToCheck = true;
+    this.lease.registerAgain();
+    const reservations = step.entries.filter(
+      (entry) => parseStreamEntry(this.saleIdOf(entry.stream), entry)?.kind === 'reservation',
+    );
+    const gone = await Promise.all(
+      reservations.map((entry) =>
+        this.redis.xrange(entry.stream, entry.id, entry.id).then(
+          (found) => found.length === 0,
+          () => true, // cannot tell: counted as lost
+        ),
+      ),
+    );
+    const lost = reservations.filter((_, i) => gone[i]);
+    if (lost.length > 0) this.config.metrics?.ordersLost.inc({ reason: 'fenced' }, lost.length);
+    this.options.logger.error(
+      {
+        consumer: this.consumer,
+        dropped: step.entries.length,
+        lost: lost.length,
+        lostEntries: lost.slice(0, 100).map((entry) => `${entry.stream} ${entry.id}`),
+      },
+      'batch fenced out by a rebuild of the sale: dropped unrecorded; orders Redis no longer has are lost',
+    );
   }
 
   /** Processes everything available now (new, own pending, abandoned); for tests and shutdown. */
@@ -250,6 +350,7 @@ export class OrderPipeline {
     args.push('STREAMS', ...streams, ...streams.map(() => from));
     const client = blockMs > 0 ? this.reader : this.redis;
     const reply = (await client.call('XREADGROUP', ...args)) as StreamsReply;
+    this.lease.progress();
     return flattenReply(reply);
   }
 
@@ -303,7 +404,24 @@ export class OrderPipeline {
     const stopTimer = this.config.metrics?.batchSeconds.startTimer();
     let decisions: Decision[];
     try {
-      decisions = await this.applyWithFaults(orders, fresh);
+      decisions = await this.record(orders, byOrder, fresh);
+    } catch (error) {
+      if (error instanceof FencedOutError) throw new FencedOutStep(entries, error);
+      throw error;
+    }
+    stopTimer?.();
+    this.lease.progress();
+    await this.acknowledge(decisions, byOrder);
+    return { decisions, acked: decisions.length };
+  }
+
+  private async record(
+    orders: PipelineEntry[],
+    byOrder: Map<PipelineEntry, ReadEntry>,
+    fresh: boolean,
+  ): Promise<Decision[]> {
+    try {
+      return await this.applyWithFaults(orders, fresh);
     } catch (error) {
       this.ownPendingToCheck = true;
       if (isTransient(error)) throw error; // nothing acknowledged; the step retries after a pause
@@ -312,17 +430,19 @@ export class OrderPipeline {
         { err: error, count: orders.length },
         'batch refused by the database; retrying entries one by one',
       );
-      decisions = await this.applyOneByOne(orders, byOrder);
+      return this.applyOneByOne(orders, byOrder);
     }
-    stopTimer?.();
-    await this.acknowledge(decisions, byOrder);
-    return { decisions, acked: decisions.length };
+  }
+
+  /** The recording pipeline and its step's fence, checked by applyOrders against a rebuild's. */
+  private get leaseOfStep() {
+    return { consumer: this.consumer, stepFence: this.stepFence };
   }
 
   private async applyWithFaults(orders: PipelineEntry[], fresh: boolean): Promise<Decision[]> {
     if (orders.length === 0) return [];
     await this.config.faults?.beforeCommit?.();
-    const decisions = await applyOrders(this.db, orders, { fresh });
+    const decisions = await applyOrders(this.db, orders, { fresh, lease: this.leaseOfStep });
     await this.config.faults?.afterCommit?.();
     return decisions;
   }
@@ -335,7 +455,7 @@ export class OrderPipeline {
     const decisions: Decision[] = [];
     for (const order of orders) {
       try {
-        decisions.push(...(await applyOrders(this.db, [order])));
+        decisions.push(...(await applyOrders(this.db, [order], { lease: this.leaseOfStep })));
       } catch (error) {
         if (isTransient(error)) throw error;
         const entry = byOrder.get(order) as ReadEntry;

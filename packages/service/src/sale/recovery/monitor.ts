@@ -7,6 +7,7 @@ import type { Database } from '../store/db.js';
 import { records } from '../store/records.js';
 import type { Sale } from '../types.js';
 import { SaleRecoveringError } from './errors.js';
+import type { PipelineFenceOptions } from './fence.js';
 import { inspectSale, type SaleCondition } from './inspect.js';
 import { rebuildSale, type RebuildReport } from './rebuild.js';
 
@@ -41,6 +42,8 @@ export interface RecoveryMonitorOptions {
   blockedCheckMs?: number;
   /** Lease of the rebuild lock, ms (renewed by the watchdog; a dead rebuilder holds it this long). @default 5000 */
   lockLeaseMs?: number;
+  /** How a rebuild waits for the order pipelines to record what they hold (fence.ts). */
+  pipelineFence?: PipelineFenceOptions;
   /**
    * Work that must succeed before anything is admitted after the connection (re)opened — e.g. the
    * order-id lease is confirmed (Redis may have forgotten it) — run before the sales are checked.

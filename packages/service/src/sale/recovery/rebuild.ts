@@ -9,6 +9,7 @@ import type { OrderEntry, PipelineEntry, SettlementEntry } from '../store/decide
 import { queries } from '../store/queries.js';
 import { records } from '../store/records.js';
 import type { Sale } from '../types.js';
+import { fencePipelines, type PipelineFenceOptions } from './fence.js';
 import { recoveryQueries } from './queries.js';
 import { recoveryScripts } from './scripts.js';
 import { formatStreamId, recordNewest } from './stream-ids.js';
@@ -26,6 +27,10 @@ export interface RebuildReport {
   readonly unpaidOrders: number;
   /** The stream's id floor: new entries sort after it ('' when the record holds no entry). */
   readonly floor: string;
+  /** How long the rebuild waited for the order pipelines to record what they held, ms. */
+  readonly pipelinesWaitedMs: number;
+  /** Pipelines it went ahead without (lease lapsed, or the wait limit reached): their held batches are refused. */
+  readonly pipelinesFencedOut: readonly string[];
 }
 
 /** Pairs per script call (Lua's unpack limit is far above; this keeps each call short). */
@@ -37,12 +42,15 @@ const CHUNK = 500;
  *
  * 1. The flag goes up (begin.lua): nothing sells, settles or expires in this sale from here on, so
  *    Redis's side stands still while it is read.
- * 2. Every entry still in the sale's stream is read (the pipeline trims recorded ones; what is left is
+ * 2. The order pipelines are fenced (fence.ts): each has recorded what it read before the flag went
+ *    up — entries a Redis that restarted empty no longer has, so only the record can count them — or
+ *    can no longer record it.
+ * 3. Every entry still in the sale's stream is read (the pipeline trims recorded ones; what is left is
  *    recent or unrecorded), then the record in one REPEATABLE READ snapshot: its totals, holdings,
  *    final states, unpaid orders, Idempotency-Keys, newest entries — and which of the stream's entries
  *    it has applied. An entry the pipeline records meanwhile is in the snapshot or counted in flight,
  *    never both: the snapshot decides.
- * 3. Stock = stock − units the record holds − units unrecorded entries hold (reservations hold,
+ * 4. Stock = stock − units the record holds − units unrecorded entries hold (reservations hold,
  *    cancellations and expiries gave back); buyers likewise, per user; the record's final states,
  *    unpaid orders and keys go back; the stream gets its consumer group and its id floor; the flag
  *    goes and the restock message is published (finish.lua).
@@ -51,7 +59,7 @@ const CHUNK = 500;
  * the flag): what was written is rewritten by whoever holds it now.
  */
 export async function rebuildSale(
-  deps: { redis: SaleRedis; db: Database },
+  deps: { redis: SaleRedis; db: Database; pipelineFence?: PipelineFenceOptions },
   sale: Sale,
   keys: SaleKeys,
   token: string,
@@ -59,6 +67,7 @@ export async function rebuildSale(
   const { redis, db } = deps;
   const scripts = new ScriptRunner(redis);
   await scripts.run(recoveryScripts.begin, [keys.recovering], [token]);
+  const pipelines = await fencePipelines(db, deps.pipelineFence);
 
   const entries = await readStream(redis, sale.id, keys.stream);
   const reservations = entries.filter((e): e is OrderEntry => e.kind === 'reservation');
@@ -138,6 +147,8 @@ export async function rebuildSale(
     settledOrders: record.settled.length,
     unpaidOrders: record.unpaid.length,
     floor,
+    pipelinesWaitedMs: pipelines.waitedMs,
+    pipelinesFencedOut: pipelines.fencedOut,
   };
 }
 

@@ -9,6 +9,7 @@ import {
   type RecordedOrder,
   type SaleTotals,
 } from './decide.js';
+import { FencedOutError } from './fenced-out.js';
 import { queries } from './queries.js';
 
 const toMs = (value: Date | string | null) => (value === null ? null : new Date(value).getTime());
@@ -20,6 +21,9 @@ const toMs = (value: Date | string | null) => (value === null ? null : new Date(
  * constraint would refuse anyway), decides each entry (decide.ts), and writes orders, settlements, holdings and
  * sale totals. The tables' CHECK constraints refuse an oversell, a user over the limit or units given
  * back twice even if the decision logic were wrong — the transaction would fail instead.
+ *
+ * With `lease` (the order pipeline's), the batch is first checked against the recovery fence: if a
+ * rebuild went ahead without waiting for this pipeline, FencedOutError, and nothing is written.
  */
 export async function applyOrders(
   db: Database,
@@ -27,10 +31,14 @@ export async function applyOrders(
   options: {
     /** The entries were never delivered before: none can be recorded yet, skip the inbox lookup. */
     fresh?: boolean;
+    /** The recording pipeline, and the recovery fence the step that read the batch began at. */
+    lease?: { consumer: string; stepFence: number };
   } = {},
 ): Promise<Decision[]> {
   if (entries.length === 0) return [];
+  const { lease } = options;
   return db.transaction(async (tx) => {
+    if (lease) await checkLease(tx, lease.consumer, lease.stepFence);
     const saleIds = [...new Set(entries.map((e) => e.saleId))];
     const saleRows = await tx.query<{
       id: string;
@@ -90,6 +98,16 @@ export async function applyOrders(
     await writeDecisions(tx, decisions, sales);
     return decisions;
   });
+}
+
+/**
+ * Refuses the batch if a rebuild fenced its pipeline out after the step that read it began; else
+ * keeps the lease row locked (FOR KEY SHARE) until the transaction ends, so a rebuild deciding about
+ * this pipeline waits for the batch and then finds it in the record.
+ */
+async function checkLease(tx: Queryable, consumer: string, stepFence: number): Promise<void> {
+  const { rows } = await tx.query<{ fenced: boolean }>(queries.leaseCheck, [consumer, stepFence]);
+  if (rows[0]?.fenced !== false) throw new FencedOutError(consumer, stepFence);
 }
 
 async function writeDecisions(

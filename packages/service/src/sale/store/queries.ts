@@ -23,4 +23,13 @@ export const queries = {
   unpaidOrders: sql('unpaid-orders'),
   dashboardSales: sql('dashboard-sales'),
   recordFsync: sql('record-fsync'),
+  // Fencing the order pipelines during a rebuild (migrations/005_pipeline_leases.sql).
+  leaseRegister: sql('lease-register'),
+  leaseRenew: sql('lease-renew'),
+  leaseDrained: sql('lease-drained'),
+  leaseRelease: sql('lease-release'),
+  leaseCheck: sql('lease-check'),
+  fenceNext: sql('fence-next'),
+  fenceUndrained: sql('fence-undrained'),
+  fenceOut: sql('fence-out'),
 } as const;
