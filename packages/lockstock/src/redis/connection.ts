@@ -29,6 +29,8 @@ export interface RedisClient {
   del(...keys: string[]): Promise<number>;
   /** WAIT: blocks this connection until its writes reached `numReplicas` replicas, or the timeout. */
   wait(numReplicas: number, timeoutMs: number): Promise<number>;
+  /** Any command by name (ScriptRunner.command on a client of another copy of ioredis). */
+  call(command: string, ...args: Array<string | number>): Promise<unknown>;
   /** For health checks (the service's `/healthz`). */
   ping(): Promise<string>;
   ssubscribe(...channels: string[]): Promise<unknown>;

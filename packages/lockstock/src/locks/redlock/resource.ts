@@ -16,7 +16,6 @@ import { countVotes, QuorumUnavailableError, type Vote } from './votes.js';
 
 const lua = (file: string) => loadLuaScript(new URL(`./lua/${file}`, import.meta.url));
 const SCRIPTS = {
-  acquire: lua('redlock-acquire.lua'),
   release: lua('redlock-release.lua'),
   extend: lua('redlock-extend.lua'),
 };
@@ -62,32 +61,74 @@ function withTimeout<T>(work: Promise<T>, ms: number, label: string): Promise<T>
   return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
 }
 
-/** Replies of one script on every node, as votes; a node that fails is an 'error' vote, never a throw. */
-async function poll(
+/**
+ * Replies of one request on every node, as votes; a node that fails is an 'error' vote, never a
+ * throw, and one that has not answered within `timeoutMs` (paused, partitioned) is an 'error' vote
+ * too — the vote does not wait for it. One timer for the whole vote, not one per master: with five
+ * masters per acquire and per release, per-master timers and races were a large share of the
+ * client's CPU.
+ */
+function poll(
   nodes: readonly RedlockNode[],
   timeoutMs: number,
   run: (node: RedlockNode) => Promise<unknown>,
   classify: (reply: unknown) => Vote['vote'] | { remainingMs: number | undefined },
 ): Promise<Vote[]> {
-  return Promise.all(
-    nodes.map(async (node): Promise<Vote> => {
-      try {
-        await whenConnected(node);
-        const verdict = classify(await withTimeout(run(node), timeoutMs, node.label));
-        if (typeof verdict === 'object')
-          return { node: node.label, vote: 'held', remainingMs: verdict.remainingMs };
-        if (verdict === 'error')
-          return { node: node.label, vote: 'error', error: new Error('unexpected reply') };
-        return { node: node.label, vote: verdict } as Vote;
-      } catch (error) {
-        return {
-          node: node.label,
-          vote: 'error',
-          error: error instanceof Error ? error : new Error(String(error)),
-        };
+  return new Promise((resolve) => {
+    const votes: Array<Vote | undefined> = new Array<Vote | undefined>(nodes.length);
+    let left = nodes.length;
+    const settle = (i: number, vote: Vote) => {
+      if (votes[i] !== undefined || left === 0) return;
+      votes[i] = vote;
+      if (--left === 0) {
+        clearTimeout(timer);
+        resolve(votes as Vote[]);
       }
-    }),
-  );
+    };
+    const timer = setTimeout(() => {
+      nodes.forEach((node, i) =>
+        settle(i, errorVote(node, new Error(`${node.label} did not answer within ${timeoutMs} ms`))),
+      );
+    }, timeoutMs);
+    nodes.forEach((node, i) => {
+      let asked: Promise<unknown>;
+      try {
+        asked = node.client.status === 'ready' ? run(node) : whenConnected(node).then(() => run(node));
+      } catch (error) {
+        asked = Promise.reject(error as Error); // still a vote: an 'error' one
+      }
+      asked.then(
+        (reply) => settle(i, voteOf(node, classify(reply))),
+        (error: unknown) => settle(i, errorVote(node, error)),
+      );
+    });
+  });
+}
+
+function voteOf(node: RedlockNode, verdict: Vote['vote'] | { remainingMs: number | undefined }): Vote {
+  if (typeof verdict === 'object')
+    return { node: node.label, vote: 'held', remainingMs: verdict.remainingMs };
+  if (verdict === 'error') return errorVote(node, new Error('unexpected reply'));
+  return { node: node.label, vote: verdict } as Vote;
+}
+
+function errorVote(node: RedlockNode, error: unknown): Vote {
+  return {
+    node: node.label,
+    vote: 'error',
+    error: error instanceof Error ? error : new Error(String(error)),
+  };
+}
+
+/**
+ * One master's vote, as the Redis distributed-lock spec gives it: `SET key owner PX lease NX` (a plain
+ * command: EVALSHA of a script wrapping it cost each master more, and Redlock asks five). Refused, the
+ * holder's remaining lease comes from a PTTL: 1 granted, else {pttl} (-1: no expiry, -2: gone since).
+ */
+async function vote(node: RedlockNode, key: string, owner: string, leaseMs: number): Promise<unknown> {
+  const reply = await node.scripts.command('set', [key, owner, 'PX', leaseMs, 'NX']);
+  if (reply === 'OK') return 1;
+  return [await node.scripts.command('pttl', [key])];
 }
 
 /** An acquire's {pttl} reply: the lease left, or undefined when the key has no expiry (PTTL -1). */
@@ -134,7 +175,7 @@ export class RedlockResource implements LockResource {
     const votes = await poll(
       this.nodes,
       this.nodeTimeoutMs,
-      (node) => node.scripts.run(SCRIPTS.acquire, this.keys, [owner, lease]),
+      (node) => vote(node, this.waitKey, owner, lease),
       (reply) => (Number(reply) === 1 ? 'yes' : { remainingMs: remaining(reply) }),
     );
     const validityMs = lease - (monotonicNow() - startedAt) - clockDriftMs(lease);
@@ -200,7 +241,7 @@ export class RedlockResource implements LockResource {
     await poll(
       gone,
       this.nodeTimeoutMs,
-      (node) => node.scripts.run(SCRIPTS.acquire, this.keys, [owner, leaseMs]),
+      (node) => vote(node, this.waitKey, owner, leaseMs),
       () => 'yes',
     );
   }
