@@ -198,12 +198,31 @@ function tokenOrder(client: readonly HistoryEvent[], all: readonly HistoryEvent[
       });
     }
   }
-  // Naive but exact: compare each grant with the ones that completed before it was invoked.
-  const byDone = [...granted].sort((a, b) => (a.done < b.done ? -1 : a.done > b.done ? 1 : 0));
-  for (const later of granted) {
-    for (const earlier of byDone) {
-      if (earlier.done >= later.invoked) break;
-      if (earlier.lock === later.lock && earlier.owner !== later.owner && later.token <= earlier.token) {
+  // One sweep per lock, O(n log n): grants in the order they were invoked; before each, every grant
+  // that completed earlier joins the "seen" set, of which only the greatest token and the greatest
+  // token of another owner matter (the one to compare with when the greatest is the same owner's).
+  type Grant = (typeof granted)[number];
+  const byTime = (key: 'done' | 'invoked') => (a: Grant, b: Grant) =>
+    a[key] < b[key] ? -1 : a[key] > b[key] ? 1 : 0;
+  const locks = new Map<string, Grant[]>();
+  for (const grant of granted) locks.set(grant.lock, [...(locks.get(grant.lock) ?? []), grant]);
+  for (const list of locks.values()) {
+    const done = [...list].sort(byTime('done'));
+    let next = 0;
+    let best: Grant | undefined;
+    let bestOther: Grant | undefined; // the greatest token of an owner other than best's
+    for (const later of [...list].sort(byTime('invoked'))) {
+      for (; next < done.length && done[next]!.done < later.invoked; next++) {
+        const seen = done[next]!;
+        if (!best || seen.token > best.token) {
+          if (best && best.owner !== seen.owner) bestOther = best;
+          best = seen;
+        } else if (seen.owner !== best.owner && (!bestOther || seen.token > bestOther.token)) {
+          bestOther = seen;
+        }
+      }
+      const earlier = best && best.owner !== later.owner ? best : bestOther;
+      if (earlier && later.token <= earlier.token) {
         violations.push({
           lock: later.lock,
           earlier: `${earlier.owner}@${earlier.token}`,

@@ -61,6 +61,15 @@ describe('direct lock checks', () => {
       at([...acquire('a', 5), ...release('a'), ...acquire('b', 4), ...release('b')]),
     );
     expect(report.checks.tokens.violations).toEqual([{ lock: 'lock', earlier: 'a@5', later: 'b@4' }]);
+    // Compared with the greatest earlier token of ANOTHER owner: a re-acquire by a is held to b's 6.
+    const again = checkLockHistory(
+      at([...acquire('a', 5), ...release('a'), ...acquire('b', 6), ...release('b'), ...acquire('a', 6)]),
+    );
+    expect(again.checks.tokens.violations).toEqual([{ lock: 'lock', earlier: 'b@6', later: 'a@6' }]);
+    const fine = checkLockHistory(
+      at([...acquire('a', 5), ...release('a'), ...acquire('b', 6), ...release('b'), ...acquire('a', 7)]),
+    );
+    expect(fine.checks.tokens.valid).toBe(true);
   });
 
   it('fence at the resource: a stale write accepted, an equal token from another owner, a needless refusal', () => {

@@ -10,7 +10,7 @@ import { CoreLock } from '../core/lock.js';
 import { CoreReentrantLock, CoreSemaphore } from '../core/lock-variants.js';
 import { MultiLock } from '../core/multi-lock.js';
 import { InvalidLockOptionError } from '../errors.js';
-import { validateLeaseMs, validateWaitMs } from '../options.js';
+import { validateLeaseMs, validatePermits, validateWaitMs } from '../options.js';
 import { newOwnerId } from '../owner.js';
 import type {
   CountDownLatch,
@@ -30,7 +30,7 @@ import { ReadResource, WriteResource } from './read-write.js';
 import type { RedisResource } from './resource.js';
 import { LOCK_SCRIPTS } from './scripts.js';
 import { ReplicatedResource, type ReplicaAcks } from './replicated.js';
-import { CounterSemaphoreResource, SemaphoreResource, validatePermits } from './semaphore.js';
+import { CounterSemaphoreResource, SemaphoreResource } from './semaphore.js';
 
 export interface RedisLockClientOptions {
   /**

@@ -14,8 +14,6 @@ import type { RedisLockContext } from './context.js';
 import { RedisResource } from './resource.js';
 import { LOCK_SCRIPTS } from './scripts.js';
 
-export { validatePermits } from '../options.js';
-
 /** The error a semaphore script answers when another permit count is stored: PermitsMismatchError. */
 function permitsMismatch(error: unknown, name: string, configured: number): unknown {
   const match = error instanceof Error ? /^LOCKSTOCK_PERMITS (\d+)/.exec(error.message) : null;

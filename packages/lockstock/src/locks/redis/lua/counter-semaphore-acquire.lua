@@ -10,11 +10,10 @@
   Returns  the fencing token when a permit was taken; {-1} when all are in use (wait for a release);
            an error reply 'LOCKSTOCK_PERMITS <stored>' when the count stored on Redis is another one.
 ]]
-local stored = redis.call('get', KEYS[3])
-if not stored then
-  redis.call('set', KEYS[3], ARGV[1])
-elseif stored ~= ARGV[1] then
-  return redis.error_reply('LOCKSTOCK_PERMITS ' .. stored)
+-- @include permits-check.lua
+local refused = check_permits(KEYS[3], ARGV[1])
+if refused then
+  return refused
 end
 if tonumber(redis.call('get', KEYS[1]) or '0') < tonumber(ARGV[1]) then
   redis.call('incr', KEYS[1])

@@ -21,11 +21,10 @@
            an error reply 'LOCKSTOCK_PERMITS <stored>' when the count stored on Redis is another one
            (two services configured differently must not each admit their own number).
 ]]
-local stored = redis.call('get', KEYS[4])
-if not stored then
-  redis.call('set', KEYS[4], ARGV[3])
-elseif stored ~= ARGV[3] then
-  return redis.error_reply('LOCKSTOCK_PERMITS ' .. stored)
+-- @include permits-check.lua
+local refused = check_permits(KEYS[4], ARGV[3])
+if refused then
+  return refused
 end
 -- @include outlive.lua
 local t = redis.call('time')
