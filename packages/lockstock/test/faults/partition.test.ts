@@ -1,8 +1,9 @@
 import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
-import { checkLockHistory, type HistoryEvent } from '../../src/checker/index.js';
+import { checkLockHistory } from '../../src/checker/index.js';
 import { LockLostError, RedisFencedStore, RedisLockClient } from '../../src/index.js';
 import { FaultProxy } from '../helpers/fault-proxy.js';
+import { HistoryRecorder } from '../helpers/recorder.js';
 import { useRedis } from '../helpers/redis.js';
 
 const env = useRedis();
@@ -25,53 +26,28 @@ describe('fault: the holder partitioned from Redis', () => {
     });
     const redis = new Redis(env.server.url);
     const store = new RedisFencedStore(redis);
-    const events: HistoryEvent[] = [];
-    const record = (event: Omit<HistoryEvent, 't'>) =>
-      events.push({ ...event, t: String(process.hrtime.bigint()) } as HistoryEvent);
+    const history = new HistoryRecorder();
     try {
-      record({ proc: 'a', type: 'invoke', f: 'acquire', lock: name });
-      const held = await partitioned.mutex(name).acquire({ owner: 'a' });
-      record({ proc: 'a', type: 'ok', f: 'acquire', lock: name, owner: 'a', token: held.fencingToken });
-      held.onLost(() => record({ proc: 'a', type: 'ok', f: 'lost', lock: name }));
+      const held = await history.acquire('a', name, () => partitioned.mutex(name).acquire({ owner: 'a' }));
+      held.onLost(() => history.record({ proc: 'a', type: 'ok', f: 'lost', lock: name }));
 
       proxy.set('blackhole');
-      record({ proc: 'b', type: 'invoke', f: 'acquire', lock: name });
-      const next = await env.locks().mutex(name).acquire({ owner: 'b', waitMs: 10_000 });
-      record({ proc: 'b', type: 'ok', f: 'acquire', lock: name, owner: 'b', token: next.fencingToken });
+      const next = await history.acquire('b', name, () =>
+        env.locks().mutex(name).acquire({ owner: 'b', waitMs: 10_000 }),
+      );
       expect(held.signal.aborted).toBe(true); // it knew before b had the lock
       expect(held.lostError).toBeInstanceOf(LockLostError);
-      expect(await store.write(name, 'b', next)).toBe(true);
-      record({
-        src: 'resource',
-        proc: 'resource',
-        type: 'ok',
-        f: 'write',
-        res: name,
-        token: next.fencingToken,
-        owner: 'b',
-      });
+      expect(await history.write(store, name, 'b', next)).toBe(true);
 
       proxy.set('pass');
       proxy.reset(); // the dark connections are dropped; the client reconnects
-      const late = await store.write(name, 'a (late)', held); // a careless holder, after the heal
-      expect(late).toBe(false);
-      record({
-        src: 'resource',
-        proc: 'resource',
-        type: 'fail',
-        f: 'write',
-        res: name,
-        token: held.fencingToken,
-        owner: 'a',
-        error: 'fence',
-      });
-      record({ proc: 'b', type: 'invoke', f: 'release', lock: name });
-      await next.release();
-      record({ proc: 'b', type: 'ok', f: 'release', lock: name });
+      expect(await history.write(store, name, 'a (late)', held)).toBe(false); // a careless holder, healed
+      await history.release('b', name, next);
 
-      const report = checkLockHistory(events);
+      const report = checkLockHistory(history.events);
       expect(report.checks.exclusion).toEqual({ valid: true, violations: [] });
       expect(report.checks.fence).toMatchObject({ valid: true, rejectedStale: 1 });
+      const { events } = history;
       expect(events.findIndex((e) => e.f === 'lost')).toBeLessThan(
         events.findIndex((e) => e.proc === 'b' && e.type === 'ok' && e.f === 'acquire'),
       );

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { checkLockHistory, type HistoryEvent } from '../../src/checker/index.js';
 import { RedisFencedStore } from '../../src/index.js';
 import { forkFixtures } from '../helpers/processes.js';
+import { HistoryRecorder } from '../helpers/recorder.js';
 import { useRedis } from '../helpers/redis.js';
 
 const env = useRedis();
@@ -25,33 +26,15 @@ describe('fault: a holder paused past its lease', () => {
     try {
       const { token: pausedToken } = await holder!.next('holding');
       holder!.kill('SIGSTOP');
-      const events: HistoryEvent[] = [];
-      const now = () => String(process.hrtime.bigint());
+      const recorder = new HistoryRecorder();
+      const resource = `resource:${name}`;
       // Another client asks at once; it gets the lock when the paused holder's lease ends.
-      events.push({ proc: 'second', type: 'invoke', f: 'acquire', t: now(), lock: name });
-      const second = await env.locks().mutex(name).acquire({ owner: 'second', waitMs: 10_000 });
-      events.push({
-        proc: 'second',
-        type: 'ok',
-        f: 'acquire',
-        t: now(),
-        lock: name,
-        owner: 'second',
-        token: second.fencingToken,
-      });
+      const second = await recorder.acquire('second', name, () =>
+        env.locks().mutex(name).acquire({ owner: 'second', waitMs: 10_000 }),
+      );
       expect(second.fencingToken).toBeGreaterThan(pausedToken as number);
       const store = new RedisFencedStore(redis);
-      expect(await store.write(`resource:${name}`, 'from second', second)).toBe(true);
-      events.push({
-        src: 'resource',
-        proc: 'resource',
-        type: 'ok',
-        f: 'write',
-        t: now(),
-        res: name,
-        token: second.fencingToken,
-        owner: 'second',
-      });
+      expect(await recorder.write(store, resource, 'from second', second)).toBe(true);
 
       // The paused holder resumes, still holding its handle, and writes under its old token.
       holder!.kill('SIGCONT');
@@ -59,24 +42,13 @@ describe('fault: a holder paused past its lease', () => {
       const done = await holder!.next('done');
       expect(done.accepted).toBe(false); // the store refused the stale token
       expect(done.signalAborted).toBe(true); // its signal said so: a careful holder would have stopped
-      events.push({
-        src: 'resource',
-        proc: 'resource',
-        type: 'fail',
-        f: 'write',
-        t: now(),
-        res: name,
-        token: pausedToken as number,
+      recorder.resourceAnswered(resource, false, {
+        fencingToken: pausedToken as number,
         owner: `holder-${holder!.child.pid}`,
-        error: 'fence',
       });
-      events.push({ proc: 'second', type: 'invoke', f: 'release', t: now(), lock: name });
-      await second.release();
-      events.push({ proc: 'second', type: 'ok', f: 'release', t: now(), lock: name });
+      await recorder.release('second', name, second);
 
-      const history = [...(done.events as HistoryEvent[]), ...events].sort((a, b) =>
-        BigInt(a.t as string) < BigInt(b.t as string) ? -1 : 1,
-      );
+      const history = recorder.merged(done.events as HistoryEvent[]);
       // How long the clients actually acted as holders (strict: ignoring what the lease allowed):
       // they overlapped — the checker finds it.
       const strict = checkLockHistory(history, { strict: true });
@@ -89,7 +61,7 @@ describe('fault: a holder paused past its lease', () => {
       // …and at the resource, the stale write was refused and nothing stale was accepted.
       expect(strict.checks.fence).toMatchObject({ valid: true, acceptedStale: 0, rejectedStale: 1 });
       expect(strict.checks.tokens.valid).toBe(true);
-      expect(await store.read(`resource:${name}`)).toBe('from second');
+      expect(await store.read(resource)).toBe('from second');
     } finally {
       holder!.kill('SIGCONT');
       holder!.kill('SIGKILL');

@@ -1,8 +1,9 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { checkLockHistory, type HistoryEvent } from '../../src/checker/index.js';
+import { checkLockHistory } from '../../src/checker/index.js';
 import { PostgresFencedStore } from '../../src/index.js';
 import { PostgresServer } from '../../src/servers/index.js';
+import { HistoryRecorder } from '../helpers/recorder.js';
 import { useRedis } from '../helpers/redis.js';
 
 const env = useRedis();
@@ -34,75 +35,29 @@ describe('fault: Redis restarts without persistence under a held lock', () => {
     const name = 'fault-restart';
     const store = new PostgresFencedStore<string>(db);
     await store.migrate();
-    const events: HistoryEvent[] = [];
-    const now = () => String(process.hrtime.bigint());
-    const record = (event: Omit<HistoryEvent, 't'>) => events.push({ ...event, t: now() } as HistoryEvent);
+    const history = new HistoryRecorder();
 
     // Tokens 1..5 go by before the fault: the counter stands at 5.
     for (let i = 0; i < 4; i++) await (await env.locks().mutex(name).acquire()).release();
-    record({ proc: 'first', type: 'invoke', f: 'acquire', lock: name });
-    const first = await env.locks().mutex(name).acquire({ owner: 'first' });
-    record({
-      proc: 'first',
-      type: 'ok',
-      f: 'acquire',
-      lock: name,
-      owner: 'first',
-      token: first.fencingToken,
-    });
-    expect(await store.write(name, 'first', first)).toBe(true);
-    record({
-      src: 'resource',
-      proc: 'resource',
-      type: 'ok',
-      f: 'write',
-      res: name,
-      token: first.fencingToken,
-      owner: 'first',
-    });
+    const first = await history.acquire('first', name, () =>
+      env.locks().mutex(name).acquire({ owner: 'first' }),
+    );
+    expect(await history.write(store, name, 'first', first)).toBe(true);
 
     await env.server.restart(); // no persistence: the lock and its fencing counter are gone
 
-    record({ proc: 'second', type: 'invoke', f: 'acquire', lock: name });
-    const second = await env.locks().mutex(name).acquire({ owner: 'second', waitMs: 10_000 });
-    record({
-      proc: 'second',
-      type: 'ok',
-      f: 'acquire',
-      lock: name,
-      owner: 'second',
-      token: second.fencingToken,
-    });
+    const second = await history.acquire('second', name, () =>
+      env.locks().mutex(name).acquire({ owner: 'second', waitMs: 10_000 }),
+    );
     expect(second.fencingToken).toBeLessThan(first.fencingToken); // the counter started over
 
     // Both write: the old holder (unaware: its renewal has not run yet) and the new one, lower token.
-    expect(await store.write(name, 'first again', first)).toBe(true); // still the newest token it knows
-    record({
-      src: 'resource',
-      proc: 'resource',
-      type: 'ok',
-      f: 'write',
-      res: name,
-      token: first.fencingToken,
-      owner: 'first',
-    });
-    expect(await store.write(name, 'second', second)).toBe(false); // refused: its token is lower
-    record({
-      src: 'resource',
-      proc: 'resource',
-      type: 'fail',
-      f: 'write',
-      res: name,
-      token: second.fencingToken,
-      owner: 'second',
-      error: 'fence',
-    });
-    record({ proc: 'first', type: 'invoke', f: 'release', lock: name });
-    record({ proc: 'first', type: 'ok', f: 'release', lock: name, outcome: await first.release() });
-    record({ proc: 'second', type: 'invoke', f: 'release', lock: name });
-    record({ proc: 'second', type: 'ok', f: 'release', lock: name, outcome: await second.release() });
+    expect(await history.write(store, name, 'first again', first)).toBe(true); // the newest it knows
+    expect(await history.write(store, name, 'second', second)).toBe(false); // refused: lower token
+    await history.release('first', name, first);
+    await history.release('second', name, second);
 
-    const report = checkLockHistory(events);
+    const report = checkLockHistory(history.events);
     expect(report.checks.exclusion.valid).toBe(false); // two believed holders at once: found
     expect(report.checks.tokens.violations).toEqual([
       { lock: name, earlier: `first@${first.fencingToken}`, later: `second@${second.fencingToken}` },
