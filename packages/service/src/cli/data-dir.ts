@@ -1,4 +1,13 @@
-import { existsSync, readFileSync, rmSync, statSync, writeFileSync, mkdirSync } from 'node:fs';
+import {
+  existsSync,
+  linkSync,
+  mkdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { join, resolve } from 'node:path';
 
 /**
@@ -92,24 +101,37 @@ export class DataDirClaim {
     mkdirSync(root, { recursive: true });
     const file = join(root, OWNER_FILE);
     const owner: DataDirOwner = { pid: process.pid, command, startedAt: new Date().toISOString() };
-    for (let attempt = 0; attempt < 3; attempt++) {
-      try {
-        writeFileSync(file, `${JSON.stringify(owner)}\n`, { flag: 'wx', mode: 0o600 });
-        return new DataDirClaim(root, owner);
-      } catch (error) {
-        if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    // Written whole beside it, then linked into place: the link fails if a claim exists, and a claim
+    // is never seen half-written (a reader would take an unreadable claim for a stale one).
+    const draft = join(root, `${OWNER_FILE}.${process.pid}`);
+    writeFileSync(draft, `${JSON.stringify(owner)}\n`, { mode: 0o600 });
+    try {
+      for (let attempt = 0; attempt < 3; attempt++) {
+        try {
+          linkSync(draft, file);
+          return new DataDirClaim(root, owner);
+        } catch (error) {
+          if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+        }
+        const current = readOwner(file);
+        if (current && alive(current.pid)) throw new DataDirBusyError(root, current);
+        rmSync(file, { force: true }); // stale: its process is gone
       }
-      const current = readOwner(file);
-      if (current && alive(current.pid)) throw new DataDirBusyError(root, current);
-      rmSync(file, { force: true }); // stale: its process is gone
+    } finally {
+      rmSync(draft, { force: true });
     }
     throw new Error(`could not claim ${root}: ${file} keeps coming back`);
   }
 
-  /** Records where the owner serves, for the commands that come after it. */
+  /**
+   * Records where the owner serves, for the commands that come after it. Written beside and renamed
+   * over the claim: a reader never sees half a file (which it would take for a stale claim).
+   */
   update(fields: Pick<DataDirOwner, 'redisUrl' | 'httpUrl'>): void {
     this.owner = { ...this.owner, ...fields };
-    writeFileSync(join(this.dir, OWNER_FILE), `${JSON.stringify(this.owner)}\n`, { mode: 0o600 });
+    const next = join(this.dir, `${OWNER_FILE}.${process.pid}`);
+    writeFileSync(next, `${JSON.stringify(this.owner)}\n`, { mode: 0o600 });
+    renameSync(next, join(this.dir, OWNER_FILE));
   }
 
   release(): void {
