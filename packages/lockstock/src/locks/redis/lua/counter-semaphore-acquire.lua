@@ -10,11 +10,8 @@
   Returns  the fencing token when a permit was taken; {-1} when all are in use (wait for a release);
            an error reply 'LOCKSTOCK_PERMITS <stored>' when the count stored on Redis is another one.
 ]]
+local permits_key, configured_permits = KEYS[3], ARGV[1]
 -- @include permits-check.lua
-local refused = check_permits(KEYS[3], ARGV[1])
-if refused then
-  return refused
-end
 if tonumber(redis.call('get', KEYS[1]) or '0') < tonumber(ARGV[1]) then
   redis.call('incr', KEYS[1])
   return redis.call('incr', KEYS[2])

@@ -21,11 +21,8 @@
            an error reply 'LOCKSTOCK_PERMITS <stored>' when the count stored on Redis is another one
            (two services configured differently must not each admit their own number).
 ]]
+local permits_key, configured_permits = KEYS[4], ARGV[3]
 -- @include permits-check.lua
-local refused = check_permits(KEYS[4], ARGV[3])
-if refused then
-  return refused
-end
 -- @include outlive.lua
 local t = redis.call('time')
 local now = t[1] * 1000 + math.floor(t[2] / 1000)
