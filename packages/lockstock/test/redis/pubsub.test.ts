@@ -23,20 +23,28 @@ describe('waiting without polling', () => {
       RedisLockClient,
     ];
     const scripts = () => connections[0]!.sent + connections[1]!.sent;
-    const lock = locks.mutex('ps-wake');
-    const holder = await holderClient.mutex('ps-wake').acquire({ leaseMs: 600_000 }); // only a wake-up ends the wait in time
-    const waiting = lock.acquire();
-    // Observe the waiter's subscription on the server before releasing.
-    await expectSubscribed('ls:{ps-wake}:unlock');
-    const attemptsBefore = scripts();
-    expect(await holder.release()).toBe('released');
-    const handle = await waiting;
-    expect(handle.fencingToken).toBe(holder.fencingToken + 1);
-    // One release → one retry, plus the release itself (no polling loop in between).
-    expect(scripts() - attemptsBefore).toBeLessThanOrEqual(3);
-    await handle.release();
-    await Promise.all([locks.close(), holderClient.close()]); // lingering subscriptions must not count later
-    for (const c of connections) c.redis.disconnect();
+    try {
+      // Every script once first (a NOSCRIPT retry would count twice below).
+      await (await holderClient.mutex('ps-wake').acquire()).release();
+      const lock = locks.mutex('ps-wake');
+      const holder = await holderClient.mutex('ps-wake').acquire({ leaseMs: 600_000 }); // only a wake-up ends the wait in time
+      const before = connections[1]!.sent;
+      const waiting = lock.acquire();
+      // Observed: the waiter's subscription is on the server, and its client has sent its first try
+      // and its queued try and has their answers (it sleeps now).
+      await expectSubscribed('ls:{ps-wake}:unlock');
+      await connections[1]!.settledAfter(before + 2);
+      const attemptsBefore = scripts();
+      expect(await holder.release()).toBe('released');
+      const handle = await waiting;
+      expect(handle.fencingToken).toBe(holder.fencingToken + 1);
+      // One release → one retry, plus the release itself (no polling loop in between).
+      expect(scripts() - attemptsBefore).toBeLessThanOrEqual(3);
+      await handle.release();
+    } finally {
+      await Promise.all([locks.close(), holderClient.close()]); // lingering subscriptions must not count later
+      for (const c of connections) c.redis.disconnect();
+    }
   });
 
   it('all waiters of one client share one subscriber connection', async () => {
