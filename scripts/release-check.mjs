@@ -3,7 +3,8 @@
 // - the tag names the version in packages/lockstock/package.json;
 // - CHANGELOG.md's first section is that version, dated — "## 0.4.0 (2026-12-01)", not "(unreleased)";
 // - `npm pack` holds what a user needs (dist, src, docs, README, CHANGELOG, LICENSE) and no tests, and
-//   every `exports` target and every file the README links to is in it.
+//   every `exports` target and every file the README links to is in it; no test server launchers
+//   (they are the workspace package @lockstock/servers).
 // Prints one line per problem; exits 1 if there is any. The release workflow runs it with the tag,
 // the test suite without one.
 import { execFileSync } from 'node:child_process';
@@ -45,6 +46,14 @@ if (tops.join() !== expected.join())
   problems.push(`npm pack holds ${tops.join(', ')}; expected ${expected.join(', ')}`);
 for (const path of files) {
   if (/(^|\/)test\/|\.test\.[cm]?[jt]s$/.test(path)) problems.push(`npm pack holds a test: ${path}`);
+  // Test launchers live in the workspace package @lockstock/servers, never in the lock library.
+  if (/^(dist|src)\/servers\//.test(path)) problems.push(`npm pack holds a test server launcher: ${path}`);
+}
+if (pkg.exports?.['./servers'] !== undefined)
+  problems.push('exports has ./servers: the test launchers are @lockstock/servers, not shipped');
+for (const field of ['dependencies', 'peerDependencies', 'optionalDependencies']) {
+  if (pkg[field]?.['@lockstock/servers'] !== undefined)
+    problems.push(`${field} names @lockstock/servers, a private workspace package (devDependencies only)`);
 }
 /** The files an `exports` map points at (its leaf values; its keys are subpaths). */
 const leaves = (value) =>

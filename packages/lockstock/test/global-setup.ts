@@ -1,4 +1,4 @@
-import { findPostgresBinDir, findRedisServer } from '../src/servers/index.js';
+import { findPostgresBinDir, findRedisServer } from '@lockstock/servers';
 
 /** Installs missing server packages once, before parallel test files race to do it. */
 export default function setup(): void {

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { RedisServer } from '../../src/servers/index.js';
+import { RedisServer } from '@lockstock/servers';
 import { compileBlocks, readmeBlocks, runBlock, type ReadmeBlock } from '../helpers/readme.js';
 
 /**

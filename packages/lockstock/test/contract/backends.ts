@@ -8,7 +8,7 @@ import {
   type Lock,
   type LockClient,
 } from '../../src/index.js';
-import { PostgresServer, RedisCluster, RedisServer, startRedisServers } from '../../src/servers/index.js';
+import { PostgresServer, RedisCluster, RedisServer, startRedisServers } from '@lockstock/servers';
 import type { BackendConfig } from './subjects.mjs';
 
 /**

@@ -4,7 +4,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PostgresServer, RedisServer } from '../../src/servers/index.js';
+import { PostgresServer, RedisServer } from '@lockstock/servers';
 import {
   compileBlocks,
   readmeBlocks,

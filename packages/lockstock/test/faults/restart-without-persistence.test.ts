@@ -2,7 +2,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkLockHistory } from '../../src/checker/index.js';
 import { PostgresFencedStore } from '../../src/index.js';
-import { PostgresServer } from '../../src/servers/index.js';
+import { PostgresServer } from '@lockstock/servers';
 import { HistoryRecorder } from '../helpers/recorder.js';
 import { useRedis } from '../helpers/redis.js';
 

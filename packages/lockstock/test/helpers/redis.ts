@@ -1,7 +1,7 @@
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll } from 'vitest';
 import { RedisLockClient, type LockClientEvents, type RedisLockClientOptions } from '../../src/index.js';
-import { RedisServer } from '../../src/servers/index.js';
+import { RedisServer } from '@lockstock/servers';
 
 /**
  * Starts one real redis-server for the calling test file, plus a raw connection for inspecting state.

@@ -1,7 +1,7 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PostgresFencedStore, RedisFencedStore, type FencedStore } from '../../src/index.js';
-import { PostgresServer } from '../../src/servers/index.js';
+import { PostgresServer } from '@lockstock/servers';
 import { useRedis } from '../helpers/redis.js';
 
 const env = useRedis();

@@ -2,7 +2,7 @@ import { Redis } from 'ioredis';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LockNotReplicatedError, PostgresFencedStore, RedisLockClient } from '../../src/index.js';
-import { PostgresServer, RedisSentinelGroup } from '../../src/servers/index.js';
+import { PostgresServer, RedisSentinelGroup } from '@lockstock/servers';
 
 let postgres: PostgresServer;
 let pool: pg.Pool;

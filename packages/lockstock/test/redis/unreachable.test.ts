@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { LockBackendError, RedisLockClient } from '../../src/index.js';
-import { freePort } from '../../src/servers/index.js';
+import { freePort } from '@lockstock/servers';
 
 afterEach(() => {
   vi.restoreAllMocks();

@@ -14,7 +14,7 @@ import {
 import { SaleService } from '../sale/service.js';
 import { pgliteDatabase, postgresDatabase, type Database } from '../sale/store/db.js';
 import { migrate } from '../sale/store/migrate.js';
-import { RedisServer } from 'lockstock/servers';
+import { RedisServer } from '@lockstock/servers';
 import { readRecordFsync, type DurabilityReport } from '../sale/health.js';
 import { RecoveryMonitor } from '../sale/recovery/monitor.js';
 import { startOrderThread, ThreadedRegistry, type OrderThread } from './order-thread-host.js';

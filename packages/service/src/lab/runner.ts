@@ -1,7 +1,7 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
-import { PostgresServer, RedisServer } from 'lockstock/servers';
+import { PostgresServer, RedisServer } from '@lockstock/servers';
 import { checkRun, type RunResult } from './checker.js';
 import { connectLab, prepareLabDatabase } from './env.js';
 import { STRATEGIES, strategyByName } from './strategies/index.js';

@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
-import { freePort } from 'lockstock/servers';
+import { freePort } from '@lockstock/servers';
 import { spawnCli, type CliProcess } from '../helpers/cli.js';
 
 const run = promisify(execFile);

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort, PostgresServer, RedisServer } from 'lockstock/servers';
+import { freePort, PostgresServer, RedisServer } from '@lockstock/servers';
 import { spawnCli, waitUntilHealthy, type CliProcess } from '../helpers/cli.js';
 import { until } from '../helpers/until.js';
 import { signToken } from '../../src/http/auth.js';

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort } from 'lockstock/servers';
+import { freePort } from '@lockstock/servers';
 import { launchChromium, until } from '../helpers/browser.js';
 import { spawnCli, type CliProcess } from '../helpers/cli.js';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { whichExecutable } from 'lockstock/servers';
+import { whichExecutable } from '@lockstock/servers';
 import { createProgress, formatDuration, PlanTracker } from '../../src/cli/progress.js';
 import { STRATEGIES } from '../../src/lab/strategies/index.js';
 import { renderTable, tableStyleFor, type TableData } from '../../src/support/table.js';

@@ -1,4 +1,4 @@
-import { RedisCluster } from 'lockstock/servers';
+import { RedisCluster } from '@lockstock/servers';
 import { flashSaleEndToEnd } from './flash-sale.js';
 
 // The same sale on a 3-master Redis Cluster: `--redis redis-cluster://…`, two sales at once (their

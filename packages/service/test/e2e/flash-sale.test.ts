@@ -1,4 +1,4 @@
-import { RedisServer } from 'lockstock/servers';
+import { RedisServer } from '@lockstock/servers';
 import { flashSaleEndToEnd } from './flash-sale.js';
 
 flashSaleEndToEnd('flash sale end to end: 3 serve + 2 worker processes, real Redis and PostgreSQL', {

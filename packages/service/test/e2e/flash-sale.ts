@@ -3,7 +3,7 @@ import { request } from 'node:http';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signToken } from '../../src/http/auth.js';
-import { freePort, PostgresServer } from 'lockstock/servers';
+import { freePort, PostgresServer } from '@lockstock/servers';
 import { spawnCli, waitUntilHealthy, type CliProcess } from '../helpers/cli.js';
 
 const SECRET = 'e2e-secret-0123456789abcdef';

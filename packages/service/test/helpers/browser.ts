@@ -1,5 +1,5 @@
 import { chromium, type Browser } from 'playwright-core';
-import { installDebianPackages, whichExecutable } from 'lockstock/servers';
+import { installDebianPackages, whichExecutable } from '@lockstock/servers';
 
 /** Debian's chromium (never a browser download); installed like the servers when missing. */
 export function findChromium(): string {

@@ -6,7 +6,7 @@ import { SnowflakeIdGenerator } from '../../src/sale/ids/snowflake.js';
 import { SaleService } from '../../src/sale/service.js';
 import { postgresDatabase, type Database } from '../../src/sale/store/db.js';
 import { migrate } from '../../src/sale/store/migrate.js';
-import { PostgresServer, RedisServer } from 'lockstock/servers';
+import { PostgresServer, RedisServer } from '@lockstock/servers';
 
 /**
  * Real Redis + PostgreSQL for a test file, with a migrated database, a sale service and pipelines

@@ -7,7 +7,7 @@ import { Redis } from 'ioredis';
 import pg from 'pg';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort, PostgresServer, RedisServer } from 'lockstock/servers';
+import { freePort, PostgresServer, RedisServer } from '@lockstock/servers';
 import { signToken } from '../../src/http/auth.js';
 import { saleKeys } from '../../src/sale/keys.js';
 import { launchChromium, until } from '../helpers/browser.js';

@@ -6,7 +6,7 @@ import { signToken } from '../../src/http/auth.js';
 import { Resources } from '../../src/cli/lifecycle.js';
 import { startRuntime, type Runtime } from '../../src/cli/runtime.js';
 import { saleKeys } from '../../src/sale/keys.js';
-import { PostgresServer, RedisServer } from 'lockstock/servers';
+import { PostgresServer, RedisServer } from '@lockstock/servers';
 
 /**
  * The sale when its dependencies fail, in one process assembled as `serve` assembles it (startRuntime:

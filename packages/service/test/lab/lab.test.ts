@@ -2,7 +2,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunResult } from '../../src/lab/checker.js';
 import type { LabOptions } from '../../src/lab/runner.js';
-import { PostgresServer, RedisServer } from 'lockstock/servers';
+import { PostgresServer, RedisServer } from '@lockstock/servers';
 
 /*
  * The lab's claims, proven on real sales: every run forks worker processes (the built worker, so

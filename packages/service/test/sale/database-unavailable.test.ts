@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { postgresDatabase, type Database } from '../../src/sale/store/db.js';
 import { DependencyUnavailableError, unavailableDependency } from '../../src/sale/unavailable.js';
-import { PostgresServer } from 'lockstock/servers';
+import { PostgresServer } from '@lockstock/servers';
 
 let postgres: PostgresServer;
 let db: Database;

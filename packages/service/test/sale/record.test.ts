@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PostgresServer } from 'lockstock/servers';
+import { PostgresServer } from '@lockstock/servers';
 import { applyOrders } from '../../src/sale/store/apply-orders.js';
 import { pgliteDatabase, postgresDatabase, type Database } from '../../src/sale/store/db.js';
 import type { OrderEntry } from '../../src/sale/store/decide.js';

@@ -5,7 +5,7 @@ import { buildApp } from '../../src/http/app.js';
 import { signToken } from '../../src/http/auth.js';
 import { Resources } from '../../src/cli/lifecycle.js';
 import { startRuntime, type Runtime } from '../../src/cli/runtime.js';
-import { PostgresServer, RedisServer } from 'lockstock/servers';
+import { PostgresServer, RedisServer } from '@lockstock/servers';
 import { aofSize, cutAofTail } from '../helpers/aof.js';
 import { until } from '../helpers/until.js';
 import { Redis } from 'ioredis';

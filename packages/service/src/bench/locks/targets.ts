@@ -1,5 +1,5 @@
 import { Cluster, Redis, type RedisOptions } from 'ioredis';
-import { RedisCluster, RedisServer, startRedisServers } from 'lockstock/servers';
+import { RedisCluster, RedisServer, startRedisServers } from '@lockstock/servers';
 
 /**
  * Where a row's locks live:

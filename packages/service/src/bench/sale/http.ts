@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { freePort } from 'lockstock/servers';
+import { freePort } from '@lockstock/servers';
 import { signToken } from '../../http/auth.js';
 import { measureInTurn } from './order.js';
 import { runWrk, type WrkResult } from './wrk.js';

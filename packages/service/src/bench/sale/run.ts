@@ -1,7 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import { postgresDatabase } from '../../sale/store/db.js';
 import { migrate } from '../../sale/store/migrate.js';
-import { PostgresServer, RedisServer } from 'lockstock/servers';
+import { PostgresServer, RedisServer } from '@lockstock/servers';
 import { silentProgress, type StepProgress } from '../../support/progress.js';
 import type { TableData } from '../../support/table.js';
 import { describeMachine } from '../machine.js';

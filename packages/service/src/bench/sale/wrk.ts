@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { installDebianPackages, whichExecutable } from 'lockstock/servers';
+import { installDebianPackages, whichExecutable } from '@lockstock/servers';
 
 const run = promisify(execFile);
 const scriptPath = fileURLToPath(new URL('./wrk-post.lua', import.meta.url));

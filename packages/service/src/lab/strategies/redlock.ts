@@ -1,5 +1,5 @@
 import { RedlockClient } from 'lockstock';
-import { RedisServer } from 'lockstock/servers';
+import { RedisServer } from '@lockstock/servers';
 import type { Strategy } from '../types.js';
 import { inspectRedis, labKeys, prepareRedisStock, redisReadCheckWrite } from './support.js';
 

@@ -1,6 +1,6 @@
 import { Redis } from 'ioredis';
 import { RedisLockClient, type LockHandle, type ReplicaAcks } from 'lockstock';
-import { RedisSentinelGroup } from 'lockstock/servers';
+import { RedisSentinelGroup } from '@lockstock/servers';
 import type { LabEnv, LabRun, Strategy } from '../types.js';
 import {
   inspectRedis,

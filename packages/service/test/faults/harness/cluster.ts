@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { setTimeout as delay } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import pg from 'pg';
-import { freePort, PostgresServer, RedisServer } from 'lockstock/servers';
+import { freePort, PostgresServer, RedisServer } from '@lockstock/servers';
 import { spawnCli, type CliProcess } from '../../helpers/cli.js';
 
 const sql = (name: string) => readFileSync(new URL(`./sql/${name}.sql`, import.meta.url), 'utf8');

@@ -1,6 +1,7 @@
 /**
- * Starting real servers on free loopback ports, for tests, the lab, benchmarks and the embedded
- * default of `lockstock serve`. Exported as `lockstock/servers`.
+ * @lockstock/servers: starting real servers on free loopback ports, for tests, the lab, benchmarks
+ * and the embedded default of `lockstock serve`. A workspace package of its own (it was the
+ * `lockstock/servers` subpath until 0.4.0): the lock library ships no test launchers.
  */
 export { MissingBinaryError, ServerStartError } from './errors.js';
 export { freePort } from './ports.js';

@@ -1,0 +1,15 @@
+import { describe, expect, it } from 'vitest';
+import { importsOf, sourceFiles } from '../../lockstock/test/helpers/layers.js';
+
+const src = new URL('../src', import.meta.url);
+
+describe('architecture of the test servers', () => {
+  it('imports nothing but ioredis and Node built-ins (never the lock library)', () => {
+    const foreign = sourceFiles(src).flatMap((file) =>
+      importsOf(file)
+        .filter((target) => !target.startsWith('./') && !target.startsWith('node:') && target !== 'ioredis')
+        .map((target) => `${file} imports ${target}`),
+    );
+    expect(foreign).toEqual([]);
+  });
+});
