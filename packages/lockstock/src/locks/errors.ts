@@ -11,7 +11,12 @@ export type LockLostReason =
   /** An explicit lease ran out while the handle was still held (no watchdog renews explicit leases). */
   | 'lease_ended'
   /** Renewals kept failing (Redis unreachable) until the lease's local validity deadline passed. */
-  | 'unreachable';
+  | 'unreachable'
+  /**
+   * The backend session that carried the hold ended or can no longer be trusted (a ZooKeeper session
+   * expired or suspended, an etcd lease gone, a database connection dropped); `cause` says which.
+   */
+  | 'session_lost';
 
 export abstract class LockError extends Error {
   abstract readonly code: string;
@@ -65,6 +70,8 @@ function describe(reason: LockLostReason): string {
       return 'its lease ran out while it was still in use';
     case 'unreachable':
       return 'it could not be renewed before its lease ran out';
+    case 'session_lost':
+      return 'the backend session that carried it ended';
   }
 }
 
@@ -174,3 +181,20 @@ export class LockClientClosedError extends LockError {
 import { InvalidLockOptionError } from '../support/option-error.js';
 
 export { InvalidLockOptionError };
+
+/**
+ * The client's backend does not offer this kind of lock (a shared lock on MySQL, a semaphore on
+ * Redlock): refused when the lock is made, with the backend's reason, never a hang later.
+ */
+export class UnsupportedLockKindError extends LockError {
+  override readonly name = 'UnsupportedLockKindError';
+  readonly code = 'ERR_UNSUPPORTED_LOCK_KIND';
+  constructor(
+    lockName: string,
+    readonly kind: string,
+    readonly backend: string,
+    readonly reason: string,
+  ) {
+    super(lockName, `The ${backend} backend offers no ${kind} lock ("${lockName}"): ${reason}`);
+  }
+}

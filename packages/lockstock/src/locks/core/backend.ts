@@ -1,8 +1,19 @@
 /**
- * The backend contract: what the generic lock machinery (core/) asks of a store for one lock of one
- * kind. Redis is the first adapter (locks/redis/); ZooKeeper, etcd and SQL adapters implement the same
- * interfaces. A resource knows its name and its private key layout — nothing about holds: every call
- * carries the owner it is about, so resources can be cached and dropped freely.
+ * The backend contract, per lock: what the generic lock machinery (core/) asks of a store for one lock
+ * of one kind. Published as `lockstock/backend` with the client-level half (core/spi.ts). A resource
+ * knows its name and its private layout (keys, znodes, rows) — nothing about holds: every call carries
+ * the owner it is about, so resources can be cached and dropped freely.
+ *
+ * Required of every backend: attempt, release, extend (when holds have leases), inspect, leave.
+ * Optional, each a capability the core uses when present and never needs:
+ * - wake-ups: `wakeChannel` + the backend's `subscribe` (pub/sub, LISTEN/NOTIFY), or a `watch` in
+ *   each refusal (ZooKeeper's predecessor node, etcd's previous revision);
+ * - local hand-off (`handsOff` + a release offer): a release passes the lock to a waiter of the same
+ *   client in the same round trip (cohort locking); the 'yield' offer and the 'defer'/'later' wakes
+ *   are the client-turn fairness that goes with it (Redis: client-turns.lua);
+ * - `ordering`: the backend queues every waiter itself ('server-order', as ZooKeeper's sequential
+ *   nodes do) instead of the kind's default;
+ * - `holdCount`, `setPermits`.
  */
 import type { ReleaseOutcome } from '../types.js';
 
@@ -25,9 +36,25 @@ export class Granted {
   ) {}
 }
 
-/** Refused: held by someone else for about `retryAfterMs` more (undefined: until a wake-up). */
+/**
+ * Refused: held by someone else for about `retryAfterMs` more (undefined: until a wake-up), and/or
+ * until `watch` fires (what the backend set a watch on: the predecessor's node, the previous key).
+ */
 export class Busy {
-  constructor(readonly retryAfterMs: number | undefined) {}
+  constructor(
+    readonly retryAfterMs: number | undefined,
+    readonly watch?: Watch,
+  ) {}
+}
+
+/**
+ * A one-shot watch a refused attempt set (Curator's `pathToWatch`): `changed` resolves when what it
+ * watches changes (deleted, expired) — at once if it already had. The waiter tries again then, and
+ * calls `cancel` when it stops waiting on it (a watch that cannot be cancelled may ignore it).
+ */
+export interface Watch {
+  readonly changed: Promise<void>;
+  cancel(): void;
 }
 
 export type AttemptResult = Granted | Busy;
@@ -87,6 +114,11 @@ export interface LockResource {
   readonly wakeChannel: string | undefined;
   /** Whether holds carry a renewable lease ('renewable') or end with a backend session ('none'). */
   readonly leases: 'renewable' | 'none';
+  /**
+   * Overrides the kind's ordering of waiters: 'server-order' when the backend queues every waiter of
+   * every client itself (each waiter's attempt keeps its place until `leave`).
+   */
+  readonly ordering?: 'local-fifo' | 'server-order';
   /** Whether `release` can hand the lock to an offered local waiter. */
   readonly handsOff: boolean;
   attempt(request: AttemptRequest): Promise<AttemptResult>;

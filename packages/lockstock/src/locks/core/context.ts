@@ -1,5 +1,5 @@
 import type { EventEmitter } from 'node:events';
-import { LockClientClosedError } from '../errors.js';
+import { LockClientClosedError, type LockLostReason } from '../errors.js';
 import type { LockClientEvents } from '../types.js';
 import type { SubscribeWakes } from './backend.js';
 import { Waiters } from './waiter.js';
@@ -58,11 +58,20 @@ interface OneOwner {
   count: number;
 }
 
+/** A hold as the session sees it: one it can mark lost. */
+export interface SessionBound {
+  markLost(reason: LockLostReason, cause?: unknown): void;
+}
+
 /** What every lock of one client shares, whatever its kind and backend. */
 export interface LockCore {
   readonly watchdog: Watchdog;
   readonly waiters: Waiters;
   readonly holds: LiveHolds;
+  /** Holds without a lease of their own: they last as long as the backend's session. */
+  readonly sessionHolds: Set<SessionBound>;
+  /** The backend's session ended (or cannot be trusted): every hold it carried is lost, at once. */
+  sessionLost(cause?: unknown): void;
   readonly events: EventEmitter<LockClientEvents>;
   /** Throws LockClientClosedError after close(). */
   assertOpen(lockName: string): void;
@@ -82,7 +91,14 @@ export function createLockCore(
 ): LockCore {
   const reportError = (error: unknown) =>
     events.emit('connectionError', error instanceof Error ? error : new Error(String(error)));
+  const sessionHolds = new Set<SessionBound>();
   return {
+    sessionHolds,
+    sessionLost: (cause) => {
+      const lost = [...sessionHolds];
+      sessionHolds.clear();
+      for (const hold of lost) hold.markLost('session_lost', cause);
+    },
     watchdog: new Watchdog(options.watchdogTimeoutMs, {
       renewed: (hold) =>
         events.emit('renewed', { name: hold.name, owner: hold.owner, fencingToken: hold.fencingToken }),

@@ -18,8 +18,6 @@ export interface LockKind {
   readonly ordering: 'local-fifo' | 'server-order';
   /** Several holders at once: after one waiter gets in, the next local waiter tries right away. */
   readonly shared: boolean;
-  /** 'wake': sleep until a wake-up (or the holder's lease ends); 'backoff': no subscription, retry. */
-  readonly waiting: 'wake' | 'backoff';
   /**
    * The backend may refuse an owner with LockUpgradeError (a read holder taking the write side):
    * tryAcquire() then answers undefined, acquire() throws.
@@ -28,7 +26,7 @@ export interface LockKind {
 }
 
 export type KindName =
-  'mutex' | 'reentrant' | 'fair' | 'read' | 'write' | 'semaphore' | 'counter-semaphore' | 'spin' | 'redlock';
+  'mutex' | 'reentrant' | 'fair' | 'read' | 'write' | 'semaphore' | 'counter-semaphore' | 'spin';
 
 const kind = (k: LockKind): LockKind => Object.freeze(k);
 
@@ -40,7 +38,6 @@ export const KINDS = {
     reentrant: false,
     ordering: 'local-fifo',
     shared: false,
-    waiting: 'wake',
   }),
   /** Exclusive, re-entered by the same owner (the run() task by default). */
   reentrant: kind({
@@ -49,7 +46,6 @@ export const KINDS = {
     reentrant: true,
     ordering: 'local-fifo',
     shared: false,
-    waiting: 'wake',
   }),
   /** Reentrant, strictly first come first served across all clients. */
   fair: kind({
@@ -58,7 +54,6 @@ export const KINDS = {
     reentrant: true,
     ordering: 'server-order',
     shared: false,
-    waiting: 'wake',
   }),
   /** The shared side of a read-write lock. */
   read: kind({
@@ -67,7 +62,6 @@ export const KINDS = {
     reentrant: true,
     ordering: 'local-fifo',
     shared: true,
-    waiting: 'wake',
   }),
   /** The exclusive side of a read-write lock. */
   write: kind({
@@ -76,7 +70,6 @@ export const KINDS = {
     reentrant: true,
     ordering: 'local-fifo',
     shared: false,
-    waiting: 'wake',
     upgradeRefused: true,
   }),
   /** Up to N holders, each permit with its own lease. */
@@ -86,7 +79,6 @@ export const KINDS = {
     reentrant: false,
     ordering: 'local-fifo',
     shared: true,
-    waiting: 'wake',
   }),
   /** Up to N holders counted without leases (Redisson's RSemaphore): a crashed holder's permit leaks. */
   counterSemaphore: kind({
@@ -95,24 +87,16 @@ export const KINDS = {
     reentrant: false,
     ordering: 'local-fifo',
     shared: true,
-    waiting: 'wake',
   }),
-  /** Reentrant and exclusive, waiting without pub/sub: for very many locks. */
+  /**
+   * Reentrant and exclusive, waiting without wake-ups (its resource has no wake channel): for very
+   * many locks. Waiters of any kind back off the same way when their backend has no wake-ups.
+   */
   spin: kind({
     name: 'spin',
     defaultOwner: 'task',
     reentrant: true,
     ordering: 'local-fifo',
     shared: false,
-    waiting: 'backoff',
-  }),
-  /** Exclusive on a majority of independent masters; waiters back off (no shared channel). */
-  redlock: kind({
-    name: 'redlock',
-    defaultOwner: 'fresh',
-    reentrant: false,
-    ordering: 'local-fifo',
-    shared: false,
-    waiting: 'backoff',
   }),
 } satisfies Record<string, LockKind>;

@@ -176,8 +176,8 @@ export class CoreLock implements Lock, HoldBackend {
     const hold = await waiters.wait<Hold, GrantTicket>({
       key,
       lockName: this.name,
-      channel: this.kind.waiting === 'wake' ? this.resource.wakeChannel : undefined,
-      ordering: this.kind.ordering,
+      channel: this.resource.wakeChannel,
+      ordering: this.resource.ordering ?? this.kind.ordering,
       owner,
       ticket,
       attempt: () => this.attempt(owner, leaseMs, renewed, true),
@@ -219,6 +219,7 @@ export class CoreLock implements Lock, HoldBackend {
     const hold = new Hold(this.name, owner, token, lease, this);
     if (this.kind.reentrant) this.core.holds.add(this.resource.waitKey, owner);
     if (renewed) this.core.watchdog.add(hold);
+    else if (lease === undefined) this.core.sessionHolds.add(hold);
     return hold;
   }
 
@@ -295,6 +296,7 @@ export class CoreLock implements Lock, HoldBackend {
   ended(hold: Hold): void {
     if (this.kind.reentrant) this.core.holds.remove(this.resource.waitKey, hold.owner);
     if (hold.renewed) this.core.watchdog.delete(hold);
+    else if (hold.lease === undefined) this.core.sessionHolds.delete(hold);
   }
 
   stopRenewing(hold: Hold): void {

@@ -83,7 +83,8 @@ const BACKOFF_MAX_MS = 128;
  *   try as soon as one gets in.
  * - 'server-order': the backend keeps every waiter of every client in order; each waiter tries when a
  *   wake-up names it (only the next one is woken) or when its retry time comes.
- * Kinds without wake-ups (spin) back off exponentially, bounded by the holder's remaining lease.
+ * A refusal that carries a watch (ZooKeeper, etcd) sleeps until the watch fires. Without wake-ups or
+ * a watch (spin, Redlock) waiters back off exponentially, bounded by the holder's remaining lease.
  *
  * A room's subscription outlives its last waiter by `lingerMs`, so a busy lock does not subscribe and
  * unsubscribe on every hand-off.
@@ -197,9 +198,20 @@ export class Waiters {
           } else request.abandon(result.value); // raced with a hand-off (a re-entry of the same owner)
           continue;
         }
-        if (waiter.pokes !== pokes) continue; // released or handed over while we tried
+        if (waiter.pokes !== pokes) {
+          result.watch?.cancel();
+          continue; // released or handed over while we tried
+        }
         let until = deadline;
-        if (request.channel === undefined) {
+        if (result.watch !== undefined) {
+          // The backend watches what stands before us (a predecessor, the previous key): its change
+          // wakes us; a retry hint still bounds the sleep.
+          const woken = () => poke(waiter);
+          result.watch.changed.then(woken, woken);
+          if (result.retryAfterMs !== undefined) {
+            until = Math.min(deadline, monotonicNow() + result.retryAfterMs + 1);
+          }
+        } else if (request.channel === undefined) {
           // No wake-ups will come: back off (full jitter), never past the holder's lease end.
           const pause = Math.random() * backoff;
           backoff = Math.min(BACKOFF_MAX_MS, backoff * 2);
@@ -207,9 +219,13 @@ export class Waiters {
         } else if (result.retryAfterMs !== undefined) {
           until = Math.min(deadline, monotonicNow() + result.retryAfterMs + 1);
         }
-        if ((await sleep(waiter, until, signal, lockName)) === 'deadline' && until === deadline) {
-          return undefined;
+        let woke: 'woken' | 'deadline';
+        try {
+          woke = await sleep(waiter, until, signal, lockName);
+        } finally {
+          result.watch?.cancel();
         }
+        if (woke === 'deadline' && until === deadline) return undefined;
       }
     } finally {
       // A lock won or handed over that the caller does not receive is ours to give back.

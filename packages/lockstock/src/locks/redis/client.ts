@@ -1,27 +1,14 @@
-import { EventEmitter } from 'node:events';
 import { isCluster, resolveRedis, type RedisClient, type RedisSource } from '../../redis/connection.js';
 import { assertKeyPrefix, DEFAULT_KEY_PREFIX } from '../../redis/keys.js';
 import { ScriptRunner } from '../../redis/scripts.js';
 import { SharedSubscriber } from '../../redis/subscriber.js';
-import type { LockResource, Wake } from '../core/backend.js';
-import { createLockCore, stopLockCore } from '../core/context.js';
-import { KINDS } from '../core/kind.js';
-import { CoreLock } from '../core/lock.js';
-import { CoreReentrantLock, CoreSemaphore } from '../core/lock-variants.js';
-import { MultiLock } from '../core/multi-lock.js';
+import type { LockResource, SubscribeWakes, Wake } from '../core/backend.js';
+import { LockClientBase, type LockClientOptions } from '../core/client.js';
+import type { BackendCapabilities, BackendHost, LockBackend } from '../core/spi.js';
 import { InvalidLockOptionError } from '../errors.js';
-import { validateLeaseMs, validatePermits, validateWaitMs } from '../options.js';
+import { validateLeaseMs } from '../options.js';
 import { newOwnerId } from '../owner.js';
-import type {
-  CountDownLatch,
-  Lock,
-  LockClient,
-  LockClientEvents,
-  ReadWriteLock,
-  ReentrantLock,
-  Semaphore,
-  SemaphoreOptions,
-} from '../types.js';
+import type { CountDownLatch } from '../types.js';
 import type { RedisLockContext } from './context.js';
 import { ExclusiveResource } from './exclusive.js';
 import { FairResource } from './fair.js';
@@ -32,7 +19,7 @@ import { LOCK_SCRIPTS } from './scripts.js';
 import { ReplicatedResource, type ReplicaAcks } from './replicated.js';
 import { CounterSemaphoreResource, SemaphoreResource } from './semaphore.js';
 
-export interface RedisLockClientOptions {
+export interface RedisLockClientOptions extends LockClientOptions {
   /**
    * The Redis to use (Redis >= 7): an ioredis `Redis` or `Cluster` you own (close() leaves it open),
    * or a URL / ioredis options for a connection the client creates and closes.
@@ -76,45 +63,39 @@ export interface RedisLockClientOptions {
 /** How long a released lock stays reserved for the client whose turn it is (client-turns.lua). */
 const TURN_WINDOW_MS = 100;
 
+const REDIS_CAPABILITIES: BackendCapabilities = Object.freeze({
+  leases: 'renewable',
+  fencing: 'counter',
+  wakeUps: 'push',
+  unsupported: Object.freeze({}),
+});
+
 /**
- * The Redis backend: creates locks of every kind, and owns what they share — the script runner, one
- * pub/sub connection for all waiters, the wait loop, the watchdog that renews leases, and the event
- * channel (`lost`, `renewed`, `renewalFailed`, `connectionError`).
+ * The Redis backend: one Lua script per step, keys of one lock on one slot (`{name}`), wake-ups on one
+ * shared pub/sub connection, and the cohort protocol (a release hands the lock to a waiter of the same
+ * client; clients with waiters take turns: client-turns.lua). Offers every family.
  */
-export class RedisLockClient extends EventEmitter<LockClientEvents> implements LockClient {
+export class RedisBackend implements LockBackend {
+  readonly name = 'redis';
+  readonly capabilities = REDIS_CAPABILITIES;
   readonly redis: RedisClient;
+  readonly subscribe: SubscribeWakes;
   private readonly ownsRedis: boolean;
   private readonly subscriber: SharedSubscriber;
   private readonly ctx: RedisLockContext;
-  private closed = false;
   private readonly replicaAcks: ReplicaAcks | undefined;
-  /**
-   * Lock objects hold nothing but key names: cached (per kind, then by the caller's name string, whose
-   * hash V8 keeps, so a lookup builds no string) to spare the allocations, dropped when large.
-   */
-  private readonly cache = new Map<string, Map<string, unknown>>();
-  private cachedLocks = 0;
-  /** The Redis resource behind each lock this client made (for forceUnlock). */
+  /** The Redis resource behind each resource handed out (replica acknowledgement wraps them). */
   private readonly resources = new WeakMap<object, RedisResource>();
 
-  constructor(options: RedisLockClientOptions) {
-    super();
-    if (typeof options !== 'object' || options === null || options.redis === undefined) {
-      throw new InvalidLockOptionError(
-        'redis',
-        'an ioredis client, a redis:// URL or ioredis options',
-        undefined,
-      );
-    }
+  constructor(options: RedisLockClientOptions, host: BackendHost) {
     const keyPrefix = options.keyPrefix ?? DEFAULT_KEY_PREFIX;
     assertKeyPrefix(keyPrefix);
-    const watchdogTimeoutMs = validateLeaseMs(options.watchdogTimeoutMs ?? 30_000, 'watchdogTimeoutMs');
-    const localHandoffWindowMs = validateWaitMs(options.localHandoffWindowMs ?? 50, 'localHandoffWindowMs');
     const waiterTimeoutMs = validateLeaseMs(options.waiterTimeoutMs ?? 3_000, 'waiterTimeoutMs');
     // Every option is checked before a connection is made: a refused option must not leak one.
     this.replicaAcks = validateReplicaAcks(options.replicaAcks);
     const { client, owned } = resolveRedis(options.redis);
     if (this.replicaAcks && isCluster(client)) {
+      if (owned) client.disconnect();
       throw new InvalidLockOptionError(
         'replicaAcks',
         'left out with a Cluster client (WAIT cannot be routed)',
@@ -123,19 +104,13 @@ export class RedisLockClient extends EventEmitter<LockClientEvents> implements L
     }
     this.redis = client;
     this.ownsRedis = owned;
-    // A connection we made reports its errors here (an unreachable server must not be an unhandled
-    // 'error' event); a client the caller owns keeps the caller's own handling.
-    if (owned) client.on('error', (error: Error) => this.emit('connectionError', error));
-    this.subscriber = new SharedSubscriber(client, (error) => this.emit('connectionError', error));
+    // A connection we made reports its errors to the client (an unreachable server must not be an
+    // unhandled 'error' event); a client the caller owns keeps the caller's own handling.
+    if (owned) client.on('error', (error: Error) => host.events.emit('connectionError', error));
+    this.subscriber = new SharedSubscriber(client, (error) => host.events.emit('connectionError', error));
     const clientId = newOwnerId();
-    const decode = (message: string): Wake => decodeWake(message, clientId);
-    const core = createLockCore(this, {
-      watchdogTimeoutMs,
-      localHandoffWindowMs,
-      subscribe: (channel, onWake) =>
-        this.subscriber.subscribe(channel, (message) => onWake(decode(message))),
-      isClosed: () => this.closed,
-    });
+    this.subscribe = (channel, onWake) =>
+      this.subscriber.subscribe(channel, (message) => onWake(decodeWake(message, clientId)));
     this.ctx = {
       client,
       scripts: new ScriptRunner(client),
@@ -143,158 +118,91 @@ export class RedisLockClient extends EventEmitter<LockClientEvents> implements L
       clientId,
       turnWindowMs: TURN_WINDOW_MS,
       waiterTimeoutMs,
-      core,
+      core: host,
     };
   }
 
-  /** A non-reentrant mutex: a fresh owner per acquire. */
-  mutex(name: string): Lock {
-    return this.cached('mutex', name, () => {
-      const resource = ExclusiveResource.mutex(this.ctx, name);
-      return this.track(new CoreLock(this.ctx.core, this.replicated(resource), KINDS.mutex), resource);
-    });
+  mutex(name: string): LockResource {
+    return this.track(ExclusiveResource.mutex(this.ctx, name));
   }
 
-  /** A reentrant lock (re-entry per `run()` task or explicit owner). */
-  reentrant(name: string): ReentrantLock {
-    return this.cached('reentrant', name, () => {
-      const resource = ExclusiveResource.reentrant(this.ctx, name);
-      return this.track(
-        new CoreReentrantLock(this.ctx.core, this.replicated(resource), KINDS.reentrant),
-        resource,
-      );
-    });
+  reentrant(name: string): LockResource {
+    return this.track(ExclusiveResource.reentrant(this.ctx, name));
   }
 
-  /** A reentrant lock granted strictly in arrival order across all clients. */
-  fair(name: string): ReentrantLock {
-    return this.cached('fair', name, () => {
-      const resource = new FairResource(this.ctx, name);
-      return this.track(
-        new CoreReentrantLock(this.ctx.core, this.replicated(resource), KINDS.fair),
-        resource,
-      );
-    });
+  fair(name: string): LockResource {
+    return this.track(new FairResource(this.ctx, name));
   }
 
-  /** A reentrant lock whose waiters back off instead of subscribing (for very many locks). */
-  spin(name: string): ReentrantLock {
-    return this.cached('spin', name, () => {
-      const resource = ExclusiveResource.spin(this.ctx, name);
-      return this.track(
-        new CoreReentrantLock(this.ctx.core, this.replicated(resource), KINDS.spin),
-        resource,
-      );
-    });
+  spin(name: string): LockResource {
+    return this.track(ExclusiveResource.spin(this.ctx, name));
   }
 
-  readWrite(name: string): ReadWriteLock {
-    return this.cached('read-write', name, () => {
-      const read = new ReadResource(this.ctx, name);
-      const write = new WriteResource(this.ctx, name);
-      return {
-        name,
-        read: this.track(new CoreReentrantLock(this.ctx.core, this.replicated(read), KINDS.read), read),
-        write: this.track(new CoreReentrantLock(this.ctx.core, this.replicated(write), KINDS.write), write),
-      };
-    });
+  readWrite(name: string): { read: LockResource; write: LockResource } {
+    return {
+      read: this.track(new ReadResource(this.ctx, name)),
+      write: this.track(new WriteResource(this.ctx, name)),
+    };
   }
 
-  /** Permits with leases: a crashed holder's permit comes back when its lease ends. */
-  semaphore(name: string, options: SemaphoreOptions): Semaphore {
-    const permits = validatePermits(options?.permits);
-    return this.cached(`semaphore:${permits}`, name, () => {
-      const resource = new SemaphoreResource(this.ctx, name, permits);
-      return this.track(
-        new CoreSemaphore(this.ctx.core, this.replicated(resource), KINDS.semaphore, permits),
-        resource,
-      );
-    });
+  semaphore(name: string, permits: number): LockResource {
+    return this.track(new SemaphoreResource(this.ctx, name, permits));
   }
 
-  /** Permits counted without leases (Redisson's RSemaphore): a crashed holder's permit is lost. */
-  counterSemaphore(name: string, options: SemaphoreOptions): Semaphore {
-    const permits = validatePermits(options?.permits);
-    return this.cached(`counter-semaphore:${permits}`, name, () => {
-      const resource = new CounterSemaphoreResource(this.ctx, name, permits);
-      return this.track(
-        new CoreSemaphore(this.ctx.core, this.replicated(resource), KINDS.counterSemaphore, permits),
-        resource,
-      );
-    });
+  counterSemaphore(name: string, permits: number): LockResource {
+    return this.track(new CounterSemaphoreResource(this.ctx, name, permits));
   }
 
   countDownLatch(name: string): CountDownLatch {
-    return this.cached('latch', name, () => {
-      const latch = new RedisCountDownLatch(this.ctx, name);
-      return this.track(latch, latch);
-    });
+    const latch = new RedisCountDownLatch(this.ctx, name);
+    this.resources.set(latch, latch);
+    return latch;
   }
 
-  /** All of `locks` or none; the locks may be of any kind and client (Redis Cluster: any slots). */
-  multiLock(locks: readonly Lock[]): Lock {
-    return new MultiLock(locks, this.ctx.core.reportError);
-  }
-
-  /**
-   * Administrative release: deletes `lock`'s holders whoever they are and wakes its waiters (their
-   * holders learn it on their next renewal: LockLostError 'expired'). True if anything was held.
-   */
-  async forceUnlock(lock: Lock | CountDownLatch): Promise<boolean> {
-    if (lock instanceof MultiLock) {
-      return (await Promise.all(lock.locks.map((part) => this.forceUnlock(part)))).some(Boolean);
-    }
-    const resource = this.resources.get(lock);
-    if (!resource) throw new InvalidLockOptionError('lock', 'a lock created by this client', lock);
-    this.ctx.core.assertOpen(lock.name);
+  async forceUnlock(made: LockResource | CountDownLatch): Promise<boolean> {
+    const resource = this.resources.get(made);
+    if (!resource) throw new InvalidLockOptionError('lock', 'a lock created by this client', made);
     const keys = [
-      resource.wakeChannel ?? `${this.ctx.keyPrefix}:{${lock.name}}:unlock`,
+      resource.wakeChannel ?? `${this.ctx.keyPrefix}:{${resource.name}}:unlock`,
       ...resource.holderKeys,
     ];
     return (await this.ctx.scripts.run(LOCK_SCRIPTS.forceUnlock, keys, [])) === 1;
   }
 
-  /**
-   * Stops renewals and closes the connections this client created. Release held locks first:
-   * locks still held after close() are no longer renewed and expire at the end of their lease.
-   */
   async close(): Promise<void> {
-    if (this.closed) return;
-    this.closed = true;
-    stopLockCore(this.ctx.core);
     await this.subscriber.close();
     if (this.ownsRedis) await this.redis.quit().catch(() => this.redis.disconnect());
   }
 
-  async [Symbol.asyncDispose](): Promise<void> {
-    await this.close();
+  /** The resource a lock runs on (with replica acknowledgement when asked for), remembered. */
+  private track(resource: RedisResource & LockResource): LockResource {
+    const used = this.replicaAcks ? new ReplicatedResource(resource, this.redis, this.replicaAcks) : resource;
+    this.resources.set(used, resource);
+    return used;
   }
+}
 
-  private cached<L>(kind: string, name: string, create: () => L): L {
-    let byName = this.cache.get(kind);
-    let lock = byName?.get(name) as L | undefined;
-    if (lock === undefined) {
-      if (this.cachedLocks >= 4096) {
-        this.cache.clear(); // safe: per-hold state lives elsewhere
-        this.cachedLocks = 0;
-        byName = undefined;
-      }
-      if (byName === undefined) this.cache.set(kind, (byName = new Map()));
-      lock = create();
-      byName.set(name, lock);
-      this.cachedLocks++;
+/**
+ * Locks of every kind on Redis (single, Cluster, Sentinel), owning what they share — the script
+ * runner, one pub/sub connection for all waiters, the wait loop, the watchdog that renews leases, and
+ * the event channel (`lost`, `renewed`, `renewalFailed`, `connectionError`). A thin shell over the
+ * generic client and the Redis backend.
+ */
+export class RedisLockClient extends LockClientBase<RedisBackend> {
+  constructor(options: RedisLockClientOptions) {
+    if (typeof options !== 'object' || options === null || options.redis === undefined) {
+      throw new InvalidLockOptionError(
+        'redis',
+        'an ioredis client, a redis:// URL or ioredis options',
+        undefined,
+      );
     }
-    return lock;
+    super((host) => new RedisBackend(options, host), options);
   }
 
-  private track<L extends object>(lock: L, resource: RedisResource): L {
-    this.resources.set(lock, resource);
-    return lock;
-  }
-
-  /** The resource a lock runs on: with replica acknowledgement when asked for. */
-  private replicated(resource: LockResource): LockResource {
-    return this.replicaAcks ? new ReplicatedResource(resource, this.redis, this.replicaAcks) : resource;
+  /** The ioredis connection the locks run on. */
+  get redis(): RedisClient {
+    return this.backend.redis;
   }
 }
 

@@ -1,6 +1,6 @@
 import type { RedisClient } from '../../redis/connection.js';
 import type { ScriptRunner } from '../../redis/scripts.js';
-import type { LockCore } from '../core/context.js';
+import type { BackendHost } from '../core/spi.js';
 
 /** What every Redis lock resource shares with the client that created it. */
 export interface RedisLockContext {
@@ -13,7 +13,7 @@ export interface RedisLockContext {
   readonly turnWindowMs: number;
   /** How long a silent waiter keeps its place in a fair queue (or a writer's intent), in ms. */
   readonly waiterTimeoutMs: number;
-  readonly core: LockCore;
+  readonly core: BackendHost;
 }
 
 /** The keys of one lock name share the hash tag `{name}`, so scripts stay on one Cluster slot. */

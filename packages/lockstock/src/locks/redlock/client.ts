@@ -1,13 +1,12 @@
-import { EventEmitter } from 'node:events';
 import { resolveRedis, type RedisSource } from '../../redis/connection.js';
 import { assertKeyName, assertKeyPrefix, DEFAULT_KEY_PREFIX } from '../../redis/keys.js';
 import { ScriptRunner } from '../../redis/scripts.js';
-import { createLockCore, stopLockCore, type LockCore } from '../core/context.js';
-import { KINDS } from '../core/kind.js';
-import { CoreLock } from '../core/lock.js';
+import type { LockResource } from '../core/backend.js';
+import { LockClientBase } from '../core/client.js';
+import type { BackendCapabilities, BackendHost, LockBackend } from '../core/spi.js';
 import { InvalidLockOptionError } from '../errors.js';
 import { validateLeaseMs } from '../options.js';
-import type { Lock, LockClientEvents } from '../types.js';
+import type { CountDownLatch } from '../types.js';
 import { RedlockResource, type RedlockNode } from './resource.js';
 import type { FencingTokenSource } from './token-source.js';
 
@@ -38,72 +37,85 @@ export interface RedlockClientOptions {
   nodeTimeoutMs?: number;
 }
 
+/** Why Redlock offers the mutex only: each family's reason, given by its factory. */
+const NOT_ON_A_QUORUM = {
+  reentrant:
+    're-entry would need the hold counts of independent masters to agree, and a master that lost its copy (a restart without persistence) would silently reset them: use mutex() with one owner',
+  fair: 'a queue order cannot be agreed by majority votes without a consensus protocol: use a ZooKeeper or etcd client for a fair lock',
+  spin: 'its waiters already back off without wake-ups: use mutex()',
+  'read-write':
+    'shared holds counted on independent masters do not bound writers and readers together under a majority vote: use a single-Redis, ZooKeeper or etcd client',
+  semaphore:
+    'permits counted on independent masters only bound holders to about twice the permits under a majority vote (each master admits its own N)',
+  'counter-semaphore':
+    'permits counted on independent masters only bound holders to about twice the permits under a majority vote',
+  latch: 'a count decremented on independent masters diverges when a master misses a decrement',
+} as const;
+
+const REDLOCK_CAPABILITIES: BackendCapabilities = Object.freeze({
+  leases: 'renewable',
+  fencing: 'external',
+  wakeUps: 'backoff',
+  unsupported: Object.freeze(NOT_ON_A_QUORUM),
+});
+
 /**
  * Redlock over N independent Redis masters: a mutex held while a majority (N/2+1) agree, with the
  * validity of the Redis spec on the monotonic clock, release everywhere, majority extends (a holder
  * that cannot reach a majority learns on its next extend that the lock is lost), and fencing tokens
- * from an external source. It shares the lock core with every other kind: the same handles, run(),
- * watchdog, signals and events. Safe only under bounded pauses and clock drift (see the README).
+ * from an external source. Waiters back off: there is no channel all masters share.
  */
-export class RedlockClient extends EventEmitter<LockClientEvents> {
-  private readonly nodes: readonly RedlockNode[];
+export class RedlockBackend implements LockBackend {
+  readonly name = 'redlock';
+  readonly capabilities = REDLOCK_CAPABILITIES;
+  readonly nodes: readonly RedlockNode[];
   private readonly owned: readonly RedlockNode[];
-  private readonly core: LockCore;
   private readonly keyPrefix: string;
   private readonly fencing: FencingTokenSource | undefined;
   private readonly nodeTimeoutMs: number;
-  private closed = false;
 
-  constructor(options: RedlockClientOptions) {
-    super();
-    if (!Array.isArray(options?.nodes) || options.nodes.length === 0) {
-      throw new InvalidLockOptionError('nodes', 'a non-empty array of Redis masters', options?.nodes);
-    }
+  constructor(options: RedlockClientOptions, host: BackendHost) {
     this.keyPrefix = options.keyPrefix ?? DEFAULT_KEY_PREFIX;
     assertKeyPrefix(this.keyPrefix);
     this.fencing = options.fencing;
     this.nodeTimeoutMs = validateLeaseMs(options.nodeTimeoutMs ?? 50, 'nodeTimeoutMs');
     const resolved = options.nodes.map((source, i) => {
       const { client, owned } = resolveRedis(source);
-      client.on('error', (error: Error) => this.emit('connectionError', error));
+      client.on('error', (error: Error) => host.events.emit('connectionError', error));
       return { node: { label: nodeLabel(source, i), client, scripts: new ScriptRunner(client) }, owned };
     });
     this.nodes = resolved.map((r) => r.node);
     this.owned = resolved.filter((r) => r.owned).map((r) => r.node);
-    this.core = createLockCore(this, {
-      watchdogTimeoutMs: validateLeaseMs(options.watchdogTimeoutMs ?? 30_000, 'watchdogTimeoutMs'),
-      localHandoffWindowMs: 0,
-      subscribe: () => Promise.resolve(() => undefined), // never asked: Redlock waiters back off
-      isClosed: () => this.closed,
-    });
   }
 
-  /** A mutex on a majority of the masters. */
-  mutex(name: string): Lock {
+  mutex(name: string): LockResource {
     assertKeyName('Lock', name);
-    return new CoreLock(
-      this.core,
-      new RedlockResource(this.nodes, name, this.keyPrefix, this.fencing, this.nodeTimeoutMs),
-      KINDS.redlock,
-    );
+    return new RedlockResource(this.nodes, name, this.keyPrefix, this.fencing, this.nodeTimeoutMs);
   }
 
-  /** Administrative release: deletes `lock` on every master whoever holds it. True if any had it. */
-  async forceUnlock(lock: Lock): Promise<boolean> {
-    const key = `${this.keyPrefix}:{${lock.name}}:redlock`;
+  async forceUnlock(made: LockResource | CountDownLatch): Promise<boolean> {
+    const key = `${this.keyPrefix}:{${made.name}}:redlock`;
     const deleted = await Promise.all(this.nodes.map((node) => node.client.del(key).catch(() => 0)));
     return deleted.some((n) => n > 0);
   }
 
   async close(): Promise<void> {
-    if (this.closed) return;
-    this.closed = true;
-    stopLockCore(this.core);
     await Promise.all(this.owned.map((node) => node.client.quit().catch(() => node.client.disconnect())));
   }
+}
 
-  async [Symbol.asyncDispose](): Promise<void> {
-    await this.close();
+/**
+ * Redlock over N independent Redis masters (see RedlockBackend), sharing the lock core with every
+ * other backend: the same handles, run(), watchdog, signals and events. It offers the mutex; every
+ * other family's factory throws UnsupportedLockKindError saying why a majority vote cannot honestly
+ * offer it. Safe only under bounded pauses and clock drift (see the README).
+ */
+export class RedlockClient extends LockClientBase<RedlockBackend> {
+  constructor(options: RedlockClientOptions) {
+    if (!Array.isArray(options?.nodes) || options.nodes.length === 0) {
+      throw new InvalidLockOptionError('nodes', 'a non-empty array of Redis masters', options?.nodes);
+    }
+    super((host) => new RedlockBackend(options, host), { ...options, localHandoffWindowMs: 0 });
   }
 }
 

@@ -1,0 +1,213 @@
+import { EventEmitter } from 'node:events';
+import { InvalidLockOptionError, UnsupportedLockKindError } from '../errors.js';
+import { validateLeaseMs, validatePermits, validateWaitMs } from '../options.js';
+import type {
+  CountDownLatch,
+  Lock,
+  LockClient,
+  LockClientEvents,
+  ReadWriteLock,
+  ReentrantLock,
+  Semaphore,
+  SemaphoreOptions,
+} from '../types.js';
+import type { LockResource } from './backend.js';
+import { createLockCore, stopLockCore, type LockCore } from './context.js';
+import { KINDS } from './kind.js';
+import { CoreLock } from './lock.js';
+import { CoreReentrantLock, CoreSemaphore } from './lock-variants.js';
+import { MultiLock } from './multi-lock.js';
+import type { LockBackend, LockFamily, OpenBackend } from './spi.js';
+
+export interface LockClientOptions {
+  /**
+   * Lease of locks acquired without `leaseMs` on a backend whose holds have leases; the watchdog
+   * renews them every third of it.
+   * @default 30000
+   */
+  watchdogTimeoutMs?: number;
+  /**
+   * Fairness bound for backends that hand a released lock to a waiter of the same client: how long a
+   * contended lock may keep passing between this client's waiters before the client that has waited
+   * longest gets its turn, in ms.
+   * @default 50
+   */
+  localHandoffWindowMs?: number;
+}
+
+/** Lock objects cached per client before the cache is dropped (they hold only names). */
+const CACHE_LIMIT = 4096;
+
+/**
+ * The one lock client of every backend: it owns the cache and the factories, the wait loop, the
+ * watchdog and the events; the backend makes resources. Each backend's client (RedisLockClient,
+ * ZooKeeperLockClient...) is a thin shell that opens its backend. A family the backend does not offer
+ * is refused by its factory with UnsupportedLockKindError.
+ */
+export class LockClientBase<B extends LockBackend = LockBackend>
+  extends EventEmitter<LockClientEvents>
+  implements LockClient
+{
+  readonly backend: B;
+  protected readonly core: LockCore;
+  private closed = false;
+  /**
+   * Lock objects hold nothing but names: cached (per family, then by the caller's name string, whose
+   * hash V8 keeps, so a lookup builds no string) to spare the allocations, dropped when large.
+   */
+  private readonly cache = new Map<string, Map<string, unknown>>();
+  private cachedLocks = 0;
+  /** What the backend made behind each lock object (for forceUnlock). */
+  private readonly made = new WeakMap<object, LockResource | CountDownLatch>();
+
+  constructor(open: OpenBackend<B>, options: LockClientOptions = {}) {
+    super();
+    const watchdogTimeoutMs = validateLeaseMs(options.watchdogTimeoutMs ?? 30_000, 'watchdogTimeoutMs');
+    const localHandoffWindowMs = validateWaitMs(options.localHandoffWindowMs ?? 50, 'localHandoffWindowMs');
+    this.core = createLockCore(this, {
+      watchdogTimeoutMs,
+      localHandoffWindowMs,
+      // Asked only once waiters wait, long after the backend below is open.
+      subscribe: (channel, onWake) => {
+        const subscribe = this.backend.subscribe;
+        if (!subscribe) return Promise.resolve(() => undefined);
+        return subscribe(channel, onWake);
+      },
+      isClosed: () => this.closed,
+    });
+    this.backend = open(this.core);
+  }
+
+  /** A non-reentrant mutex: a fresh owner per acquire. */
+  mutex(name: string): Lock {
+    return this.cached('mutex', name, (backend) => {
+      const resource = this.offered('mutex', name, backend.mutex?.bind(backend))(name);
+      return this.track(new CoreLock(this.core, resource, KINDS.mutex), resource);
+    });
+  }
+
+  /** A reentrant lock (re-entry per `run()` task or explicit owner). */
+  reentrant(name: string): ReentrantLock {
+    return this.cached('reentrant', name, (backend) => {
+      const resource = this.offered('reentrant', name, backend.reentrant?.bind(backend))(name);
+      return this.track(new CoreReentrantLock(this.core, resource, KINDS.reentrant), resource);
+    });
+  }
+
+  /** A reentrant lock granted strictly in arrival order across all clients. */
+  fair(name: string): ReentrantLock {
+    return this.cached('fair', name, (backend) => {
+      const resource = this.offered('fair', name, backend.fair?.bind(backend))(name);
+      return this.track(new CoreReentrantLock(this.core, resource, KINDS.fair), resource);
+    });
+  }
+
+  /** A reentrant lock whose waiters back off instead of subscribing (for very many locks). */
+  spin(name: string): ReentrantLock {
+    return this.cached('spin', name, (backend) => {
+      const resource = this.offered('spin', name, backend.spin?.bind(backend))(name);
+      return this.track(new CoreReentrantLock(this.core, resource, KINDS.spin), resource);
+    });
+  }
+
+  readWrite(name: string): ReadWriteLock {
+    return this.cached('read-write', name, (backend) => {
+      const { read, write } = this.offered('read-write', name, backend.readWrite?.bind(backend))(name);
+      return {
+        name,
+        read: this.track(new CoreReentrantLock(this.core, read, KINDS.read), read),
+        write: this.track(new CoreReentrantLock(this.core, write, KINDS.write), write),
+      };
+    });
+  }
+
+  /** Permits with leases: a crashed holder's permit comes back when its lease ends. */
+  semaphore(name: string, options: SemaphoreOptions): Semaphore {
+    const permits = validatePermits(options?.permits);
+    return this.cached(`semaphore:${permits}`, name, (backend) => {
+      const resource = this.offered('semaphore', name, backend.semaphore?.bind(backend))(name, permits);
+      return this.track(new CoreSemaphore(this.core, resource, KINDS.semaphore, permits), resource);
+    });
+  }
+
+  /** Permits counted without leases (Redisson's RSemaphore): a crashed holder's permit is lost. */
+  counterSemaphore(name: string, options: SemaphoreOptions): Semaphore {
+    const permits = validatePermits(options?.permits);
+    return this.cached(`counter-semaphore:${permits}`, name, (backend) => {
+      const make = this.offered('counter-semaphore', name, backend.counterSemaphore?.bind(backend));
+      const resource = make(name, permits);
+      return this.track(new CoreSemaphore(this.core, resource, KINDS.counterSemaphore, permits), resource);
+    });
+  }
+
+  countDownLatch(name: string): CountDownLatch {
+    return this.cached('latch', name, (backend) => {
+      const latch = this.offered('latch', name, backend.countDownLatch?.bind(backend))(name);
+      return this.track(latch, latch);
+    });
+  }
+
+  /** All of `locks` or none; the locks may be of any kind, client and backend. */
+  multiLock(locks: readonly Lock[]): Lock {
+    return new MultiLock(locks, this.core.reportError);
+  }
+
+  /**
+   * Administrative release: deletes `lock`'s holders whoever they are and wakes its waiters (their
+   * holders learn it on their next renewal, or at once where the backend watches: LockLostError). True
+   * if anything was held.
+   */
+  async forceUnlock(lock: Lock | CountDownLatch): Promise<boolean> {
+    if (lock instanceof MultiLock) {
+      return (await Promise.all(lock.locks.map((part) => this.forceUnlock(part)))).some(Boolean);
+    }
+    const made = this.made.get(lock);
+    if (!made) throw new InvalidLockOptionError('lock', 'a lock created by this client', lock);
+    this.core.assertOpen(lock.name);
+    return this.backend.forceUnlock(made);
+  }
+
+  /**
+   * Stops renewals and closes what the backend opened. Release held locks first: locks still held
+   * after close() are no longer renewed and end with their lease (or at once, with the session).
+   */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    stopLockCore(this.core);
+    await this.backend.close();
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.close();
+  }
+
+  /** The backend's factory for `family`, or UnsupportedLockKindError with the backend's reason. */
+  private offered<F>(family: LockFamily, name: string, factory: F | undefined): F {
+    if (factory !== undefined) return factory;
+    const reason = this.backend.capabilities.unsupported[family] ?? 'not implemented by this backend';
+    throw new UnsupportedLockKindError(name, family, this.backend.name, reason);
+  }
+
+  private cached<L>(family: string, name: string, create: (backend: B) => L): L {
+    let byName = this.cache.get(family);
+    let lock = byName?.get(name) as L | undefined;
+    if (lock === undefined) {
+      if (this.cachedLocks >= CACHE_LIMIT) {
+        this.cache.clear(); // safe: per-hold state lives elsewhere
+        this.cachedLocks = 0;
+        byName = undefined;
+      }
+      lock = create(this.backend);
+      if (byName === undefined) this.cache.set(family, (byName = new Map()));
+      byName.set(name, lock);
+      this.cachedLocks++;
+    }
+    return lock;
+  }
+
+  private track<L extends object>(lock: L, made: LockResource | CountDownLatch): L {
+    this.made.set(lock, made);
+    return lock;
+  }
+}

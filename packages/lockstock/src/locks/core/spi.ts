@@ -1,0 +1,84 @@
+/**
+ * The client-level half of the backend SPI (`lockstock/backend`): what a backend offers a lock client.
+ * A backend makes one resource per lock (core/backend.ts), delivers wake-ups, and may keep a session
+ * that carries every hold of the client (ZooKeeper's session, an etcd lease, a database connection)
+ * and report its loss. The generic client (core/client.ts) owns everything else: the cache of lock
+ * objects, the factories, the wait loop, the watchdog, handles, signals and events.
+ */
+import type { CountDownLatch } from '../types.js';
+import type { LockResource, SubscribeWakes } from './backend.js';
+import type { LockCore } from './context.js';
+
+/** The lock families a client offers; each backend says which it supports. */
+export type LockFamily =
+  'mutex' | 'reentrant' | 'fair' | 'spin' | 'read-write' | 'semaphore' | 'counter-semaphore' | 'latch';
+
+export const LOCK_FAMILIES: readonly LockFamily[] = [
+  'mutex',
+  'reentrant',
+  'fair',
+  'spin',
+  'read-write',
+  'semaphore',
+  'counter-semaphore',
+  'latch',
+];
+
+export interface BackendCapabilities {
+  /**
+   * How holds end without a release: 'renewable' leases the watchdog renews (Redis), or 'session'
+   * (the backend's session carries every hold and reports its loss: ZooKeeper, etcd, SQL).
+   */
+  readonly leases: 'renewable' | 'session';
+  /**
+   * Where fencing tokens come from: 'native' (the store's own order: a znode's czxid, a key's create
+   * revision), 'counter' (a counter the backend keeps beside each lock), 'external' (a token source
+   * the user configures, e.g. Redlock's), 'none' (tokens are 0: efficiency locks only).
+   */
+  readonly fencing: 'native' | 'counter' | 'external' | 'none';
+  /** How waiters learn a lock is free: pushed wake-ups, watches, or polling with backoff. */
+  readonly wakeUps: 'push' | 'watch' | 'backoff';
+  /** Each family this backend does not offer, with the reason its factory will give. */
+  readonly unsupported: Readonly<Partial<Record<LockFamily, string>>>;
+}
+
+/**
+ * What the client gives its backend: its events (`connectionError`), where background failures go,
+ * the closed check, the wait loop (for waiting objects of the backend's own, like a latch), and
+ * `sessionLost` — call it when the session that carries the holds ends or cannot be trusted: every
+ * hold without a lease of its own is lost at once (its signal aborts, reason 'session_lost').
+ */
+export type BackendHost = Pick<LockCore, 'events' | 'reportError' | 'assertOpen' | 'sessionLost' | 'waiters'>;
+
+/**
+ * A lock backend for one client. Factories of unsupported families are left out (and named in
+ * `capabilities.unsupported`). Every lock object the client hands out is cached by (family, name),
+ * so a factory runs once per lock and its resource must be stateless between calls (see LockResource).
+ */
+export interface LockBackend {
+  /** Shown in errors and reports: 'redis', 'redlock', 'zookeeper', 'etcd', 'postgres', 'local'... */
+  readonly name: string;
+  readonly capabilities: BackendCapabilities;
+  /** Wake-up delivery for resources that name a `wakeChannel`; resolves once subscribed. */
+  readonly subscribe?: SubscribeWakes;
+
+  mutex?(name: string): LockResource;
+  reentrant?(name: string): LockResource;
+  fair?(name: string): LockResource;
+  spin?(name: string): LockResource;
+  readWrite?(name: string): { readonly read: LockResource; readonly write: LockResource };
+  semaphore?(name: string, permits: number): LockResource;
+  counterSemaphore?(name: string, permits: number): LockResource;
+  countDownLatch?(name: string): CountDownLatch;
+
+  /**
+   * Administrative release of what one factory made (a resource, or a latch): deletes every holder
+   * whoever it is and wakes the waiters. True if anything was held.
+   */
+  forceUnlock(made: LockResource | CountDownLatch): Promise<boolean>;
+  /** Closes what the backend opened (sessions end: their holds go with them). */
+  close(): Promise<void>;
+}
+
+/** Opens a backend for a client: called once, from the client's constructor, with its core. */
+export type OpenBackend<B extends LockBackend = LockBackend> = (host: BackendHost) => B;
