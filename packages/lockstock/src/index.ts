@@ -39,6 +39,7 @@ export {
   LockUpgradeError,
   PermitsMismatchError,
   NotLockOwnerError,
+  UnsupportedLockKindError,
   type LockLostReason,
 } from './locks/errors.js';
 export type { RedisClient, RedisSource } from './redis/connection.js';

@@ -23,7 +23,12 @@ import {
  */
 
 const root = fileURLToPath(new URL('../../../../', import.meta.url));
-const READMES = ['README.md', 'packages/lockstock/README.md', 'packages/lockstock/docs/migration.md'];
+const READMES = [
+  'README.md',
+  'packages/lockstock/README.md',
+  'packages/lockstock/docs/migration.md',
+  'packages/lockstock/docs/backend.md',
+];
 const blocks: ReadmeBlock[] = READMES.flatMap((file) =>
   readmeBlocks(readFileSync(join(root, file), 'utf8'), file),
 );

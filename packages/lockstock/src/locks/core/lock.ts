@@ -167,6 +167,7 @@ export class CoreLock implements Lock, HoldBackend {
     if (waitMs === 0 || reentering || !waiters.hasWaiters(key)) {
       const first = await this.attempt(owner, leaseMs, renewed, false);
       if (!(first instanceof Busy)) return first.value;
+      first.watch?.cancel(); // a backend should set none for a try that is not waited on
       if (waitMs === 0) {
         if (orThrow) throw new LockTimeoutError(this.name, waitMs);
         return undefined;

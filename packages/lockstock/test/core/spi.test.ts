@@ -1,0 +1,135 @@
+import { describe, expect, it } from 'vitest';
+import { LockLostError, UnsupportedLockKindError } from '../../src/index.js';
+import {
+  Busy,
+  Granted,
+  LockClientBase,
+  type AttemptRequest,
+  type BackendHost,
+  type LockBackend,
+  type LockResource,
+  type Watch,
+} from '../../src/backend/index.js';
+
+/**
+ * The SPI's own promises, on a store kept in this process: holds that end with a session are all
+ * lost when the backend reports the session lost, a refusal's watch wakes the waiter (no polling), and
+ * a family the backend does not offer is refused at the factory with the backend's reason.
+ */
+class SessionStore {
+  holder: string | undefined;
+  token = 0;
+  attempts = 0;
+  private freed: (() => void) | undefined;
+
+  watch(): Watch {
+    const changed = new Promise<void>((resolve) => (this.freed = resolve));
+    return { changed, cancel: () => (this.freed = undefined) };
+  }
+
+  free(): void {
+    this.holder = undefined;
+    this.freed?.();
+  }
+}
+
+class SessionMutex implements LockResource {
+  readonly waitKey = 'm';
+  readonly wakeChannel = undefined;
+  readonly leases = 'none' as const;
+  readonly handsOff = false;
+  constructor(
+    private readonly store: SessionStore,
+    readonly name: string,
+  ) {}
+  async attempt({ owner, waiting }: AttemptRequest) {
+    this.store.attempts++;
+    // A caller that will not wait (the first, fast try) gets no watch: nobody would cancel it.
+    if (this.store.holder !== undefined) return new Busy(undefined, waiting ? this.store.watch() : undefined);
+    this.store.holder = owner;
+    return new Granted(++this.store.token, false);
+  }
+  async release(owner: string) {
+    if (this.store.holder !== owner) return { outcome: 'expired' as const };
+    this.store.free();
+    return { outcome: 'released' as const };
+  }
+  async extend() {
+    return 'expired' as const;
+  }
+  async inspect() {
+    const held = this.store.holder !== undefined;
+    return { held, holders: held ? 1 : 0, remainingMs: undefined };
+  }
+  leave(): void {}
+}
+
+class SessionBackend implements LockBackend {
+  readonly name = 'session-test';
+  readonly capabilities = {
+    leases: 'session',
+    fencing: 'counter',
+    wakeUps: 'watch',
+    unsupported: { 'read-write': 'no shared holds in this store' },
+  } as const;
+  readonly store = new SessionStore();
+  constructor(readonly host: BackendHost) {}
+  mutex(name: string) {
+    return new SessionMutex(this.store, name);
+  }
+  async forceUnlock() {
+    this.store.free();
+    return true;
+  }
+  async close() {}
+}
+
+describe('the backend SPI', () => {
+  it("a lost session loses every hold it carried at once: signals abort with 'session_lost'", async () => {
+    const client = new LockClientBase((host) => new SessionBackend(host));
+    const hold = await client.mutex('a').acquire();
+    expect(hold.leaseMs).toBeUndefined();
+    const lost = new Promise<LockLostError>((resolve) => hold.onLost(resolve));
+    client.backend.host.sessionLost(new Error('session expired'));
+    const error = await lost;
+    expect(error.reason).toBe('session_lost');
+    expect(hold.signal.aborted).toBe(true);
+    expect((hold.signal.reason as LockLostError).reason).toBe('session_lost');
+    await client.close();
+  });
+
+  it('a released hold is not lost with the session afterwards', async () => {
+    const client = new LockClientBase((host) => new SessionBackend(host));
+    const hold = await client.mutex('a').acquire();
+    await hold.release();
+    client.backend.host.sessionLost();
+    expect(hold.lostError).toBeUndefined();
+    await client.close();
+  });
+
+  it("a refusal's watch wakes the waiter: one try when woken, none while it waits", async () => {
+    const client = new LockClientBase((host) => new SessionBackend(host));
+    const lock = client.mutex('a');
+    const first = await lock.acquire();
+    const before = client.backend.store.attempts;
+    const waiting = lock.acquire({ waitMs: 10_000 });
+    // A fast try, then the waiting try that set the watch; nothing more until the release.
+    await expect.poll(() => client.backend.store.attempts).toBe(before + 2);
+    await new Promise((resolve) => setTimeout(resolve, 50)); // time in which a poller would retry
+    expect(client.backend.store.attempts).toBe(before + 2);
+    await first.release();
+    const second = await waiting;
+    expect(client.backend.store.attempts).toBe(before + 3);
+    expect(second.fencingToken).toBe(first.fencingToken + 1);
+    await second.release();
+    await client.close();
+  });
+
+  it('a family the backend does not offer is refused at the factory, with its reason', async () => {
+    const client = new LockClientBase((host) => new SessionBackend(host));
+    expect(() => client.readWrite('rw')).toThrow(UnsupportedLockKindError);
+    expect(() => client.readWrite('rw')).toThrow('no shared holds in this store');
+    expect(() => client.semaphore('s', { permits: 2 })).toThrow('not implemented by this backend');
+    await client.close();
+  });
+});
