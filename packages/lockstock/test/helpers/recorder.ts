@@ -13,11 +13,23 @@ export class HistoryRecorder {
     this.events.push({ ...event, t: String(process.hrtime.bigint()) } as HistoryEvent);
   }
 
+  /** An acquire from call to return; one that throws is recorded as failed (`error`: its name). */
   async acquire(proc: string, lock: string, take: () => Promise<LockHandle>): Promise<LockHandle> {
     this.record({ proc, type: 'invoke', f: 'acquire', lock });
-    const handle = await take();
+    let handle: LockHandle;
+    try {
+      handle = await take();
+    } catch (error) {
+      this.record({ proc, type: 'fail', f: 'acquire', lock, error: (error as Error).name });
+      throw error;
+    }
     this.record({ proc, type: 'ok', f: 'acquire', lock, owner: handle.owner, token: handle.fencingToken });
     return handle;
+  }
+
+  /** Records `handle`'s loss (its signal) as a `lost` event of `proc`, when it happens. */
+  watch(proc: string, lock: string, handle: LockHandle): void {
+    handle.onLost((error) => this.record({ proc, type: 'ok', f: 'lost', lock, reason: error.reason }));
   }
 
   async release(proc: string, lock: string, handle: LockHandle): Promise<void> {
