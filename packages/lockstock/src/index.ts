@@ -10,7 +10,9 @@ export type {
   AdoptOptions,
   CountDownLatch,
   CriticalSection,
+  Election,
   KindName,
+  Leader,
   Lock,
   LockClient,
   LockClientEvents,
@@ -26,6 +28,7 @@ export type {
   RunOptions,
   Semaphore,
   SemaphoreOptions,
+  Term,
 } from './locks/types.js';
 export {
   InvalidLockOptionError,

@@ -178,6 +178,47 @@ export interface CountDownLatch {
   wait(options?: { waitMs?: number; signal?: AbortSignal }): Promise<boolean>;
 }
 
+/** Who leads an election right now. */
+export interface Leader {
+  /** What the leader proclaimed (its address, its id...). */
+  readonly value: string;
+  /** The term's fencing token: strictly increasing per election, a new one for every term. */
+  readonly fencingToken: number;
+}
+
+/** A term won by `campaign`: this candidate leads until it resigns or its term is lost. */
+export interface Term extends AsyncDisposable {
+  readonly election: string;
+  readonly value: string;
+  /** Hand it to what the leader writes to, as with a lock's fencing token. */
+  readonly fencingToken: number;
+  /**
+   * Aborts with a LockLostError as soon as the term is known to be lost (its lease or the backend
+   * session that carried it ended): stop acting as leader at once.
+   */
+  readonly signal: AbortSignal;
+  /** Gives up leadership (the next candidate is elected). Calling it again does nothing. */
+  resign(): Promise<void>;
+}
+
+/**
+ * Leader election (etcd's concurrency.Election, Curator's LeaderLatch): candidates campaign, one
+ * leads per term. A campaign is aborted — rejected with LockLostError, or its term's signal aborted —
+ * when the candidate's own lease or session ends, which Go's etcd client does not notice.
+ */
+export interface Election {
+  readonly name: string;
+  /** Waits until this candidate leads (forever unless `waitMs` or `signal`), proclaiming `value`. */
+  campaign(value: string, options?: { waitMs?: number; signal?: AbortSignal }): Promise<Term>;
+  /** The leader right now, or undefined when nobody leads. */
+  leader(): Promise<Leader | undefined>;
+  /**
+   * Calls `listener` with the leader whenever it may have changed (and once at the start); returns
+   * the function that stops observing. Backends without notifications check every `intervalMs`.
+   */
+  observe(listener: (leader: Leader | undefined) => void, options?: { intervalMs?: number }): () => void;
+}
+
 /** A held multi-lock: every part is held. Its fencing token is the first part's (by lock name). */
 export interface MultiLockHandle extends LockHandle {
   readonly parts: readonly LockHandle[];
@@ -199,6 +240,8 @@ export interface LockClient extends AsyncDisposable {
   /** Permits counted without leases (Redisson's RSemaphore): a crashed holder's permit is lost. */
   counterSemaphore(name: string, options: SemaphoreOptions): Semaphore;
   countDownLatch(name: string): CountDownLatch;
+  /** Leader election (see Election); refused with UnsupportedLockKindError where a backend cannot. */
+  election(name: string): Election;
   /** All of `locks` or none (acquired in name order, partial acquisitions undone). */
   multiLock(locks: readonly Lock[]): Lock;
   /** Stops renewals and closes what the client opened; held locks then expire with their lease. */

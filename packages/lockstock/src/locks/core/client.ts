@@ -3,6 +3,8 @@ import { InvalidLockOptionError, UnsupportedLockKindError } from '../errors.js';
 import { validateLeaseMs, validatePermits, validateWaitMs } from '../options.js';
 import type {
   CountDownLatch,
+  Election,
+  KindName,
   Lock,
   LockClient,
   LockClientEvents,
@@ -34,6 +36,18 @@ export interface LockClientOptions {
    */
   localHandoffWindowMs?: number;
 }
+
+/** The KINDS entry of each kind name. */
+const KIND_KEYS = {
+  mutex: 'mutex',
+  reentrant: 'reentrant',
+  fair: 'fair',
+  read: 'read',
+  write: 'write',
+  semaphore: 'semaphore',
+  'counter-semaphore': 'counterSemaphore',
+  spin: 'spin',
+} as const satisfies Record<KindName, keyof typeof KINDS>;
 
 /** Lock objects cached per client before the cache is dropped (they hold only names). */
 const CACHE_LIMIT = 4096;
@@ -75,7 +89,15 @@ export class LockClientBase<B extends LockBackend = LockBackend>
       },
       isClosed: () => this.closed,
     });
-    this.backend = open(this.core);
+    const core = this.core;
+    this.backend = open({
+      events: core.events,
+      reportError: core.reportError,
+      assertOpen: core.assertOpen,
+      sessionLost: core.sessionLost,
+      waiters: core.waiters,
+      lock: (resource, kind) => new CoreLock(core, resource, KINDS[KIND_KEYS[kind]]),
+    });
   }
 
   /** A non-reentrant mutex: a fresh owner per acquire. */
@@ -145,6 +167,13 @@ export class LockClientBase<B extends LockBackend = LockBackend>
       const latch = this.offered('latch', name, backend.countDownLatch?.bind(backend))(name);
       return this.track(latch, latch);
     });
+  }
+
+  /** Leader election: one leader per term, a fencing token per term, terms lost with the session. */
+  election(name: string): Election {
+    return this.cached('election', name, (backend) =>
+      this.offered('election', name, backend.election?.bind(backend))(name),
+    );
   }
 
   /** All of `locks` or none; the locks may be of any kind, client and backend. */

@@ -5,13 +5,21 @@
  * and report its loss. The generic client (core/client.ts) owns everything else: the cache of lock
  * objects, the factories, the wait loop, the watchdog, handles, signals and events.
  */
-import type { CountDownLatch } from '../types.js';
+import type { CountDownLatch, Election, KindName, Lock } from '../types.js';
 import type { LockResource, SubscribeWakes } from './backend.js';
 import type { LockCore } from './context.js';
 
 /** The lock families a client offers; each backend says which it supports. */
 export type LockFamily =
-  'mutex' | 'reentrant' | 'fair' | 'spin' | 'read-write' | 'semaphore' | 'counter-semaphore' | 'latch';
+  | 'mutex'
+  | 'reentrant'
+  | 'fair'
+  | 'spin'
+  | 'read-write'
+  | 'semaphore'
+  | 'counter-semaphore'
+  | 'latch'
+  | 'election';
 
 export const LOCK_FAMILIES: readonly LockFamily[] = [
   'mutex',
@@ -22,6 +30,7 @@ export const LOCK_FAMILIES: readonly LockFamily[] = [
   'semaphore',
   'counter-semaphore',
   'latch',
+  'election',
 ];
 
 export interface BackendCapabilities {
@@ -44,11 +53,18 @@ export interface BackendCapabilities {
 
 /**
  * What the client gives its backend: its events (`connectionError`), where background failures go,
- * the closed check, the wait loop (for waiting objects of the backend's own, like a latch), and
+ * the closed check, the wait loop (for waiting objects of the backend's own, like a latch), a lock of
+ * the core over a resource of the backend's (to build on, as an election builds on a mutex), and
  * `sessionLost` — call it when the session that carries the holds ends or cannot be trusted: every
  * hold without a lease of its own is lost at once (its signal aborts, reason 'session_lost').
  */
-export type BackendHost = Pick<LockCore, 'events' | 'reportError' | 'assertOpen' | 'sessionLost' | 'waiters'>;
+export interface BackendHost extends Pick<
+  LockCore,
+  'events' | 'reportError' | 'assertOpen' | 'sessionLost' | 'waiters'
+> {
+  /** A lock with the whole API (waiting, watchdog, signals) over `resource`, as a `kind` lock. */
+  lock(resource: LockResource, kind: KindName): Lock;
+}
 
 /**
  * A lock backend for one client. Factories of unsupported families are left out (and named in
@@ -70,6 +86,8 @@ export interface LockBackend {
   semaphore?(name: string, permits: number): LockResource;
   counterSemaphore?(name: string, permits: number): LockResource;
   countDownLatch?(name: string): CountDownLatch;
+  /** An election whose terms end with this client's leases or session (see Election). */
+  election?(name: string): Election;
 
   /**
    * Administrative release of what one factory made (a resource, or a latch): deletes every holder

@@ -8,8 +8,9 @@ import type { BackendCapabilities, BackendHost, LockBackend } from '../core/spi.
 import { InvalidLockOptionError } from '../errors.js';
 import { validateLeaseMs } from '../options.js';
 import { newOwnerId } from '../owner.js';
-import type { CountDownLatch } from '../types.js';
-import type { RedisLockContext } from './context.js';
+import type { CountDownLatch, Election, Leader } from '../types.js';
+import { LockElection, proclaimedValue } from '../core/election.js';
+import { lockBase, type RedisLockContext } from './context.js';
 import { ExclusiveResource } from './exclusive.js';
 import { FairResource } from './fair.js';
 import { RedisCountDownLatch } from './latch.js';
@@ -84,10 +85,12 @@ export class RedisBackend implements LockBackend {
   private readonly subscriber: SharedSubscriber;
   private readonly ctx: RedisLockContext;
   private readonly replicaAcks: ReplicaAcks | undefined;
+  private readonly host: BackendHost;
   /** The Redis resource behind each resource handed out (replica acknowledgement wraps them). */
   private readonly resources = new WeakMap<object, RedisResource>();
 
   constructor(options: RedisLockClientOptions, host: BackendHost) {
+    this.host = host;
     const keyPrefix = options.keyPrefix ?? DEFAULT_KEY_PREFIX;
     assertKeyPrefix(keyPrefix);
     const waiterTimeoutMs = validateLeaseMs(options.waiterTimeoutMs ?? 3_000, 'waiterTimeoutMs');
@@ -151,6 +154,24 @@ export class RedisBackend implements LockBackend {
 
   counterSemaphore(name: string, permits: number): LockResource {
     return this.track(new CounterSemaphoreResource(this.ctx, name, permits));
+  }
+
+  /**
+   * Terms are holds of a mutex in the elections' own key space (`<prefix>:election:{name}`), renewed
+   * by the watchdog: a leader that cannot renew loses its term (its signal aborts) when its lease can
+   * no longer be trusted. Observers check every interval (no notification of a new leader).
+   */
+  election(name: string): Election {
+    const ctx = { ...this.ctx, keyPrefix: `${this.ctx.keyPrefix}:election` };
+    const resource = ExclusiveResource.mutex(ctx, name);
+    const keys = [lockBase(ctx, name), `${lockBase(ctx, name)}:fence`]; // see ExclusiveResource
+    const readLeader = async (): Promise<Leader | undefined> => {
+      const reply = await this.ctx.scripts.run(LOCK_SCRIPTS.electionLeader, keys, []);
+      if (!Array.isArray(reply)) return undefined;
+      const value = proclaimedValue(String(reply[0]));
+      return value === undefined ? undefined : { value, fencingToken: Number(reply[1]) };
+    };
+    return new LockElection(name, this.host.lock(this.track(resource), 'mutex'), readLeader);
   }
 
   countDownLatch(name: string): CountDownLatch {

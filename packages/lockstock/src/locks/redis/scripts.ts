@@ -32,4 +32,5 @@ export const LOCK_SCRIPTS = {
   latchSet: lua('latch-set.lua'),
   latchCountDown: lua('latch-count-down.lua'),
   forceUnlock: lua('force-unlock.lua'),
+  electionLeader: lua('election-leader.lua'),
 } as const;

@@ -50,6 +50,8 @@ const NOT_ON_A_QUORUM = {
   'counter-semaphore':
     'permits counted on independent masters only bound holders to about twice the permits under a majority vote',
   latch: 'a count decremented on independent masters diverges when a master misses a decrement',
+  election:
+    'a leader is read from one master at a time, and masters disagree after a restart without persistence: use a single-Redis, ZooKeeper or etcd client',
 } as const;
 
 const REDLOCK_CAPABILITIES: BackendCapabilities = Object.freeze({
