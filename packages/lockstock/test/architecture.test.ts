@@ -5,14 +5,30 @@ const src = new URL('../src', import.meta.url);
 
 describe('architecture of the lock library', () => {
   it('lower layers never import upper ones', () => {
-    const violations = layerViolations(src, ['support', 'checker', 'redis', 'locks', 'backend']);
+    const violations = layerViolations(src, [
+      'support',
+      'checker',
+      'redis',
+      'locks',
+      'backend',
+      'etcd',
+      'zookeeper',
+    ]);
     expect(violations).toEqual([]);
   });
 
-  it('imports nothing but ioredis and Node built-ins (a lean package)', () => {
+  it("imports only Node built-ins and each backend's own driver, in that backend's directory (lean)", () => {
+    // A team using one backend installs only its driver: no module outside a backend's directory
+    // (and the Redis plumbing) may load another backend's driver.
+    const DRIVERS: Record<string, string> = {
+      ioredis: '/redis/',
+      etcd3: '/etcd/',
+      'node-zookeeper-client': '/zookeeper/',
+    };
     const foreign = sourceFiles(src).flatMap((file) =>
       importsOf(file)
-        .filter((target) => !target.startsWith('.') && !target.startsWith('node:') && target !== 'ioredis')
+        .filter((target) => !target.startsWith('.') && !target.startsWith('node:'))
+        .filter((target) => !(DRIVERS[target] !== undefined && file.includes(DRIVERS[target])))
         .map((target) => `${file} imports ${target}`),
     );
     expect(foreign).toEqual([]);
