@@ -4,9 +4,26 @@
  * `lockstock/servers` subpath until 0.4.0): the lock library ships no test launchers.
  */
 export { MissingBinaryError, ServerStartError } from './errors.js';
-export { freePort } from './ports.js';
+export { freePort, freePorts } from './ports.js';
 export { RedisServer, startRedisServers, findRedisServer, type RedisServerOptions } from './redis.js';
 export { PostgresServer, findPostgresBinDir, type PostgresServerOptions } from './postgres.js';
 export { installDebianPackages, whichExecutable } from './packages.js';
 export { RedisCluster, type RedisClusterOptions } from './cluster.js';
 export { RedisSentinelGroup, type SentinelGroupOptions } from './sentinel.js';
+export { fourLetterWord, httpRequest, modeOf, type HttpAnswer } from './probes.js';
+export {
+  ZooKeeperServer,
+  ZooKeeperEnsemble,
+  ZooKeeperNode,
+  findZooKeeper,
+  type ZooKeeperServerOptions,
+  type ZooKeeperEnsembleOptions,
+  type ZooKeeperInstallation,
+} from './zookeeper.js';
+export {
+  EtcdServer,
+  EtcdCluster,
+  findEtcd,
+  type EtcdServerOptions,
+  type EtcdClusterOptions,
+} from './etcd.js';

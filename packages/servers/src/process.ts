@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
 import { once } from 'node:events';
+import { appendFileSync, closeSync, openSync, readFileSync } from 'node:fs';
 import { ServerStartError } from './errors.js';
 
 const live = new Set<ChildProcess>();
@@ -79,6 +80,96 @@ export async function stopProcess(started: StartedProcess, signal: NodeJS.Signal
   const { child } = started;
   if (child.exitCode !== null || child.signalCode !== null) return;
   child.kill(signal);
+  const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+  await started.exited;
+  clearTimeout(timer);
+}
+
+/**
+ * Spawns a server (without a shell, so `child.pid` is the server itself) with its stdout and stderr
+ * appended to `logFile`, not piped: a server attached to a pipe keeps it open, and its output stays
+ * on disk for a post-mortem. Readiness is the caller's: see waitUntilReady().
+ */
+export function spawnLogged(
+  command: string,
+  args: string[],
+  options: { logFile: string; cwd?: string; env?: NodeJS.ProcessEnv },
+): StartedProcess {
+  installExitHook();
+  const fd = openSync(options.logFile, 'a');
+  let child: ChildProcess;
+  try {
+    child = spawn(command, args, {
+      cwd: options.cwd,
+      env: options.env ?? process.env,
+      stdio: ['ignore', fd, fd],
+    });
+  } finally {
+    closeSync(fd); // the child holds its own copy
+  }
+  live.add(child);
+  // A binary that cannot be spawned emits `error` and may never emit `exit`.
+  const exited = new Promise<void>((resolve) => {
+    child.once('exit', () => resolve());
+    child.once('error', (error) => {
+      appendFileSync(options.logFile, `failed to spawn ${command}: ${error.message}\n`);
+      resolve();
+    });
+  }).then(() => {
+    live.delete(child);
+  });
+  return { child, exited, logTail: () => tailOf(options.logFile) };
+}
+
+/** The last `lines` lines of a log file ('' if there is none). */
+export function tailOf(file: string, lines = 40): string {
+  try {
+    return readFileSync(file, 'utf8').trimEnd().split('\n').slice(-lines).join('\n');
+  } catch {
+    return '';
+  }
+}
+
+export const hasExited = (child: ChildProcess): boolean =>
+  child.exitCode !== null || child.signalCode !== null;
+
+/**
+ * Polls `check` every `intervalMs` until it answers true. Throws ServerStartError (with the log tail
+ * of the process that failed) when one of `processes` exits first or `timeoutMs` passes; the caller
+ * kills what it started.
+ */
+export async function waitUntilReady(
+  label: string,
+  processes: readonly StartedProcess[],
+  check: () => Promise<boolean>,
+  { timeoutMs = 30_000, intervalMs = 100 }: { timeoutMs?: number; intervalMs?: number } = {},
+): Promise<void> {
+  const deadline = performance.now() + timeoutMs;
+  for (;;) {
+    const dead = processes.find((p) => hasExited(p.child) || p.child.pid === undefined);
+    if (dead) throw new ServerStartError(label, 'it exited during startup', dead.logTail());
+    if (await check().catch(() => false)) return;
+    if (performance.now() > deadline) {
+      throw new ServerStartError(
+        label,
+        `not ready after ${timeoutMs} ms`,
+        processes.map((p) => p.logTail()).join('\n'),
+      );
+    }
+    await new Promise((resolve) => setTimeout(resolve, intervalMs));
+  }
+}
+
+/**
+ * Sends `signal` (and SIGCONT after it, so a paused process sees it), escalating to SIGKILL after
+ * `graceMs`, and resolves on the process's `exit` event.
+ */
+export async function terminate(started: StartedProcess, signal: NodeJS.Signals, graceMs = 10_000) {
+  const { child } = started;
+  if (!hasExited(child) && child.pid !== undefined) {
+    child.kill(signal);
+    if (signal !== 'SIGKILL') child.kill('SIGCONT');
+  }
   const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
   await started.exited;
   clearTimeout(timer);

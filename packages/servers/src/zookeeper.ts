@@ -1,0 +1,445 @@
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { MissingBinaryError, ServerStartError } from './errors.js';
+import { ManagedProcess } from './managed.js';
+import { installDebianPackages, whichExecutable } from './packages.js';
+import { freePorts } from './ports.js';
+import { fourLetterWord, modeOf } from './probes.js';
+import { spawnLogged, terminate, waitUntilReady, type StartedProcess } from './process.js';
+
+const DEBIAN_JAR = '/usr/share/java/zookeeper.jar';
+/** Without an SLF4J binding ZooKeeper logs nothing at all; Debian's libslf4j-java has this one. */
+const DEBIAN_SLF4J_SIMPLE = '/usr/share/java/slf4j-simple.jar';
+const INSTALL = 'sudo apt-get update && sudo apt-get install -y --no-install-recommends zookeeper';
+
+/** What it takes to run a ZooKeeper server: a `java` and a classpath holding ZooKeeper. */
+export interface ZooKeeperInstallation {
+  java: string;
+  classpath: string;
+}
+
+/**
+ * Finds Java and ZooKeeper: `LOCKSTOCK_JAVA` or `java` on PATH, and `LOCKSTOCK_ZOOKEEPER_CLASSPATH`
+ * or Debian's /usr/share/java/zookeeper.jar (its manifest carries the whole Class-Path) with
+ * slf4j-simple.jar for logs. As root it installs Debian's `zookeeper` (which brings a JRE) when either
+ * is missing; otherwise it throws MissingBinaryError with the command to run.
+ */
+export function findZooKeeper(): ZooKeeperInstallation {
+  const found = () => {
+    const java = process.env.LOCKSTOCK_JAVA || whichExecutable('java');
+    const classpath =
+      process.env.LOCKSTOCK_ZOOKEEPER_CLASSPATH ||
+      (existsSync(DEBIAN_JAR)
+        ? [DEBIAN_JAR, ...(existsSync(DEBIAN_SLF4J_SIMPLE) ? [DEBIAN_SLF4J_SIMPLE] : [])].join(':')
+        : undefined);
+    return java && classpath ? { java, classpath } : undefined;
+  };
+  const before = found();
+  if (before) return before;
+  installDebianPackages('zookeeper', ['zookeeper']);
+  const after = found();
+  if (!after) throw new MissingBinaryError('zookeeper', INSTALL, 'no java or no zookeeper.jar');
+  return after;
+}
+
+/** zoo.cfg settings every launcher uses: loopback only, no admin server, every four-letter word. */
+function baseConfig(dataDir: string, port: number, tickTimeMs: number) {
+  return {
+    tickTime: tickTimeMs,
+    dataDir,
+    clientPort: port,
+    clientPortAddress: '127.0.0.1',
+    // The Jetty admin server would take port 8080.
+    'admin.enableServer': 'false',
+    // ruok, srvr, stat, mntr, conf, … for readiness checks and tests.
+    '4lw.commands.whitelist': '*',
+    // The default allows 60 connections per IP, which one test process reaches easily.
+    maxClientCnxns: 0,
+  };
+}
+
+function writeConfig(file: string, settings: Record<string, string | number>): void {
+  const lines = Object.entries(settings).map(([key, value]) => `${key}=${value}`);
+  writeFileSync(file, `${lines.join('\n')}\n`);
+}
+
+/** Spawns one ZooKeeper JVM on a config file, logging to `logFile`. */
+function spawnZooKeeper(install: ZooKeeperInstallation, dir: string, config: string, logFile: string) {
+  const args = [
+    '-Xmx256m',
+    '-XX:+UseSerialGC',
+    // No /tmp/hsperfdata_<user>/<pid>, which a SIGKILLed JVM leaves behind.
+    '-XX:-UsePerfData',
+    `-Djava.io.tmpdir=${dir}`,
+    '-cp', install.classpath,
+    'org.apache.zookeeper.server.quorum.QuorumPeerMain',
+    config,
+  ]; // prettier-ignore
+  return spawnLogged(install.java, args, { logFile, cwd: dir });
+}
+
+const portTaken = (error: unknown) =>
+  error instanceof ServerStartError && /Address already in use|BindException/i.test(error.logTail);
+
+/**
+ * A standalone server is ready when `ruok` gets `imok` and `srvr` says `Mode: standalone`: `imok` comes
+ * while the server is still loading ("This ZooKeeper instance is not currently serving requests").
+ */
+async function standaloneReady(port: number): Promise<boolean> {
+  return (
+    (await fourLetterWord(port, 'ruok', { timeoutMs: 1_000 })) === 'imok' &&
+    (await modeAt(port)) === 'standalone'
+  );
+}
+
+/** The node's `Mode:` (leader, follower, standalone, …), or undefined when it does not answer. */
+async function modeAt(port: number): Promise<string | undefined> {
+  return modeOf(await fourLetterWord(port, 'srvr', { timeoutMs: 1_000 }).catch(() => ''));
+}
+
+const inQuorum = (mode: string | undefined) => mode === 'leader' || mode === 'follower';
+
+export interface ZooKeeperServerOptions {
+  /**
+   * ZooKeeper's tick, ms. The server bounds every session timeout to 2–20 ticks, so a small tick
+   * makes session expiry quick to test. @default 2000 (ZooKeeper's default)
+   */
+  tickTimeMs?: number;
+  /** Extra zoo.cfg settings (override the defaults). */
+  config?: Record<string, string | number>;
+  /** How long to wait for readiness, ms. @default 30000 (a JVM on a busy machine is slow) */
+  timeoutMs?: number;
+}
+
+/**
+ * A standalone ZooKeeper server (a JVM child process) on a free loopback port, its data, config and
+ * log (`out.log`) in a temp dir removed by stop(). Ready when it answers `ruok` with `imok` and
+ * serves requests (`srvr` says `Mode: standalone`).
+ */
+export class ZooKeeperServer {
+  readonly host = '127.0.0.1';
+
+  private constructor(
+    readonly port: number,
+    readonly dir: string,
+    readonly tickTimeMs: number,
+    private readonly managed: ManagedProcess,
+  ) {}
+
+  /** `127.0.0.1:<port>`, what ZooKeeper clients take. */
+  get connectString(): string {
+    return `${this.host}:${this.port}`;
+  }
+
+  get pid(): number | undefined {
+    return this.managed.pid;
+  }
+
+  get running(): boolean {
+    return this.managed.running;
+  }
+
+  /** The server's stdout and stderr. */
+  get logFile(): string {
+    return join(this.dir, 'out.log');
+  }
+
+  static async start(options: ZooKeeperServerOptions = {}): Promise<ZooKeeperServer> {
+    const install = findZooKeeper();
+    const tickTimeMs = options.tickTimeMs ?? 2_000;
+    const dir = mkdtempSync(join(tmpdir(), 'lockstock-zookeeper-'));
+    mkdirSync(join(dir, 'data'));
+    const config = join(dir, 'zoo.cfg');
+    const logFile = join(dir, 'out.log');
+    for (let attempt = 1; ; attempt++) {
+      const [port] = (await freePorts(1)) as [number];
+      writeConfig(config, { ...baseConfig(join(dir, 'data'), port, tickTimeMs), ...options.config });
+      const launch = async (): Promise<StartedProcess> => {
+        const started = spawnZooKeeper(install, dir, config, logFile);
+        try {
+          await waitUntilReady(`zookeeper on port ${port}`, [started], () => standaloneReady(port), {
+            timeoutMs: options.timeoutMs ?? 30_000,
+          });
+          return started;
+        } catch (error) {
+          await terminate(started, 'SIGKILL');
+          throw error;
+        }
+      };
+      try {
+        return new ZooKeeperServer(port, dir, tickTimeMs, await ManagedProcess.start(launch));
+      } catch (error) {
+        if (!portTaken(error) || attempt >= 5) {
+          rmSync(dir, { recursive: true, force: true });
+          throw error;
+        }
+      }
+    }
+  }
+
+  /** Sends a four-letter word (`ruok`, `srvr`, `mntr`, `cons`, …) and resolves with the answer. */
+  fourLetterWord(word: string, timeoutMs?: number): Promise<string> {
+    return fourLetterWord(this.port, word, { host: this.host, timeoutMs });
+  }
+
+  /** Sends a signal to the JVM as it is. */
+  signal(signal: NodeJS.Signals): void {
+    this.managed.signal(signal);
+  }
+
+  /** SIGSTOP: the server freezes (connections stay open, nothing answers, sessions may expire). */
+  pause(): void {
+    this.managed.pause();
+  }
+
+  /** SIGCONT after pause(). */
+  resume(): void {
+    this.managed.resume();
+  }
+
+  /** SIGKILL and wait for the exit; the data stays for restart(). */
+  async kill(): Promise<void> {
+    await this.managed.kill();
+  }
+
+  /** Starts the server again on the same port and data (after kill(), or killing it first). */
+  async restart(): Promise<void> {
+    await this.managed.restart();
+  }
+
+  /** SIGTERM (SIGKILL after 10 s), wait for the exit, remove the temp dir. */
+  async stop(): Promise<void> {
+    await this.managed.stop('SIGTERM');
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.stop();
+  }
+}
+
+/** One member of a ZooKeeperEnsemble: its own ports, data dir and JVM. */
+export class ZooKeeperNode {
+  readonly host = '127.0.0.1';
+
+  constructor(
+    /** The node's `myid` (1, 2, 3, …). */
+    readonly id: number,
+    /** The client port. */
+    readonly port: number,
+    readonly quorumPort: number,
+    readonly electionPort: number,
+    /** The node's own dir (config, data, `out.log`), inside the ensemble's. */
+    readonly dir: string,
+    private readonly managed: ManagedProcess,
+  ) {}
+
+  get connectString(): string {
+    return `${this.host}:${this.port}`;
+  }
+
+  get pid(): number | undefined {
+    return this.managed.pid;
+  }
+
+  get running(): boolean {
+    return this.managed.running;
+  }
+
+  get paused(): boolean {
+    return this.managed.isPaused;
+  }
+
+  get logFile(): string {
+    return join(this.dir, 'out.log');
+  }
+
+  /** `leader`, `follower`, … from `srvr`; undefined when the node does not answer (down, paused, no quorum). */
+  mode(): Promise<string | undefined> {
+    return modeAt(this.port);
+  }
+
+  fourLetterWord(word: string, timeoutMs?: number): Promise<string> {
+    return fourLetterWord(this.port, word, { host: this.host, timeoutMs });
+  }
+
+  signal(signal: NodeJS.Signals): void {
+    this.managed.signal(signal);
+  }
+
+  pause(): void {
+    this.managed.pause();
+  }
+
+  resume(): void {
+    this.managed.resume();
+  }
+
+  /** SIGKILL; the node's data stays for restart(). */
+  async kill(): Promise<void> {
+    await this.managed.kill();
+  }
+
+  /** SIGTERM (a clean shutdown); the node's data stays for restart(). */
+  async stop(): Promise<void> {
+    await this.managed.stop('SIGTERM');
+  }
+
+  /**
+   * Starts the node again on its ports and data and waits until it has rejoined as leader or
+   * follower (which needs a quorum of the ensemble running).
+   */
+  async restart(): Promise<void> {
+    await this.managed.restart();
+  }
+}
+
+export interface ZooKeeperEnsembleOptions {
+  /** Members; 3 tolerates one down, 5 two. @default 3 */
+  nodes?: number;
+  /**
+   * ZooKeeper's tick, ms (initLimit is 20 ticks, syncLimit 10). Sessions are bounded to 2–20 ticks.
+   * @default 500
+   */
+  tickTimeMs?: number;
+  /** Extra zoo.cfg settings for every node. */
+  config?: Record<string, string | number>;
+  /** How long to wait for a leader and every follower, ms. @default 60000 (JVMs on a busy machine) */
+  timeoutMs?: number;
+}
+
+/**
+ * A ZooKeeper ensemble of real JVMs on loopback: per node a client, a quorum and an election port, a
+ * `myid` and its own data dir, all in one temp dir removed by stop(). Ready when every node's `srvr`
+ * says `Mode: leader` or `Mode: follower` (`ruok` answers before there is a quorum). Each node can be
+ * stopped, killed, paused and restarted on its own (`nodes`).
+ */
+export class ZooKeeperEnsemble {
+  private constructor(
+    readonly nodes: readonly ZooKeeperNode[],
+    readonly dir: string,
+    readonly tickTimeMs: number,
+  ) {}
+
+  /** `127.0.0.1:<p1>,127.0.0.1:<p2>,…`: every member, as ZooKeeper clients take it. */
+  get connectString(): string {
+    return this.nodes.map((node) => node.connectString).join(',');
+  }
+
+  static async start(options: ZooKeeperEnsembleOptions = {}): Promise<ZooKeeperEnsemble> {
+    const install = findZooKeeper();
+    const count = options.nodes ?? 3;
+    if (!Number.isInteger(count) || count < 2) throw new RangeError(`nodes must be ≥ 2, got ${count}`);
+    const tickTimeMs = options.tickTimeMs ?? 500;
+    const timeoutMs = options.timeoutMs ?? 60_000;
+    const dir = mkdtempSync(join(tmpdir(), 'lockstock-zookeeper-ensemble-'));
+    for (let attempt = 1; ; attempt++) {
+      const ports = await freePorts(3 * count);
+      const ids = Array.from({ length: count }, (_, i) => i + 1);
+      const portsOf = (id: number) => {
+        const [client, quorum, election] = ports.slice(3 * (id - 1), 3 * id) as [number, number, number];
+        return { client, quorum, election };
+      };
+      const servers = Object.fromEntries(
+        ids.map((id) => [`server.${id}`, `127.0.0.1:${portsOf(id).quorum}:${portsOf(id).election}`]),
+      );
+      const spawnNode = (id: number) => {
+        const nodeDir = join(dir, `n${id}`);
+        return spawnZooKeeper(install, nodeDir, join(nodeDir, 'zoo.cfg'), join(nodeDir, 'out.log'));
+      };
+      for (const id of ids) {
+        const nodeDir = join(dir, `n${id}`);
+        rmSync(nodeDir, { recursive: true, force: true });
+        mkdirSync(join(nodeDir, 'data'), { recursive: true });
+        writeFileSync(join(nodeDir, 'data', 'myid'), `${id}\n`);
+        writeConfig(join(nodeDir, 'zoo.cfg'), {
+          ...baseConfig(join(nodeDir, 'data'), portsOf(id).client, tickTimeMs),
+          initLimit: 20,
+          syncLimit: 10,
+          ...servers,
+          ...options.config,
+        });
+      }
+      const started = ids.map(spawnNode);
+      try {
+        await waitUntilReady(
+          `zookeeper ensemble of ${count}`,
+          started,
+          async () => {
+            const modes = await Promise.all(ids.map((id) => modeAt(portsOf(id).client)));
+            return modes.every(inQuorum);
+          },
+          { timeoutMs, intervalMs: 200 },
+        );
+      } catch (error) {
+        await Promise.all(started.map((s) => terminate(s, 'SIGKILL')));
+        if (!portTaken(error) || attempt >= 3) {
+          rmSync(dir, { recursive: true, force: true });
+          throw error;
+        }
+        continue;
+      }
+      const nodes = ids.map((id, i) => {
+        const { client, quorum, election } = portsOf(id);
+        const relaunch = async (): Promise<StartedProcess> => {
+          const again = spawnNode(id);
+          try {
+            await waitUntilReady(
+              `zookeeper node ${id} on port ${client}`,
+              [again],
+              async () => inQuorum(await modeAt(client)),
+              { timeoutMs, intervalMs: 200 },
+            );
+            return again;
+          } catch (error) {
+            await terminate(again, 'SIGKILL');
+            throw error;
+          }
+        };
+        const managed = new ManagedProcess(relaunch, started[i]);
+        return new ZooKeeperNode(id, client, quorum, election, join(dir, `n${id}`), managed);
+      });
+      return new ZooKeeperEnsemble(nodes, dir, tickTimeMs);
+    }
+  }
+
+  /** The node that says it leads, if one does right now. */
+  async leader(): Promise<ZooKeeperNode | undefined> {
+    const modes = await Promise.all(this.nodes.map((node) => node.mode()));
+    return this.nodes[modes.indexOf('leader')];
+  }
+
+  /**
+   * Waits until every running, unpaused node is leader or follower and one of them leads, e.g.
+   * after stopping the leader. Throws after `timeoutMs`.
+   */
+  async waitForQuorum(timeoutMs = 30_000): Promise<void> {
+    const deadline = performance.now() + timeoutMs;
+    for (;;) {
+      const up = this.nodes.filter((node) => node.running && !node.paused);
+      const modes = await Promise.all(up.map((node) => node.mode()));
+      if (modes.every(inQuorum) && modes.includes('leader')) return;
+      if (performance.now() > deadline) {
+        const seen = up.map((node, i) => `node ${node.id}: ${modes[i] ?? 'no answer'}`).join(', ');
+        throw new Error(`the ensemble has no quorum after ${timeoutMs} ms (${seen})`);
+      }
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+  }
+
+  /** Stops every node (SIGTERM) and removes the ensemble's temp dir. */
+  async stop(): Promise<void> {
+    await Promise.all(this.nodes.map((node) => node.stop()));
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+
+  /** SIGKILLs every node; the data stays (each node can restart()). */
+  async kill(): Promise<void> {
+    await Promise.all(this.nodes.map((node) => node.kill()));
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.stop();
+  }
+}

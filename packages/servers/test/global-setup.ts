@@ -1,0 +1,7 @@
+import { findEtcd, findZooKeeper } from '../src/index.js';
+
+/** Installs missing server packages once, before parallel test files race to do it. */
+export default function setup(): void {
+  findZooKeeper();
+  findEtcd();
+}
