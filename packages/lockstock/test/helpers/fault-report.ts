@@ -21,6 +21,11 @@ export interface LockFaultRow {
   readonly expected: readonly Outcome[];
   /** What happened, in plain words (the figures the test measured). */
   readonly observed: string;
+  /**
+   * A known defect the row shows (observed differs from expected, and the test asserts what happens
+   * today, so it fails once the defect is fixed and must then be turned around).
+   */
+  readonly defect?: string;
   /** The test file, relative to packages/lockstock. */
   readonly file: string;
   readonly checker: LockCheckReport;
