@@ -1,4 +1,5 @@
-import { Redis, type RedisOptions } from 'ioredis';
+import type { RedisOptions } from 'ioredis';
+import { ioredis } from './driver.js';
 import { InvalidLockOptionError } from '../support/option-error.js';
 
 /**
@@ -94,7 +95,7 @@ export function resolveRedis(source: RedisSource): { client: RedisClient; owned:
   const defaults: RedisOptions = { maxRetriesPerRequest: 2, connectTimeout: 5_000 };
   if (typeof source === 'string') {
     if (source.trim() === '') throw new InvalidLockOptionError('redis', EXPECTED, source);
-    return { client: new Redis(source, defaults), owned: true };
+    return { client: new (ioredis().Redis)(source, defaults), owned: true };
   }
   if (typeof source !== 'object' || source === null) {
     throw new InvalidLockOptionError('redis', EXPECTED, source);
@@ -107,7 +108,7 @@ export function resolveRedis(source: RedisSource): { client: RedisClient; owned:
   }
   const prototype: unknown = Object.getPrototypeOf(source);
   if (methods.length === 0 && (prototype === Object.prototype || prototype === null)) {
-    return { client: new Redis({ ...defaults, ...(source as RedisOptions) }), owned: true };
+    return { client: new (ioredis().Redis)({ ...defaults, ...(source as RedisOptions) }), owned: true };
   }
   const missing = CLIENT_METHODS.filter((name) => !methods.includes(name));
   throw new InvalidLockOptionError(

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
-import { Cluster, Command, Redis } from 'ioredis';
+import type { Command } from 'ioredis';
+import { ioredis } from './driver.js';
 import { readAsset } from '../support/assets.js';
 import type { RedisClient } from './connection.js';
 import { WriteCoalescer } from './coalesce.js';
@@ -89,6 +90,7 @@ export class ScriptRunner {
     // A client with auto-pipelining is sent to directly too: its batching happens only in ioredis'
     // command methods, and it sends a tick's batch only once the previous batch's replies are all in,
     // so lock scripts queued there ran in lockstep (measured: half the uncontended pairs/s).
+    const { Redis, Cluster } = ioredis();
     this.direct = client instanceof Redis || client instanceof Cluster;
   }
 
@@ -143,6 +145,6 @@ export class ScriptRunner {
       keyPrefix,
       errorStack: showFriendlyErrorStack ? new Error() : undefined,
     };
-    return new Command(name, list, options);
+    return new (ioredis().Command)(name, list, options);
   }
 }

@@ -105,6 +105,7 @@ let tarball: string;
 let packed: { unpackedSize: number; size: number };
 let redis: RedisServer;
 const dirs = new Map<number, string>();
+let bare: string | undefined;
 
 beforeAll(async () => {
   const out = mkdtempSync(join(tmpdir(), 'lockstock-pack-'));
@@ -139,11 +140,15 @@ beforeAll(async () => {
       );
     }),
   );
+  // A team whose locks run on another backend: lockstock alone, without ioredis.
+  bare = mkdtempSync(join(tmpdir(), 'lockstock-consumer-bare-'));
+  writeFileSync(join(bare, 'package.json'), '{ "name": "consumer", "private": true, "type": "module" }\n');
+  await npm(['install', tarball, '--no-audit', '--no-fund', '--loglevel=error'], bare);
 }, 180_000);
 
 afterAll(async () => {
   await redis?.stop();
-  for (const dir of [...dirs.values(), tarball && join(tarball, '..')]) {
+  for (const dir of [...dirs.values(), bare, tarball && join(tarball, '..')]) {
     if (dir) rmSync(dir, { recursive: true, force: true });
   }
 });
@@ -200,5 +205,26 @@ describe('lockstock installed from its tarball', () => {
       expect(result.timedOut, result.output).toBe(false);
       expect(result.code, result.output).toBe(0);
     });
+  });
+
+  it('imports without ioredis (an optional peer): only a Redis client asks for it, by name', async () => {
+    const script = [
+      "const lockstock = await import('lockstock');",
+      "await import('lockstock/backend');",
+      "await import('lockstock/checker');",
+      "if (typeof lockstock.LockTimeoutError !== 'function') throw new Error('no errors exported');",
+      'try {',
+      "  new lockstock.RedisLockClient({ redis: 'redis://127.0.0.1:1' });",
+      "  throw new Error('made a Redis client without ioredis');",
+      '} catch (error) {',
+      '  if (!/npm install ioredis/.test(error.message)) throw error;',
+      '}',
+    ].join('\n');
+    const { stdout, stderr } = await run(process.execPath, ['--input-type=module', '-e', script], {
+      cwd: bare,
+    });
+    expect(stderr).toBe('');
+    expect(stdout).toBe('');
+    expect(readdirSync(join(bare as string, 'node_modules'))).not.toContain('ioredis');
   });
 });
