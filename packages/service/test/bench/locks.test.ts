@@ -23,19 +23,22 @@ async function benchLocks(args: string[]): Promise<LockBenchResult[]> {
 const row = (r: LockBenchResult) => `${r.scenario} ${r.kind}/${r.topology} ${r.library}`;
 
 describe('bench locks end to end (figures are not checked, only what was measured and found)', () => {
-  it('every scenario and kind of lockstock against redis-semaphore, on all three topologies', async () => {
-    const results = await benchLocks(['--libraries', 'lockstock,redis-semaphore']);
+  it('every scenario and kind of lockstock against redis-semaphore and the floor, on all three topologies', async () => {
+    const results = await benchLocks(['--libraries', 'lockstock,redis-semaphore,floor']);
     expect(results.map(row)).toEqual([
       'uncontended mutex/single lockstock',
       'uncontended mutex/single redis-semaphore',
+      'uncontended mutex/single floor',
       'uncontended fair/single lockstock',
       'uncontended read-write/single lockstock',
       'uncontended semaphore/single lockstock',
       'uncontended semaphore/single redis-semaphore',
       'uncontended redlock/masters-5 lockstock',
       'uncontended redlock/masters-5 redis-semaphore',
+      'uncontended redlock/masters-5 floor',
       'uncontended mutex/cluster lockstock',
       'uncontended mutex/cluster redis-semaphore',
+      'uncontended mutex/cluster floor',
       'contended mutex/single lockstock',
       'contended mutex/single redis-semaphore',
       'contended fair/single lockstock',
@@ -51,6 +54,9 @@ describe('bench locks end to end (figures are not checked, only what was measure
       // Compared with the peer that offers the counterpart (a mutex for fair and read-write).
       expect(r.bestPeer, row(r)).toBe(r.library === 'lockstock' ? 'redis-semaphore' : null);
       expect(r.timesBestPeer !== null, row(r)).toBe(r.library === 'lockstock');
+      // Against the raw commands of a pair on the same client, where pairs are measured.
+      const uncontendedLockstock = r.library === 'lockstock' && r.scenario === 'uncontended';
+      expect(r.timesFloor !== null && r.timesFloor > 0, row(r)).toBe(uncontendedLockstock);
       // The CPU a pair cost both sides: measured uncontended (on every topology), not under contention.
       const uncontended = r.scenario === 'uncontended';
       expect(r.clientCpuUsPerOp !== null && r.clientCpuUsPerOp > 0, row(r)).toBe(uncontended);

@@ -1,8 +1,13 @@
 import { RedisLockClient, RedlockClient } from 'lockstock';
 import { connect, disconnect, type ClientSetting, type Connections, type Target } from './targets.js';
 
-/** The libraries compared; the peers are dev dependencies, loaded only when benchmarked. */
-export const LIBRARIES = ['lockstock', 'redlock', 'redis-semaphore', 'redlock-universal'] as const;
+/**
+ * The libraries compared; the peers are dev dependencies, loaded only when benchmarked. `floor` is no
+ * library: the raw commands of one acquire + release on the same client, without any library
+ * (`SET NX PX` + a compare-and-delete script; on Redlock's masters, both on all five at once) — what
+ * no lock on that store can beat.
+ */
+export const LIBRARIES = ['lockstock', 'redlock', 'redis-semaphore', 'redlock-universal', 'floor'] as const;
 export type LibraryName = (typeof LIBRARIES)[number];
 
 /**
@@ -19,7 +24,11 @@ export const PRIMITIVES: Record<LibraryName, readonly Kind[]> = {
   redlock: ['mutex', 'redlock'],
   'redis-semaphore': ['mutex', 'semaphore', 'redlock'],
   'redlock-universal': ['mutex', 'redlock'],
+  floor: ['mutex', 'redlock'],
 };
+
+/** Libraries a lockstock row is compared with as its peers (the floor is its own column). */
+export const isPeer = (library: LibraryName): boolean => library !== 'lockstock' && library !== 'floor';
 
 /**
  * What a team without lockstock's kind would use from a peer: a mutex stands in for the fair lock
@@ -68,7 +77,7 @@ async function importPeer<T>(name: string): Promise<T> {
 
 /** Fails with the install hint before anything starts if a peer library selected is missing. */
 export async function assertPeersInstalled(libraries: readonly LibraryName[]): Promise<void> {
-  for (const library of libraries) if (library !== 'lockstock') await importPeer(library);
+  for (const library of libraries.filter(isPeer)) await importPeer(library);
 }
 
 /** A lock's lease in the benchmark, where a library needs one (peers' defaults are 10 s too). */
@@ -94,6 +103,8 @@ export async function createAdapter(spec: AdapterSpec): Promise<LockAdapter> {
         return { ...(await redisSemaphore(spec, connections)), close };
       case 'redlock-universal':
         return { ...(await redlockUniversal(connections)), close };
+      case 'floor':
+        return { ...floor(connections), close };
     }
   } catch (error) {
     disconnect(connections);
@@ -214,6 +225,35 @@ async function redlockUniversal(connections: Connections): Promise<Acquire> {
           if (!(error instanceof LockAcquisitionError)) throw error;
         }
       }
+    },
+  };
+}
+
+/** Deletes the key only if it still holds the caller's value (the floor's release). */
+const COMPARE_AND_DELETE = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`;
+
+/**
+ * The floor: one acquire + release as raw commands on the same clients — `SET key value NX PX`, then
+ * the compare-and-delete script by EVALSHA (ioredis' defineCommand), on every master at once for
+ * Redlock's five. A refused SET retries at once (uncontended rows never see one).
+ */
+function floor(connections: Connections): Acquire {
+  const clients = clientsOf(connections);
+  for (const client of clients)
+    client.defineCommand('floorRelease', { numberOfKeys: 1, lua: COMPARE_AND_DELETE });
+  type WithRelease = { floorRelease(key: string, value: string): Promise<number> };
+  let counter = 0;
+  return {
+    acquire: async (key) => {
+      const value = `floor-${++counter}`;
+      for (;;) {
+        const votes = await Promise.all(clients.map((c) => c.set(key, value, 'PX', LEASE_MS, 'NX')));
+        if (votes.filter((v) => v === 'OK').length > clients.length / 2) break;
+      }
+      return {
+        release: () =>
+          Promise.all(clients.map((c) => (c as unknown as WithRelease).floorRelease(key, value))),
+      };
     },
   };
 }

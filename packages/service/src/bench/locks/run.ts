@@ -6,6 +6,7 @@ import { runContended, type ContendedResult } from './contended.js';
 import type { Workload } from './contended-worker.js';
 import {
   assertPeersInstalled,
+  isPeer,
   PEER_KIND,
   type AdapterSpec,
   type Kind,
@@ -43,6 +44,8 @@ export interface LockBenchResult {
   /** lockstock rows: opsPerSec over the best peer's of the same scenario, topology, client and kind. */
   timesBestPeer: number | null;
   bestPeer: LibraryName | null;
+  /** lockstock rows: opsPerSec over the floor's (raw commands) of the same topology and client. */
+  timesFloor: number | null;
   writesPerSec: number | null;
   handoffOtherP50Ms: number | null;
   handoffOtherP99Ms: number | null;
@@ -202,6 +205,7 @@ function summarizeRow(subject: Subject, client: ClientSetting, samples: Sample[]
     scenario: subject.scenario,
     timesBestPeer: null,
     bestPeer: null,
+    timesFloor: null,
     runs: samples.length,
     clientCpuUsPerOp: null,
     redisCpuUsPerOp: null,
@@ -239,23 +243,27 @@ function summarizeRow(subject: Subject, client: ClientSetting, samples: Sample[]
   };
 }
 
-/** Each lockstock row against the best peer row of its scenario, topology, client and PEER_KIND. */
+/**
+ * Each lockstock row against the best peer row of its scenario, topology, client and PEER_KIND, and
+ * against the floor (raw commands) of its scenario, topology and client.
+ */
 function withRatios(results: LockBenchResult[]): LockBenchResult[] {
   return results.map((r) => {
     if (r.library !== 'lockstock') return r;
-    const peers = results.filter(
-      (p) =>
-        p.library !== 'lockstock' &&
-        p.scenario === r.scenario &&
-        p.topology === r.topology &&
-        p.client === r.client &&
-        p.kind === PEER_KIND[r.kind],
-    );
+    const same = (p: LockBenchResult) =>
+      p.scenario === r.scenario && p.topology === r.topology && p.client === r.client;
+    const peers = results.filter((p) => isPeer(p.library) && same(p) && p.kind === PEER_KIND[r.kind]);
     const best = peers.reduce<LockBenchResult | undefined>(
       (top, p) => (top === undefined || p.opsPerSec > top.opsPerSec ? p : top),
       undefined,
     );
-    if (!best || best.opsPerSec <= 0) return r;
-    return { ...r, timesBestPeer: round(r.opsPerSec / best.opsPerSec), bestPeer: best.library };
+    const floorRow = results.find((p) => p.library === 'floor' && same(p));
+    return {
+      ...r,
+      ...(best && best.opsPerSec > 0
+        ? { timesBestPeer: round(r.opsPerSec / best.opsPerSec), bestPeer: best.library }
+        : {}),
+      ...(floorRow && floorRow.opsPerSec > 0 ? { timesFloor: round(r.opsPerSec / floorRow.opsPerSec) } : {}),
+    };
   });
 }

@@ -1,4 +1,4 @@
-import { LIBRARIES, PEER_KIND, PRIMITIVES, type Kind, type LibraryName } from './libraries.js';
+import { isPeer, LIBRARIES, PEER_KIND, PRIMITIVES, type Kind, type LibraryName } from './libraries.js';
 import type { Topology } from './targets.js';
 
 /**
@@ -71,10 +71,18 @@ export function planSubjects(
   for (const scenario of SCENARIOS.filter((s) => scenarios.includes(s))) {
     for (const { kind, topology } of COVERAGE[scenario].filter((c) => kinds.includes(c.kind))) {
       if (libraries.includes('lockstock')) add({ scenario, topology, library: 'lockstock', kind });
-      for (const library of LIBRARIES.filter((l) => l !== 'lockstock' && libraries.includes(l))) {
+      for (const library of LIBRARIES.filter((l) => isPeer(l) && libraries.includes(l))) {
         if (PRIMITIVES[library].includes(PEER_KIND[kind]))
           add({ scenario, topology, library, kind: PEER_KIND[kind] });
       }
+      // The floor is a pair of raw commands: measured where pairs are (uncontended).
+      if (scenario === 'uncontended' && libraries.includes('floor'))
+        add({
+          scenario,
+          topology,
+          library: 'floor',
+          kind: PEER_KIND[kind] === 'redlock' ? 'redlock' : 'mutex',
+        });
     }
   }
   if (subjects.length === 0)
