@@ -11,6 +11,7 @@ describe('architecture of the lock library', () => {
       'redis',
       'locks',
       'backend',
+      'local',
       'etcd',
       'zookeeper',
     ]);

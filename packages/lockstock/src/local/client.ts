@@ -1,0 +1,195 @@
+import { Busy, type LockResource } from '../locks/core/backend.js';
+import { LockClientBase, type LockClientOptions } from '../locks/core/client.js';
+import { LockElection, proclaimedValue } from '../locks/core/election.js';
+import { monotonicNow } from '../locks/core/lease.js';
+import type { BackendCapabilities, BackendHost, LockBackend } from '../locks/core/spi.js';
+import { InvalidLockOptionError } from '../locks/errors.js';
+import { resolveAcquireOptions } from '../locks/options.js';
+import type { CountDownLatch, Election } from '../locks/types.js';
+import { LocalExclusive, LocalFair, LocalResource } from './exclusive.js';
+import { LocalRead, LocalSemaphore, LocalWrite } from './shared.js';
+import { ANY, LocalStore } from './store.js';
+
+export interface LocalLockClientOptions extends LockClientOptions {
+  /**
+   * Clients of one process with the same namespace share their locks (as code synchronizing on one
+   * object shares its monitor); other namespaces and other processes see none of them.
+   * @default 'default'
+   */
+  namespace?: string;
+}
+
+const LOCAL_CAPABILITIES: BackendCapabilities = Object.freeze({
+  leases: 'renewable',
+  fencing: 'counter',
+  wakeUps: 'push',
+  unsupported: Object.freeze({}),
+});
+
+/**
+ * The in-process backend: Java's `synchronized` and `ReentrantLock`, with lockstock's API — every
+ * family, leases (a hold can still be lost: an explicit lease ends, a renewal stops), fencing tokens,
+ * wake-ups without polling. It protects nothing across processes or machines: that is its point in
+ * the lab (in-process locks do not cross instances) and its use in single-process programs and tests.
+ */
+export class LocalBackend implements LockBackend {
+  readonly name = 'local';
+  readonly capabilities = LOCAL_CAPABILITIES;
+  readonly store: LocalStore;
+
+  constructor(
+    private readonly host: BackendHost,
+    namespace: string,
+  ) {
+    this.store = LocalStore.shared(namespace);
+  }
+
+  readonly subscribe = (channel: string, onWake: Parameters<LocalStore['subscribe']>[1]) =>
+    Promise.resolve(this.store.subscribe(channel, onWake));
+
+  mutex(name: string): LockResource {
+    return new LocalExclusive(this.store, name, key('mutex', name), true);
+  }
+
+  reentrant(name: string): LockResource {
+    return new LocalExclusive(this.store, name, key('reentrant', name), true);
+  }
+
+  fair(name: string): LockResource {
+    return new LocalFair(this.store, name, key('fair', name));
+  }
+
+  spin(name: string): LockResource {
+    return new LocalExclusive(this.store, name, key('spin', name), false);
+  }
+
+  readWrite(name: string): { read: LockResource; write: LockResource } {
+    const state = key('read-write', name);
+    return { read: new LocalRead(this.store, name, state), write: new LocalWrite(this.store, name, state) };
+  }
+
+  semaphore(name: string, permits: number): LockResource {
+    return new LocalSemaphore(this.store, name, key('semaphore', name), permits, 'renewable');
+  }
+
+  counterSemaphore(name: string, permits: number): LockResource {
+    return new LocalSemaphore(this.store, name, key('counter-semaphore', name), permits, 'none');
+  }
+
+  countDownLatch(name: string): CountDownLatch {
+    return new LocalLatch(this.store, this.host, name);
+  }
+
+  election(name: string): Election {
+    const resource = new LocalExclusive(this.store, name, key('election', name), true);
+    const readLeader = async () => {
+      const holder = resource.holder();
+      const value = holder && proclaimedValue(holder.owner);
+      return value === undefined || !holder ? undefined : { value, fencingToken: holder.token };
+    };
+    return new LockElection(name, this.host.lock(resource, 'mutex'), readLeader);
+  }
+
+  async forceUnlock(made: LockResource | CountDownLatch): Promise<boolean> {
+    if (made instanceof LocalResource) return made.forceUnlock();
+    if (made instanceof LocalLatch) return made.reset();
+    throw new InvalidLockOptionError('lock', 'a lock created by this client', made);
+  }
+
+  async close(): Promise<void> {
+    // The store lives as long as the process; holds of this client end with their leases.
+  }
+}
+
+/** Each family keeps its own state per name (a mutex and a semaphore named alike are two locks). */
+const key = (family: string, name: string): string => `${family}\0${name}`;
+
+/** Redisson's CountDownLatch in the store: waiters are woken when the count reaches zero. */
+class LocalLatch implements CountDownLatch {
+  private readonly key: string;
+  private readonly channel: string;
+
+  constructor(
+    private readonly store: LocalStore,
+    private readonly host: BackendHost,
+    readonly name: string,
+  ) {
+    this.key = key('latch', name);
+    this.channel = `${this.key}:wake`;
+  }
+
+  async trySetCount(count: number): Promise<boolean> {
+    if (!Number.isSafeInteger(count) || count < 1) {
+      throw new InvalidLockOptionError('count', 'a positive integer', count);
+    }
+    this.host.assertOpen(this.name);
+    const state = this.store.state(this.key);
+    if (state.latch > 0) return false;
+    state.latch = count;
+    return true;
+  }
+
+  async countDown(): Promise<number> {
+    this.host.assertOpen(this.name);
+    const state = this.store.state(this.key);
+    if (state.latch === 0) return 0;
+    state.latch--;
+    if (state.latch === 0) {
+      this.store.tidy(this.key, state);
+      this.store.publish(this.channel, ANY);
+    }
+    return state.latch;
+  }
+
+  async count(): Promise<number> {
+    this.host.assertOpen(this.name);
+    return this.store.state(this.key).latch;
+  }
+
+  reset(): boolean {
+    const state = this.store.state(this.key);
+    const counting = state.latch > 0;
+    state.latch = 0;
+    this.store.tidy(this.key, state);
+    this.store.publish(this.channel, ANY);
+    return counting;
+  }
+
+  async wait(options: { waitMs?: number; signal?: AbortSignal } = {}): Promise<boolean> {
+    const { waitMs, signal } = resolveAcquireOptions(options, Infinity);
+    this.host.assertOpen(this.name);
+    const startedAt = monotonicNow();
+    if ((await this.count()) === 0) return true;
+    const released = await this.host.waiters.wait<true, undefined>({
+      key: this.key,
+      lockName: this.name,
+      channel: this.channel,
+      ordering: 'server-order', // every waiter checks on each wake-up: all are released at zero
+      owner: '',
+      ticket: undefined,
+      attempt: async () => (this.store.state(this.key).latch === 0 ? RELEASED : new Busy(undefined)),
+      deadline: waitMs === Infinity ? Infinity : startedAt + waitMs,
+      signal,
+      abandon: () => undefined,
+      heldUntil: () => Infinity,
+      leave: () => undefined,
+    });
+    return released === true;
+  }
+}
+
+const RELEASED = { value: true, more: true } as const;
+
+/**
+ * Locks within one process (see LocalBackend): the same API as every other backend's client, for
+ * single-process programs and tests, and as the lab's contrast.
+ */
+export class LocalLockClient extends LockClientBase<LocalBackend> {
+  constructor(options: LocalLockClientOptions = {}) {
+    const namespace = options.namespace ?? 'default';
+    if (typeof namespace !== 'string' || namespace.length === 0) {
+      throw new InvalidLockOptionError('namespace', 'a non-empty string', namespace);
+    }
+    super((host) => new LocalBackend(host, namespace), options);
+  }
+}
