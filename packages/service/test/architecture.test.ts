@@ -1,8 +1,18 @@
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { importsOf, layerViolations, sourceFiles } from '../../lockstock/test/helpers/layers.js';
 
 const src = new URL('../src', import.meta.url);
-const libraryExports = new Set(['lockstock', 'lockstock/redis']);
+/** The lock library's public entry points: every subpath its package.json exports. */
+const libraryExports = new Set(
+  Object.keys(
+    (
+      JSON.parse(readFileSync(new URL('../../lockstock/package.json', import.meta.url), 'utf8')) as {
+        exports: Record<string, unknown>;
+      }
+    ).exports,
+  ).map((subpath) => (subpath === '.' ? 'lockstock' : `lockstock${subpath.slice(1)}`)),
+);
 
 describe('architecture of the service', () => {
   it('lower layers never import upper ones', () => {

@@ -1,5 +1,6 @@
+import { LocalLockClient } from 'lockstock/local';
 import type { Strategy } from '../types.js';
-import { inspectSql, interleave, LocalMutex, prepareSqlStock } from './support.js';
+import { inspectSql, interleave, prepareSqlStock } from './support.js';
 import { labQueries } from '../sql/queries.js';
 
 /** Seed 003 "wrong case 3" / seed 001: the lock is released before the transaction commits. */
@@ -11,13 +12,13 @@ export const localMutexCommitRace: Strategy = {
   expectation: 'oversells',
   prepare: prepareSqlStock,
   async buyer(env, run) {
-    const mutex = new LocalMutex();
+    const mutex = new LocalLockClient({ namespace: run.runId }).mutex('stock');
     return async (buyer) => {
       const client = await env.pg.connect();
       try {
         await client.query('BEGIN');
         let sold = false;
-        const unlock = await mutex.lock();
+        const held = await mutex.acquire();
         try {
           const { rows } = await client.query<{ stock: number }>(labQueries.readStock, [run.runId]);
           const stock = rows[0]?.stock ?? 0;
@@ -27,7 +28,7 @@ export const localMutexCommitRace: Strategy = {
             sold = true;
           }
         } finally {
-          unlock(); // the mistake: the transaction is still open
+          await held.release(); // the mistake: the transaction is still open
         }
         await interleave();
         await client.query('COMMIT');

@@ -49,19 +49,6 @@ export async function inspectSql(
  */
 export const interleave = () => new Promise<void>((resolve) => setImmediate(resolve));
 
-/** An in-process mutex (what `synchronized` / a ReentrantLock is in the seeds' Java). */
-export class LocalMutex {
-  private tail: Promise<void> = Promise.resolve();
-
-  async lock(): Promise<() => void> {
-    let release!: () => void;
-    const previous = this.tail;
-    this.tail = new Promise<void>((resolve) => (release = resolve));
-    await previous;
-    return release;
-  }
-}
-
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
