@@ -31,12 +31,18 @@ describe('bench sale', () => {
     expect(report.results.map((r) => r.path)).toEqual([
       'reservation script',
       'purchases, serve --workers 0',
+      'purchases, serve --workers 0, vs hello world',
       'sold-out answers, serve --workers 0',
+      'purchases, serve --workers 0, rate limits on vs off',
       'purchases, embedded default',
       'sold-out answers, embedded default',
       'purchases, embedded default, durability fsync vs memory',
       'pipeline into PostgreSQL',
     ]);
+    // The purchase is measured against the minimal hand-written endpoint (issue 28's reference).
+    const purchases = report.results.find((r) => r.path === 'purchases, serve --workers 0');
+    expect(purchases?.baseline).toMatch(/^minimal hand-written endpoint/);
+    expect(purchases?.target).toBe(1);
     for (const result of report.results) {
       expect([result.path, result.opsPerSec > 0, result.baselineOpsPerSec > 0]).toEqual([
         result.path,

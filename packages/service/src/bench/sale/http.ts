@@ -11,6 +11,7 @@ import { runWrk, type WrkResult } from './wrk.js';
 
 const cliPath = fileURLToPath(new URL('../../cli/main.js', import.meta.url));
 const helloPath = fileURLToPath(new URL('./http-server.js', import.meta.url));
+const minimalPath = fileURLToPath(new URL('./minimal-server.js', import.meta.url));
 const SECRET = 'bench-secret-0123456789abcdef';
 
 /** The load: `connections` keep-alive connections from wrk's `threads`, for `durationSeconds`. */
@@ -31,6 +32,10 @@ export interface HttpSample {
 
 export interface HttpRun {
   hello: HttpSample;
+  /** The minimal hand-written endpoint (minimal-server.ts) on the same Redis. */
+  minimal: { purchases: HttpSample; soldOut: HttpSample };
+  /** `serve --workers 0` with rate limits on (per user as shipped, per address too high to refuse). */
+  serveLimited: { purchases: HttpSample; soldOut: HttpSample };
   /** `serve --workers 0` on the benchmark's Redis and PostgreSQL. */
   serve: { purchases: HttpSample; soldOut: HttpSample };
   /** `serve` as `npm start` runs it: private redis-server, PGlite, the pipeline (off the HTTP loop). */
@@ -79,7 +84,7 @@ async function startProcess(args: string[], env: NodeJS.ProcessEnv, probeUrl: st
 
 /** The `lockstock serve` CLI as a user runs it (rate limits off: one load generator address). */
 async function startLockstock(
-  mode: 'serve' | 'embedded' | 'embedded-memory',
+  mode: 'serve' | 'serve-limited' | 'embedded' | 'embedded-memory',
   redisUrl: string,
   databaseUrl: string,
 ) {
@@ -87,13 +92,15 @@ async function startLockstock(
   const url = `http://127.0.0.1:${port}`;
   const dataDir = mkdtempSync(join(tmpdir(), 'lockstock-bench-'));
   const args =
-    mode === 'serve'
+    mode === 'serve' || mode === 'serve-limited'
       ? ['--workers', '0', '--redis', redisUrl, '--database', databaseUrl]
       : ['--data-dir', dataDir, '--durability', mode === 'embedded' ? 'fsync' : 'memory'];
   const env = {
     LOCKSTOCK_JWT_SECRET: SECRET,
-    LOCKSTOCK_RATE_LIMIT_PER_IP: '0',
-    LOCKSTOCK_RATE_LIMIT_PER_USER: '0',
+    // Limited: the shipped per-user limit (each buyer sends one request: none is refused) and a per-
+    // address limit no load generator reaches, so the row shows what the limits cost, not refusals.
+    LOCKSTOCK_RATE_LIMIT_PER_IP: mode === 'serve-limited' ? '1000000000' : '0',
+    LOCKSTOCK_RATE_LIMIT_PER_USER: mode === 'serve-limited' ? '5' : '0',
     REDIS_URL: '',
     DATABASE_URL: '',
   };
@@ -104,6 +111,20 @@ async function startLockstock(
     () => rmSync(dataDir, { recursive: true, force: true }),
   );
   return { url, stop: server.stop } satisfies Server;
+}
+
+/** The minimal hand-written endpoint, seeding a sale with stock and a sold-out one on `redisUrl`. */
+async function startMinimal(redisUrl: string): Promise<Server & { open: string; gone: string }> {
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const run = `minimal${Date.now().toString(36)}`;
+  const [open, gone] = [`${run}open`, `${run}gone`];
+  const server = await startProcess(
+    [minimalPath, String(port), redisUrl, SECRET, open, gone],
+    {},
+    `${url}/ready`,
+  );
+  return { url, open, gone, stop: server.stop };
 }
 
 async function startHello(): Promise<Server> {
@@ -170,8 +191,16 @@ export class BuyerTokens {
   }
 }
 
-/** Measures one lockstock server: warm-up, purchases on a large sale, then attempts on a sold-out one. */
-async function measureLockstock(server: Server, tokens: BuyerTokens, load: HttpLoad) {
+/**
+ * Measures one server: warm-up, purchases on a large sale, then attempts on a sold-out one. `sales`
+ * makes them (a lockstock server: through its API; the minimal endpoint has them seeded).
+ */
+async function measurePurchases(
+  server: Server,
+  tokens: BuyerTokens,
+  load: HttpLoad,
+  sales: (stock: number) => Promise<string> = (stock) => createSale(server.url, stock),
+) {
   const wrk = (path: string, range: 0 | 1 | 2, durationSeconds = load.durationSeconds) => {
     const [firstToken, tokenCount] = tokens.range(range);
     return runWrk({
@@ -183,19 +212,20 @@ async function measureLockstock(server: Server, tokens: BuyerTokens, load: HttpL
       durationSeconds,
     });
   };
-  const warm = await createSale(server.url, 10_000_000);
+  const warm = await sales(10_000_000);
   await wrk(`/api/sales/${warm}/orders`, 0, 1); // JIT and connections warm; these buyers are spent
-  const open = await createSale(server.url, 10_000_000);
+  const open = await sales(10_000_000);
   const purchases = sample(await wrk(`/api/sales/${open}/orders`, 1), 202);
-  const gone = await createSale(server.url, 0);
+  const gone = await sales(0);
   const soldOut = sample(await wrk(`/api/sales/${gone}/orders`, 2), 409);
   return { purchases, soldOut };
 }
 
 /**
  * HTTP purchases per second measured the way users will: wrk in its own process, 64 connections,
- * distinct buyers, against `lockstock serve --workers 0`, against the embedded default, and against a
- * hello-world Fastify route taking the same POST (the baseline), in the same run. Each server is a
+ * distinct buyers, against `lockstock serve --workers 0` (rate limits off, and on), against the
+ * embedded default, against the minimal hand-written endpoint (minimal-server.ts) and against a
+ * hello-world Fastify route taking the same POST (the baselines), in the same run. Each server is a
  * fresh process per run; the order in which they are measured alternates with `runIndex`, the run's
  * 0-based number (see inRunOrder).
  */
@@ -225,10 +255,20 @@ export async function benchHttp(
       await hello.stop();
     }
   };
-  const measureServe = async (mode: 'serve' | 'embedded' | 'embedded-memory') => {
+  const measureServe = async (mode: 'serve' | 'serve-limited' | 'embedded' | 'embedded-memory') => {
     const server = await startLockstock(mode, redisUrl, databaseUrl);
     try {
-      return await measureLockstock(server, tokens, load);
+      return await measurePurchases(server, tokens, load);
+    } finally {
+      await server.stop();
+    }
+  };
+  const measureMinimal = async () => {
+    const server = await startMinimal(redisUrl);
+    try {
+      // Its warm-up sale is the open one: its warm-up buyers are others than the measured ones.
+      const seeded = [server.open, server.open, server.gone];
+      return await measurePurchases(server, tokens, load, async () => seeded.shift() as string);
     } finally {
       await server.stop();
     }
@@ -236,7 +276,9 @@ export async function benchHttp(
   return measureInTurn(
     {
       hello: measureHello,
+      minimal: measureMinimal,
       serve: () => measureServe('serve'),
+      serveLimited: () => measureServe('serve-limited'),
       embedded: () => measureServe('embedded'),
       embeddedMemory: () => measureServe('embedded-memory'),
     },

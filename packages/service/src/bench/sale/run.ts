@@ -25,7 +25,9 @@ export interface BenchSaleOptions {
 export type SalePath =
   | 'reservation script'
   | 'purchases, serve --workers 0'
+  | 'purchases, serve --workers 0, vs hello world'
   | 'sold-out answers, serve --workers 0'
+  | 'purchases, serve --workers 0, rate limits on vs off'
   | 'purchases, embedded default'
   | 'sold-out answers, embedded default'
   | 'purchases, embedded default, durability fsync vs memory'
@@ -46,9 +48,11 @@ export interface SaleBenchResult {
 }
 
 const HELLO = 'hello-world Fastify route, same POST, same wrk load';
+const MINIMAL =
+  'minimal hand-written endpoint: Fastify + fast-jwt (HS256 per request) + ioredis + the hm-dianping script by EVALSHA, same Redis, same wrk load';
 
 /** What a step takes beyond its measured durations, for the plan (ms): servers starting, data set up. */
-const OVERHEAD_MS = { reservation: 200, http: 12_000, pipeline: 4_000 } as const;
+const OVERHEAD_MS = { reservation: 200, http: 18_000, pipeline: 4_000 } as const;
 
 type Sample = { library: number; baseline: number };
 
@@ -83,12 +87,14 @@ export async function benchSale(options: BenchSaleOptions) {
         },
       },
       http: {
-        weight: 7 * (ms + 1000) + OVERHEAD_MS.http,
+        // hello: warm-up + 1; minimal and each of the four lockstock servers: warm-up + 2.
+        weight: 2 * (ms + 1000) + 5 * (2 * ms + 1000) + OVERHEAD_MS.http,
         run: async (runIndex: number) => {
           const s = await benchHttp(redisServer.url, postgres.url, tokens, load, runIndex);
           http.push(s);
           return (
-            `HTTP/s hello ${Math.round(s.hello.perSec)}, serve purchases ${Math.round(s.serve.purchases.perSec)} ` +
+            `HTTP/s hello ${Math.round(s.hello.perSec)}, minimal ${Math.round(s.minimal.purchases.perSec)}, ` +
+            `serve purchases ${Math.round(s.serve.purchases.perSec)} ` +
             `sold out ${Math.round(s.serve.soldOut.perSec)}, embedded purchases ` +
             `${Math.round(s.embedded.purchases.perSec)} sold out ${Math.round(s.embedded.soldOut.perSec)}`
           );
@@ -183,14 +189,29 @@ function summarise(reservations: Sample[], http: HttpRun[], pipelines: Sample[])
       httpRow(
         'purchases, serve --workers 0',
         http.map((r) => r.serve.purchases),
+        http.map((r) => r.minimal.purchases.perSec),
+        1.0,
+        MINIMAL,
+      ),
+      httpRow(
+        'purchases, serve --workers 0, vs hello world',
+        http.map((r) => r.serve.purchases),
         hello,
-        0.6,
+        undefined,
       ),
       httpRow(
         'sold-out answers, serve --workers 0',
         http.map((r) => r.serve.soldOut),
         hello,
-        0.9,
+        1.0,
+      ),
+      // What turning the rate limits on costs a purchase (no target: the figure the README quotes).
+      httpRow(
+        'purchases, serve --workers 0, rate limits on vs off',
+        http.map((r) => r.serveLimited.purchases),
+        http.map((r) => r.serve.purchases.perSec),
+        undefined,
+        'purchases, serve --workers 0 (rate limits off, above)',
       ),
       httpRow(
         'purchases, embedded default',
