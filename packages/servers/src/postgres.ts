@@ -23,13 +23,15 @@ export function findPostgresBinDir(): string {
   return installed;
 }
 
-interface UserIds {
+export interface UserIds {
   uid: number;
   gid: number;
 }
 
-/** PostgreSQL refuses to run as root: as root we run it as the `postgres` system user. */
-function postgresUser(): UserIds | undefined {
+/**
+ * PostgreSQL (and pgbouncer) refuse to run as root: as root we run them as the `postgres` system user.
+ */
+export function postgresUser(): UserIds | undefined {
   if (!isRoot()) return undefined;
   const line = readFileSync('/etc/passwd', 'utf8')
     .split('\n')

@@ -93,7 +93,7 @@ export async function stopProcess(started: StartedProcess, signal: NodeJS.Signal
 export function spawnLogged(
   command: string,
   args: string[],
-  options: { logFile: string; cwd?: string; env?: NodeJS.ProcessEnv },
+  options: { logFile: string; cwd?: string; env?: NodeJS.ProcessEnv; uid?: number; gid?: number },
 ): StartedProcess {
   installExitHook();
   const fd = openSync(options.logFile, 'a');
@@ -102,6 +102,9 @@ export function spawnLogged(
     child = spawn(command, args, {
       cwd: options.cwd,
       env: options.env ?? process.env,
+      // Servers that refuse root (PostgreSQL, pgbouncer) run as another user: the log file is ours.
+      ...(options.uid === undefined ? {} : { uid: options.uid }),
+      ...(options.gid === undefined ? {} : { gid: options.gid }),
       stdio: ['ignore', fd, fd],
     });
   } finally {
