@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { checkRow, type CheckName, type FinalState, type RecordedOrder } from './harness/checker.js';
 import { History } from './harness/history.js';
+import { row, unexpectedOutcomes } from './harness/rows.js';
 
 /**
  * The fault checker on hand-written histories: a clean run passes, and each kind of violation is
@@ -24,7 +25,15 @@ function scenario() {
       answer.status === 202 ? 'ok' : answer.status !== undefined && answer.status < 500 ? 'fail' : 'info';
     history.add({ type, ...base, ...answer });
   };
-  return { history, buy };
+  /** A sample of Redis's offer: `offered` units on the stock key, or none (null). */
+  const offer = (offered: number | null, recovering = false) => {
+    // Sent after everything before it (the clock has microseconds: make sure it moved on).
+    const last = history.events.at(-1)?.t ?? -1;
+    while (history.now() <= last);
+    const sentAt = history.now();
+    history.add({ type: 'offer', sentAt, offered, recovering });
+  };
+  return { history, buy, offer };
 }
 
 const order = (id: string, userId: string, status = 'confirmed'): RecordedOrder => ({
@@ -39,6 +48,8 @@ function final(orders: RecordedOrder[], overrides: Partial<FinalState> = {}): Fi
   return {
     orders,
     recordedSold: held,
+    recordedStock: SALE.stock,
+    recordedPerUserLimit: SALE.perUserLimit,
     redisRemaining: SALE.stock - held,
     pending: 0,
     undelivered: 0,
@@ -54,13 +65,20 @@ const failing = (report: ReturnType<typeof checkRow>): CheckName[] =>
 
 describe('the fault checker', () => {
   it('passes a clean run: 202s recorded, refusals not, an unknown outcome resolved by the retry', () => {
-    const { history, buy } = scenario();
+    const { history, buy, offer } = scenario();
+    offer(3);
     buy('u1', 'k1', { status: 202, orderId: '1' });
+    offer(2);
     history.fault('f', 'start', 'x');
+    offer(null); // Redis lost the sale
     buy('u2', 'k2', { status: 503, error: 'service_unavailable' });
+    offer(3); // not rebuilt yet: not judged until the sale sold again
     history.fault('f', 'end', 'x');
+    offer(0, true); // the rebuild's flag is up: nothing is offered
     buy('u2', 'k2', { status: 202, orderId: '2' }); // the retry with the same key
+    offer(1);
     buy('u3', 'k3', { error: 'timeout' }); // gave up: the request did buy
+    offer(0);
     buy('u4', 'k4', { status: 409, error: 'sold_out' });
     buy('u1', 'k1b', { status: 409, error: 'limit_reached' });
     const report = checkRow(
@@ -80,6 +98,7 @@ describe('the fault checker', () => {
       unresolved: 1,
     });
     expect(report.stats.recoveryMs).toEqual(expect.any(Number));
+    expect(report.stats.offers).toEqual({ samples: 7, judged: 4, judgedAfterFault: 2, worstExcess: 0 });
   });
 
   it.each<
@@ -103,7 +122,8 @@ describe('the fault checker', () => {
         buy('u1', 'k1', { status: 202, orderId: '1' });
         return { orders: [order('1', 'u1', 'rejected')], state: { redisRemaining: 3 } };
       },
-      ['acknowledgedThenRejected'],
+      // Redis offers the unit the 202 took again (what a rebuild that forgot it does).
+      ['acknowledgedThenRejected', 'overOffered'],
     ],
     [
       'one key told two orders',
@@ -112,7 +132,8 @@ describe('the fault checker', () => {
         buy('u1', 'k1', { status: 202, orderId: '2' });
         return { orders: [order('1', 'u1')] };
       },
-      ['toldTwice', 'lostAcknowledged', 'overLimit'],
+      // The user was told two units, one of which the record lost: reported once, as lost.
+      ['toldTwice', 'lostAcknowledged'],
     ],
     [
       'more held than the stock',
@@ -122,6 +143,49 @@ describe('the fault checker', () => {
         return { orders, state: { recordedSold: 4, redisRemaining: 0 } };
       },
       ['oversold'],
+    ],
+    [
+      'a lost 202 whose unit was sold again (the loss, counted once: not oversold, not over the limit)',
+      ({ buy }) => {
+        buy('u1', 'k1', { status: 202, orderId: '1' });
+        buy('u1', 'k1b', { status: 202, orderId: '5' }); // after the loss, the user's second unit
+        for (const u of ['u2', 'u3']) buy(u, `k-${u}`, { status: 202, orderId: u.slice(1) });
+        const orders = [order('5', 'u1'), order('2', 'u2'), order('3', 'u3')];
+        return { orders, state: { redisRemaining: 0 } };
+      },
+      ['lostAcknowledged'],
+    ],
+    [
+      'Redis offering units the 202s before had taken (after the fault: a rebuild that forgot a backlog)',
+      ({ history, buy, offer }) => {
+        buy('u1', 'k1', { status: 202, orderId: '1' });
+        buy('u2', 'k2', { status: 202, orderId: '2' });
+        history.fault('f', 'start', 'x');
+        history.fault('f', 'end', 'x');
+        buy('u3', 'k3', { status: 202, orderId: '3' });
+        offer(1); // 3 units told before, stock 3: Redis should offer none
+        return {
+          orders: [order('1', 'u1'), order('2', 'u2'), order('3', 'u3')],
+          state: { redisRemaining: 0 },
+        };
+      },
+      ['overOffered'],
+    ],
+    [
+      'Redis offering more than the record leaves at the end',
+      ({ buy }) => {
+        buy('u1', 'k1', { status: 202, orderId: '1' });
+        return { orders: [order('1', 'u1')], state: { redisRemaining: 3 } };
+      },
+      ['overOffered'],
+    ],
+    [
+      'a record whose stock is not the one the harness created',
+      ({ buy }) => {
+        buy('u1', 'k1', { status: 202, orderId: '1' });
+        return { orders: [order('1', 'u1')], state: { recordedStock: 4 } };
+      },
+      ['recordConsistent'],
     ],
     [
       'a user over the limit',
@@ -188,6 +252,45 @@ describe('the fault checker', () => {
     const report = checkRow(s.history.events, SALE, final(orders, state), { boundMs: 5000 });
     expect(failing(report).sort()).toEqual([...expected].sort());
     expect(report.valid).toBe(false);
+  });
+
+  it('judges the offer outside the fault only: from its start until a 202 after its end, Redis may be anything', () => {
+    const over = (samplesAfterResume: boolean) => {
+      const { history, buy, offer } = scenario();
+      buy('u1', 'k1', { status: 202, orderId: '1' });
+      history.fault('f', 'start', 'x');
+      offer(3); // rolled back, before any check: the service sells nothing from it
+      history.fault('f', 'end', 'x');
+      offer(3); // still not rebuilt: no 202 after the fault yet
+      buy('u2', 'k2', { status: 202, orderId: '2' });
+      if (samplesAfterResume) offer(2); // selling again, and still offering u1's unit
+      const orders = [order('1', 'u1'), order('2', 'u2')];
+      return checkRow(history.events, SALE, final(orders, { redisRemaining: 1 }), { boundMs: 5000 });
+    };
+    expect(failing(over(false))).toEqual([]);
+    expect(over(false).stats.offers).toMatchObject({ samples: 2, judged: 0 });
+    const caught = over(true);
+    expect(failing(caught)).toEqual(['overOffered']);
+    expect(caught.checks.find((c) => c.name === 'overOffered')).toMatchObject({
+      count: 1,
+      examples: [expect.stringMatching(/Redis offered 2 while 202s before it took 2 of 3 \(1 too many\)/)],
+    });
+  });
+
+  it('a row that must fail fails the suite when the checker finds nothing, and passes when it does', () => {
+    const mustFail = row('postgres-immediate-stop-async-commit');
+    const clean = checkRow([], SALE, final([]), { boundMs: 5000 });
+    expect(clean.valid).toBe(true);
+    expect(unexpectedOutcomes(mustFail, clean)).toEqual([
+      'lostAcknowledged was expected to fail under this fault, and the checker did not see it',
+      'unsold was expected to fail under this fault, and the checker did not see it',
+    ]);
+    const { history, buy } = scenario();
+    buy('u1', 'k1', { status: 202, orderId: '1' });
+    const lost = checkRow(history.events, SALE, final([], { redisRemaining: 2 }), { boundMs: 5000 });
+    expect(failing(lost).sort()).toEqual(['lostAcknowledged', 'unsold']);
+    expect(unexpectedOutcomes(mustFail, lost)).toEqual([]);
+    expect(unexpectedOutcomes(row('postgres-immediate-stop'), lost)).toHaveLength(2);
   });
 
   it('bounds recovery, and measures it on the named server only', () => {

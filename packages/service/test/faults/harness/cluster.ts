@@ -88,6 +88,11 @@ export class FaultCluster {
     return [...this.members.values()].flatMap((m) => (m.url ? [m.url] : []));
   }
 
+  /** The processes, as the rows name them. */
+  get processes(): string[] {
+    return [...this.members.keys()];
+  }
+
   url(name: string): string {
     return this.member(name).url ?? '';
   }
@@ -209,6 +214,25 @@ export class FaultCluster {
       if ((rows[0]?.waiting ?? 0) > 0) return () => holder.end();
       if (performance.now() > deadline) throw new Error('no pipeline transaction came to wait on the sale');
       await delay(50);
+    }
+  }
+
+  /**
+   * `ALTER SYSTEM SET name = value` (null: RESET) and a configuration reload: for server-wide
+   * settings a session cannot change (e.g. wal_writer_delay). Not for settings given on the server's
+   * command line (PostgresServer's), which outrank it.
+   */
+  async postgresSystemSetting(name: string, value: string | null): Promise<void> {
+    const client = new pg.Client({ connectionString: this.postgres.url });
+    await client.connect();
+    try {
+      // The name and value come from our own row table, never from input.
+      await client.query(
+        value === null ? `ALTER SYSTEM RESET ${name}` : `ALTER SYSTEM SET ${name} = '${value}'`,
+      );
+      await client.query('SELECT pg_reload_conf()');
+    } finally {
+      await client.end();
     }
   }
 

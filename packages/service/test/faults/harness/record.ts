@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import { ORDER_GROUP, saleKeys } from '../../../src/sale/keys.js';
-import type { FinalState, RecordedOrder, SaleFacts } from './checker.js';
+import type { FinalState, RecordedOrder } from './checker.js';
 
 const sql = (name: string) => readFileSync(new URL(`./sql/${name}.sql`, import.meta.url), 'utf8');
 const SALE_ORDERS = sql('sale-orders');
@@ -28,6 +28,27 @@ export async function backlog(redis: Redis, saleId: string) {
 }
 
 /**
+ * What the order pipelines hold at this moment: entries delivered to a consumer and not acknowledged
+ * (XPENDING), per consumer — while the pipelines' transactions are held, entries they have read and
+ * not recorded — and entries not delivered yet (which only Redis has).
+ */
+export async function heldByPipelines(redis: Redis, saleId: string) {
+  const { stream } = saleKeys(saleId);
+  const [count, , , consumers] = (await redis.xpending(stream, ORDER_GROUP)) as [
+    number,
+    string | null,
+    string | null,
+    Array<[string, string]> | null,
+  ];
+  const { undelivered } = await backlog(redis, saleId);
+  return {
+    pending: Number(count),
+    perConsumer: Object.fromEntries((consumers ?? []).map(([name, n]) => [name, Number(n)])),
+    undelivered,
+  };
+}
+
+/**
  * Waits (bounded polling) until the pipeline has recorded everything of the sale: nothing pending,
  * nothing undelivered. Resolves false if that did not happen within `timeoutMs` — the checker then
  * reports the sale as not drained rather than hiding it.
@@ -42,13 +63,16 @@ export async function waitForDrain(redis: Redis, saleId: string, timeoutMs: numb
   }
 }
 
-/** What Redis and the record say about a sale once the run is over. */
+/**
+ * What Redis and the record say about a sale once the run is over. The sale's stock and limit are read
+ * too, for the checker to compare with what the harness created (it never takes them from here).
+ */
 export async function readFinalState(
   urls: { redis: string; database: string },
   saleId: string,
   drained: boolean,
   problems: string[],
-): Promise<{ sale: SaleFacts; final: FinalState }> {
+): Promise<FinalState> {
   const redis = new Redis(urls.redis);
   const db = new pg.Client({ connectionString: urls.database });
   await db.connect();
@@ -67,15 +91,14 @@ export async function readFinalState(
     }));
     const remaining = await redis.get(saleKeys(saleId).stock);
     return {
-      sale: { stock: totals.stock, perUserLimit: totals.per_user_limit },
-      final: {
-        orders,
-        recordedSold: totals.sold,
-        redisRemaining: remaining === null ? null : Number(remaining),
-        ...(await backlog(redis, saleId)),
-        drained,
-        processProblems: problems,
-      },
+      orders,
+      recordedSold: totals.sold,
+      recordedStock: totals.stock,
+      recordedPerUserLimit: totals.per_user_limit,
+      redisRemaining: remaining === null ? null : Number(remaining),
+      ...(await backlog(redis, saleId)),
+      drained,
+      processProblems: problems,
     };
   } finally {
     await db.end();

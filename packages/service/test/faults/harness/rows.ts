@@ -5,7 +5,8 @@ import { aofSize, cutAofTail, tearAofTail } from '../../helpers/aof.js';
 import { Redis } from 'ioredis';
 import { signToken } from '../../../src/http/auth.js';
 import { Load } from './buyers.js';
-import { checkRow, type CheckName, type RowReport } from './checker.js';
+import { saleKeys } from '../../../src/sale/keys.js';
+import { checkRow, type CheckName, type RowReport, type SaleFacts } from './checker.js';
 import type { FaultCluster } from './cluster.js';
 import { History } from './history.js';
 import { readFinalState, waitForDrain } from './record.js';
@@ -37,9 +38,11 @@ export interface FaultRow {
   readonly mayFail?: readonly CheckName[];
 }
 
-/** What a row's steps may need to know about the run. */
+/** What a row's steps may need to know about the run, and what they observed. */
 export interface RowContext {
   readonly saleId: string;
+  /** Figures the row's steps observed, reported with the row. */
+  readonly notes: Record<string, unknown>;
 }
 
 /** The rows of the fault suite. Add a row here: the harness, checker and README table follow. */
@@ -162,26 +165,32 @@ export const ROWS: readonly FaultRow[] = [
     heal: (c) => c.postgres.restart(),
   },
   {
-    // Unsafe by design, kept as a row so the checker is seen to catch it: with synchronous_commit off,
-    // COMMIT returns before the WAL is written, the pipeline acknowledges the stream entries, and an
-    // immediate stop then loses those orders. Whether a run hits the window (the last ~0.2-0.6 s of
-    // commits) depends on timing, hence "may".
+    // Unsafe by design: a row that must fail, so the checker is seen to catch the fault. With
+    // synchronous_commit off, COMMIT returns before the WAL is written; the pipeline acknowledges the
+    // stream entries, and an immediate stop loses those orders. wal_writer_delay at its maximum
+    // (10 s) leaves the commits since the last filled WAL page unwritten until the next page fills,
+    // so the stop finds some whenever it comes, not only within the WAL writer's 200 ms (5-6 orders
+    // lost in every run here, with either setting). The suite fails if the checker finds none.
     name: 'postgres-immediate-stop-async-commit',
-    fault: 'PostgreSQL `pg_ctl stop -m immediate` for 2 s with `synchronous_commit = off` on the server',
+    fault:
+      'PostgreSQL `pg_ctl stop -m immediate` for 2 s with `synchronous_commit = off` (and `wal_writer_delay = 10s`) on the server',
     target: 'postgres',
     holdMs: 2000,
     // The worker's sessions are opened after the setting (it applies to new sessions only).
     prepare: async (c) => {
       await c.postgresSetting('synchronous_commit', 'off');
+      await c.postgresSystemSetting('wal_writer_delay', '10s');
       await c.restartGracefully('worker');
     },
     inject: (c) => c.postgres.stopImmediately(),
     heal: (c) => c.postgres.restart(),
     restore: async (c) => {
       await c.postgresSetting('synchronous_commit', null);
+      await c.postgresSystemSetting('wal_writer_delay', null);
       await c.restartGracefully('worker');
     },
-    mayFail: ['lostAcknowledged', 'unsold'],
+    // Every lost order took its unit from Redis, and the record does not hold it: unsold too.
+    mustFail: ['lostAcknowledged', 'unsold'],
   },
 ];
 
@@ -195,6 +204,8 @@ export interface RunOptions {
   secret: string;
   /** Stock of the row's sale. @default 250 */
   stock?: number;
+  /** The sale's per-user limit. @default 1 */
+  perUserLimit?: number;
   /** New buyers per second. @default 40 */
   ratePerSecond?: number;
   /** Buyers issued before the fault is injected. @default 60 */
@@ -211,6 +222,14 @@ export interface RowRun {
   row: string;
   fault: string;
   saleId: string;
+  /** The sale and load as the harness made them (the checker's stock and limit come from here). */
+  load: SaleFacts & { ratePerSecond: number; buyersBeforeFault: number; processes: string[] };
+  /** What the row is expected to show: 'holds', or 'violation found' for a row with checks that must fail. */
+  expected: { verdict: 'holds' | 'violation found'; mustFail: CheckName[]; mayFail: CheckName[] };
+  /** What it showed. */
+  observed: { verdict: 'holds' | 'violation found'; failed: CheckName[] };
+  /** Figures the fault's steps observed (e.g. `backlog`: what the pipelines held when it struck). */
+  notes: Record<string, unknown>;
   report: RowReport;
   historyFile: string | undefined;
   /** Checks that failed although the row does not allow it, and required failures that did not happen. */
@@ -220,7 +239,8 @@ export interface RowRun {
 /**
  * Runs one row on a running cluster: a fresh sale, buyers at a steady rate, the fault after the first
  * buyers, undone after its hold; buyers keep coming until the sale answered again after the fault
- * (or 10 s), then the pipeline drains, and the checker compares every answer with the record.
+ * (or 10 s), then the pipeline drains, and the checker compares every answer (and every sample of
+ * Redis's offer) with the record and with the sale as the harness created it.
  */
 export async function runRow(
   cluster: FaultCluster,
@@ -230,89 +250,165 @@ export async function runRow(
   const history = new History(
     options.historyDir ? join(options.historyDir, `${faultRow.name}.jsonl`) : undefined,
   );
+  // The checker's stock and limit: what the harness asks for here, never read back from the service.
+  const sale: SaleFacts = { stock: options.stock ?? 250, perUserLimit: options.perUserLimit ?? 1 };
+  const ratePerSecond = options.ratePerSecond ?? 40;
+  const buyersBeforeFault = options.buyersBeforeFault ?? 60;
   const admin = signToken(options.secret, 'fault-admin', { admin: true });
   const created = await fetch(`${cluster.url('serve-b')}/api/sales`, {
     method: 'POST',
     headers: { authorization: `Bearer ${admin}`, 'content-type': 'application/json' },
-    body: JSON.stringify({
-      name: `fault row ${faultRow.name}`,
-      stock: options.stock ?? 250,
-      perUserLimit: 1,
-    }),
+    body: JSON.stringify({ name: `fault row ${faultRow.name}`, ...sale }),
   });
   if (created.status !== 201) throw new Error(`could not create the sale: ${await created.text()}`);
   const saleId = String(((await created.json()) as { id: string }).id);
 
-  const context: RowContext = { saleId };
-  await faultRow.prepare?.(cluster, context);
-  const tokens = new Map<string, string>();
-  const load = new Load({
-    servers: cluster.servers,
-    saleId,
-    tokenFor: (user) => {
-      let token = tokens.get(user);
-      if (!token) tokens.set(user, (token = signToken(options.secret, user)));
-      return token;
-    },
-    ratePerSecond: options.ratePerSecond ?? 40,
-    userPrefix: `${faultRow.name}-u`,
-    history,
-  });
-  load.start();
-  const before = options.buyersBeforeFault ?? 60;
-  while (load.issued < before) await delay(20); // observing the load, bounded by the test timeout
+  const context: RowContext = { saleId, notes: {} };
+  const sampler = new OfferSampler(cluster.redis.url, saleId, history);
+  let load: Load | undefined;
+  try {
+    await faultRow.prepare?.(cluster, context);
+    const tokens = new Map<string, string>();
+    load = new Load({
+      servers: cluster.servers,
+      saleId,
+      tokenFor: (user) => {
+        let token = tokens.get(user);
+        if (!token) tokens.set(user, (token = signToken(options.secret, user)));
+        return token;
+      },
+      ratePerSecond,
+      userPrefix: `${faultRow.name}-u`,
+      history,
+    });
+    sampler.start();
+    load.start();
+    while (load.issued < buyersBeforeFault) await delay(20); // observing the load, bounded by the test timeout
 
-  history.fault(faultRow.name, 'start', faultRow.target);
-  await faultRow.inject(cluster, context);
-  await delay(options.holdMs ?? faultRow.holdMs); // the fault's duration, not a synchronisation
-  await faultRow.heal(cluster, context);
-  history.fault(faultRow.name, 'end', faultRow.target);
-  await faultRow.restore?.(cluster, context);
+    history.fault(faultRow.name, 'start', faultRow.target);
+    await faultRow.inject(cluster, context);
+    await delay(options.holdMs ?? faultRow.holdMs); // the fault's duration, not a synchronisation
+    await faultRow.heal(cluster, context);
+    history.fault(faultRow.name, 'end', faultRow.target);
+    await faultRow.restore?.(cluster, context);
 
-  // Keep buyers coming until the sale answered after the fault (and a little more), at most 10 s.
-  const healedAt = history.now();
-  const recoveryThrough = faultRow.recoveryThrough ? cluster.url(faultRow.recoveryThrough) : undefined;
-  const invokedAfter = new Set<string>();
-  for (;;) {
-    const since = history.now() - healedAt;
+    // Keep buyers coming until the sale answered after the fault (and a little more), at most 10 s.
+    const healedAt = history.now();
+    const atLeast = 1500;
+    const recoveryThrough = faultRow.recoveryThrough ? cluster.url(faultRow.recoveryThrough) : undefined;
+    const invokedAfter = new Set<string>();
+    let seen = history.events.length;
     let answered = false;
-    for (const e of history.events) {
-      if (e.t < healedAt) continue;
-      if (e.type === 'invoke') invokedAfter.add(`${e.key}#${e.attempt}`);
-      else if (
-        (e.type === 'ok' || (e.type === 'fail' && e.status === 409)) &&
-        invokedAfter.has(`${e.key}#${e.attempt}`) &&
-        (recoveryThrough === undefined || e.server === recoveryThrough)
-      ) {
-        answered = true;
+    for (;;) {
+      const since = history.now() - healedAt;
+      const events = history.events;
+      for (; seen < events.length; seen++) {
+        const e = events[seen] as (typeof events)[number];
+        if (e.t < healedAt || e.type === 'fault' || e.type === 'offer') continue;
+        if (e.type === 'invoke') invokedAfter.add(`${e.key}#${e.attempt}`);
+        else if (
+          (e.type === 'ok' || (e.type === 'fail' && e.status === 409)) &&
+          invokedAfter.has(`${e.key}#${e.attempt}`) &&
+          (recoveryThrough === undefined || e.server === recoveryThrough)
+        ) {
+          answered = true;
+        }
       }
+      if ((answered && since > atLeast) || since > 10_000) break;
+      await delay(100);
     }
-    if ((answered && since > 1500) || since > 10_000) break;
-    await delay(100);
-  }
-  load.stopIssuing();
-  await load.finished();
+    load.stopIssuing();
+    await load.finished();
 
-  const redis = new Redis(cluster.redis.url);
-  const drained = await waitForDrain(redis, saleId, 30_000).finally(() => redis.disconnect());
-  const { sale, final } = await readFinalState(
-    { redis: cluster.redis.url, database: cluster.postgres.url },
-    saleId,
-    drained,
-    cluster.problems(),
-  );
-  const report = checkRow(history.events, sale, final, {
-    ...(recoveryThrough ? { server: recoveryThrough } : {}),
-    boundMs: options.recoveryBoundMs ?? 5000,
-  });
-  return {
-    row: faultRow.name,
-    fault: faultRow.fault,
-    saleId,
-    report,
-    historyFile: history.file,
-    unexpected: unexpectedOutcomes(faultRow, report),
-  };
+    const redis = new Redis(cluster.redis.url);
+    const drained = await waitForDrain(redis, saleId, 30_000).finally(() => redis.disconnect());
+    await sampler.stop(); // after one last sample of the drained sale
+    const final = await readFinalState(
+      { redis: cluster.redis.url, database: cluster.postgres.url },
+      saleId,
+      drained,
+      cluster.problems(),
+    );
+    const report = checkRow(history.events, sale, final, {
+      ...(recoveryThrough ? { server: recoveryThrough } : {}),
+      boundMs: options.recoveryBoundMs ?? 5000,
+    });
+    const mustFail = [...(faultRow.mustFail ?? [])];
+    const failed = report.checks.filter((c) => !c.valid).map((c) => c.name);
+    return {
+      row: faultRow.name,
+      fault: faultRow.fault,
+      saleId,
+      load: { ...sale, ratePerSecond, buyersBeforeFault, processes: cluster.processes },
+      expected: {
+        verdict: mustFail.length > 0 ? 'violation found' : 'holds',
+        mustFail,
+        mayFail: [...(faultRow.mayFail ?? [])],
+      },
+      observed: { verdict: failed.length > 0 ? 'violation found' : 'holds', failed },
+      notes: context.notes,
+      report,
+      historyFile: history.file,
+      unexpected: unexpectedOutcomes(faultRow, report),
+    };
+  } finally {
+    load?.stopIssuing(); // a row that threw leaves no buyers coming
+    await sampler.stop();
+    history.flush();
+  }
+}
+
+/**
+ * Samples the sale's offer on Redis every `everyMs` (stock key and recovery flag in one MGET) into
+ * the history, for the checker's overOffered check; failures (Redis down) are skipped. Its own
+ * connection, which never queues a command while Redis is away.
+ */
+class OfferSampler {
+  private readonly redis: Redis;
+  private timer: NodeJS.Timeout | undefined;
+  private sampling: Promise<void> | undefined;
+
+  constructor(
+    url: string,
+    private readonly saleId: string,
+    private readonly history: History,
+    private readonly everyMs = 100,
+  ) {
+    this.redis = new Redis(url, { enableOfflineQueue: false, maxRetriesPerRequest: 0 });
+    this.redis.on('error', () => undefined); // Redis is killed on purpose: samples are skipped
+  }
+
+  start(): void {
+    this.timer ??= setInterval(() => {
+      this.sampling ??= this.sample().finally(() => (this.sampling = undefined));
+    }, this.everyMs);
+  }
+
+  /** Takes one last sample (if it was sampling), and stops. */
+  async stop(): Promise<void> {
+    const running = this.timer !== undefined;
+    clearInterval(this.timer);
+    this.timer = undefined;
+    await this.sampling;
+    if (running) await this.sample();
+    this.redis.disconnect();
+  }
+
+  private async sample(): Promise<void> {
+    const keys = saleKeys(this.saleId);
+    const sentAt = this.history.now();
+    try {
+      const [stock, recovering] = await this.redis.mget(keys.stock, keys.recovering);
+      this.history.add({
+        type: 'offer',
+        sentAt,
+        offered: stock === null ? null : Number(stock),
+        recovering: recovering !== null,
+      });
+    } catch {
+      // Redis is down or restarting: no sample
+    }
+  }
 }
 
 /** Failed checks the row does not allow, and required failures the checker did not see. */
