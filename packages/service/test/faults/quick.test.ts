@@ -5,8 +5,10 @@ import { row, runRow } from './harness/rows.js';
 /**
  * The quick rows of the fault suite, part of `npm test`: the two faults of issue 13 that took the
  * sale down — PostgreSQL stopped immediately (every serve died of an unhandled pg 'error' event) and
- * Redis restarted (500s instead of 503s) — and the Redis rollback (an AOF missing its last second:
- * units the record held were sold again), shorter, on the same harness as `npm run test:faults`.
+ * Redis restarted (500s instead of 503s) — the Redis rollback (an AOF missing its last second:
+ * units the record held were sold again), and Redis restarted empty while the pipeline holds a
+ * backlog (issue 29: its orders were sold again), shorter, on the same harness as
+ * `npm run test:faults`.
  */
 const SECRET = 'fault-quick-secret-0123456789';
 let cluster: FaultCluster;
@@ -43,4 +45,23 @@ describe('quick fault rows', () => {
       expect(run.unexpected).toEqual([]);
     });
   }
+
+  it('Redis restarted empty while the pipeline holds a backlog: the rebuild counts it — no 202 rejected, none told twice, nothing oversold or offered twice', async () => {
+    // The worker's full batches (100) and the batch read ahead held in its transaction, as the
+    // on-demand row does with three serves' pipelines and tens of thousands of requests.
+    const run = await runRow(cluster, row('redis-restart-empty-backlog'), {
+      ...QUICK,
+      stock: 500,
+      ratePerSecond: 100,
+      buyersBeforeFault: 150,
+      backlogTarget: 150,
+      issueAfterHealMs: 3000,
+    });
+    expect(run.unexpected).toEqual([]);
+    expect(run.notes.backlog).toMatchObject({ pending: expect.any(Number) as number });
+    expect((run.notes.backlog as { pending: number }).pending).toBeGreaterThan(0);
+    expect(run.notes.rebuild).toMatchObject({ finishedBeforeWritesWentOn: false });
+    for (const check of ['acknowledgedThenRejected', 'toldTwice', 'oversold', 'overOffered'] as const)
+      expect(run.report.checks.find((c) => c.name === check)?.count, check).toBe(0);
+  });
 });

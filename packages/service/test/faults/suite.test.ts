@@ -2,28 +2,27 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import * as prettier from 'prettier';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { FaultCluster } from './harness/cluster.js';
 import { ROWS, runRow, type RowRun } from './harness/rows.js';
 
 /**
  * The fault suite (`npm run test:faults`; not part of `npm test`, whose quick rows are in
- * quick.test.ts): every row of harness/rows.ts against 2 `serve --workers 0` + 1 `worker` processes
- * on real Redis (AOF) and PostgreSQL. Each row's history is kept as JSON Lines; with
+ * quick.test.ts): every row of harness/rows.ts against real processes on real Redis (AOF) and
+ * PostgreSQL — by default 2 `serve --workers 0` + 1 `worker`, shared by the rows; a row that names a
+ * cluster of its own (e.g. several serves with their own pipelines, under a heavy load) gets one. A
+ * row passes only if the checker reports what it must and nothing it may not (a row that must fail
+ * fails the suite when the checker finds nothing). Each row's history is kept as JSON Lines; with
  * LOCKSTOCK_FAULTS_REPORT set, the reports are written there as JSON (scripts/fault-table.mjs turns
  * them into the README's table).
  */
 const SECRET = 'fault-suite-secret-0123456789';
 const historyDir = join(tmpdir(), `lockstock-faults-${new Date().toISOString().replace(/[:.]/g, '-')}`);
-let cluster: FaultCluster;
+let shared: FaultCluster | undefined;
 const runs: RowRun[] = [];
 
-beforeAll(async () => {
-  cluster = await FaultCluster.start({ secret: SECRET });
-});
-
 afterAll(async () => {
-  await cluster?.stop();
+  await shared?.stop();
   const out = process.env.LOCKSTOCK_FAULTS_REPORT;
   if (out && runs.length > 0) {
     mkdirSync(dirname(out), { recursive: true });
@@ -35,13 +34,22 @@ afterAll(async () => {
 
 describe('the sale under faults (real processes, real faults)', () => {
   for (const faultRow of ROWS) {
-    it(faultRow.name, async () => {
-      const run = await runRow(cluster, faultRow, { secret: SECRET, historyDir });
-      runs.push(run);
-      process.stdout.write(
-        `${faultRow.name}: ${JSON.stringify(run.report.stats)}\n  history: ${run.historyFile}\n`,
-      );
-      expect(run.unexpected, `history: ${run.historyFile}`).toEqual([]);
+    it(faultRow.name, { timeout: faultRow.cluster ? 600_000 : 180_000 }, async () => {
+      // A row with a cluster of its own starts it (and stops it after); the others share one.
+      const own = faultRow.cluster
+        ? await FaultCluster.start({ secret: SECRET, ...faultRow.cluster })
+        : undefined;
+      try {
+        const cluster = own ?? (shared ??= await FaultCluster.start({ secret: SECRET }));
+        const run = await runRow(cluster, faultRow, { secret: SECRET, historyDir, ...faultRow.load });
+        runs.push(run);
+        process.stdout.write(
+          `${faultRow.name}: ${JSON.stringify(run.report.stats)}\n  notes: ${JSON.stringify(run.notes)}\n  history: ${run.historyFile}\n`,
+        );
+        expect(run.unexpected, `history: ${run.historyFile}`).toEqual([]);
+      } finally {
+        await own?.stop();
+      }
     });
   }
 });

@@ -1,3 +1,4 @@
+import { Agent, request } from 'node:http';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { BuyCompletion, History } from './history.js';
 
@@ -18,6 +19,8 @@ export interface LoadOptions {
   /** User id prefix (one per row, so rows never share users). */
   userPrefix: string;
   history: History;
+  /** Open connections per server at most (more requests wait for one, within their timeout). @default 64 */
+  connectionsPerServer?: number;
 }
 
 type Outcome = Omit<BuyCompletion, 'f' | 'process' | 'user' | 'key' | 'server' | 'attempt'>;
@@ -36,8 +39,12 @@ export class Load {
   private stopped = false;
   private readonly running = new Set<Promise<void>>();
   private loop: Promise<void> | undefined;
+  /** Keep-alive connections, bounded: thousands of buyers retrying at once must not open thousands. */
+  private readonly agent: Agent;
 
-  constructor(private readonly options: LoadOptions) {}
+  constructor(private readonly options: LoadOptions) {
+    this.agent = new Agent({ keepAlive: true, maxSockets: options.connectionsPerServer ?? 64 });
+  }
 
   get issued(): number {
     return this.issuedCount;
@@ -55,17 +62,20 @@ export class Load {
   async finished(): Promise<void> {
     await this.loop;
     while (this.running.size > 0) await Promise.all([...this.running]);
+    this.agent.destroy();
   }
 
+  /** A steady rate, whatever each buyer takes: every few ms, the buyers due by then. */
   private async issue(): Promise<void> {
     const interval = 1000 / this.options.ratePerSecond;
     const began = performance.now();
     while (!this.stopped) {
-      const i = this.issuedCount++;
-      const buyer = this.buyer(i).finally(() => this.running.delete(buyer));
-      this.running.add(buyer);
-      const next = began + (i + 1) * interval; // a steady rate, whatever each buyer takes
-      await delay(Math.max(0, next - performance.now()));
+      const due = Math.floor((performance.now() - began) / interval) + 1;
+      while (this.issuedCount < due && !this.stopped) {
+        const buyer = this.buyer(this.issuedCount++).finally(() => this.running.delete(buyer));
+        this.running.add(buyer);
+      }
+      await delay(Math.max(1, Math.min(10, began + due * interval - performance.now())));
     }
   }
 
@@ -92,28 +102,59 @@ export class Load {
     }
   }
 
-  private async post(server: string, user: string, key: string): Promise<Outcome> {
-    try {
-      const response = await fetch(`${server}/api/sales/${this.options.saleId}/orders`, {
-        method: 'POST',
-        headers: {
-          authorization: `Bearer ${this.options.tokenFor(user)}`,
-          'content-type': 'application/json',
-          'idempotency-key': key,
+  private post(server: string, user: string, key: string): Promise<Outcome> {
+    const timeoutMs = this.options.requestTimeoutMs ?? 2000;
+    const body = '{}';
+    return new Promise<Outcome>((resolve) => {
+      let settled = false;
+      const settle = (outcome: Outcome) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        resolve(outcome);
+      };
+      const req = request(
+        `${server}/api/sales/${this.options.saleId}/orders`,
+        {
+          method: 'POST',
+          agent: this.agent,
+          headers: {
+            authorization: `Bearer ${this.options.tokenFor(user)}`,
+            'content-type': 'application/json',
+            'content-length': Buffer.byteLength(body),
+            'idempotency-key': key,
+          },
         },
-        body: '{}',
-        signal: AbortSignal.timeout(this.options.requestTimeoutMs ?? 2000),
+        (response) => {
+          const chunks: Buffer[] = [];
+          response.on('data', (chunk: Buffer) => chunks.push(chunk));
+          response.on('error', (error: NodeJS.ErrnoException) =>
+            settle({ type: 'info', error: error.code ?? error.message }),
+          );
+          response.on('end', () => {
+            const status = response.statusCode ?? 0;
+            let parsed: { orderId?: string; error?: string } = {};
+            try {
+              parsed = JSON.parse(Buffer.concat(chunks).toString()) as typeof parsed;
+            } catch {
+              // not JSON: the status says enough
+            }
+            if (status === 202) settle({ type: 'ok', status, orderId: String(parsed.orderId) });
+            else settle({ type: status >= 500 ? 'info' : 'fail', status, error: String(parsed.error) });
+          });
+        },
+      );
+      // The client gives up after the timeout, waiting for a connection included.
+      const timer = setTimeout(() => {
+        settle({ type: 'info', error: 'timeout' });
+        req.destroy();
+      }, timeoutMs);
+      req.on('error', (error: NodeJS.ErrnoException) => {
+        // Refused: the request never left, so it certainly did not happen.
+        if (error.code === 'ECONNREFUSED') settle({ type: 'fail', error: 'refused' });
+        else settle({ type: 'info', error: error.code ?? error.message });
       });
-      const body = (await response.json()) as { orderId?: string; error?: string };
-      if (response.status === 202) return { type: 'ok', status: 202, orderId: String(body.orderId) };
-      const type = response.status >= 500 ? 'info' : 'fail';
-      return { type, status: response.status, error: String(body.error) };
-    } catch (error) {
-      const { name, cause } = error as Error & { cause?: { code?: string } };
-      if (name === 'TimeoutError') return { type: 'info', error: 'timeout' };
-      // Refused: the request never left, so it certainly did not happen.
-      if (cause?.code === 'ECONNREFUSED') return { type: 'fail', error: 'refused' };
-      return { type: 'info', error: cause?.code ?? (error as Error).message };
-    }
+      req.end(body);
+    });
   }
 }

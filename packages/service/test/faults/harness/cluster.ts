@@ -8,6 +8,8 @@ import { spawnCli, type CliProcess } from '../../helpers/cli.js';
 const sql = (name: string) => readFileSync(new URL(`./sql/${name}.sql`, import.meta.url), 'utf8');
 const LOCK_SALE = sql('lock-sale');
 const LOCK_WAITERS = sql('lock-waiters');
+const SESSION_WAITS = sql('session-waits');
+const RECOVERY_FENCE = sql('recovery-fence');
 
 /** Output that means a process hit something nobody handled (what issue 13 saw before it died). */
 const CRASH =
@@ -25,17 +27,27 @@ interface Member {
 
 export interface FaultClusterOptions {
   secret: string;
-  /** `serve --workers 0` processes. @default 2 */
+  /** `serve` processes. @default 2 */
   serves?: number;
-  /** The worker takes over entries another consumer left pending this long, ms. @default 1000 */
+  /** Order pipelines in each serve (`serve --workers <n>`, in its order thread). @default 0 */
+  pipelinesPerServe?: number;
+  /** `worker` processes (one pipeline each); the first is named `worker`, the next `worker-2`... @default 1 */
+  workers?: number;
+  /** The workers' `--batch-size`. @default 100 */
+  batchSize?: number;
+  /**
+   * The workers take over entries another consumer left pending this long, ms (their pipeline lease
+   * is max(this, 3 s)). @default 1000
+   */
   claimIdleMs?: number;
 }
 
 /**
- * The service as deployed: real redis-server (AOF, fsync every second) and PostgreSQL, two
- * `serve --workers 0` processes and one `worker`, each a real OS process of the built CLI. The
- * harness is their supervisor: it kills, pauses, restarts them, and knows which exits it caused, so
- * any other exit — or a crash trace in any output — is reported as a crash.
+ * The service as deployed: real redis-server (AOF, fsync every second) and PostgreSQL, `serve`
+ * processes (by default two `serve --workers 0`) and `worker` processes (by default one), each a real
+ * OS process of the built CLI. The harness is their supervisor: it kills, pauses, restarts them, and
+ * knows which exits it caused, so any other exit — or a crash trace in any output — is reported as a
+ * crash.
  */
 export class FaultCluster {
   private readonly members = new Map<string, Member>();
@@ -45,6 +57,8 @@ export class FaultCluster {
     readonly redis: RedisServer,
     readonly postgres: PostgresServer,
     private readonly env: Record<string, string>,
+    /** Order pipelines in the cluster (each serve's and each worker's). */
+    readonly pipelines: number,
   ) {}
 
   static async start(options: FaultClusterOptions): Promise<FaultCluster> {
@@ -55,27 +69,38 @@ export class FaultCluster {
       // pipeline acknowledges entries after COMMIT. fsync stays off: no row crashes the machine.
       PostgresServer.start({ settings: { synchronous_commit: 'on' } }),
     ]);
-    const cluster = new FaultCluster(redis, postgres, {
-      LOCKSTOCK_JWT_SECRET: options.secret,
-      LOCKSTOCK_RATE_LIMIT_PER_IP: '0', // one load generator address
-      LOCKSTOCK_RATE_LIMIT_PER_USER: '0', // retries of one buyer are the point here
-    });
+    const serves = options.serves ?? 2;
+    const perServe = options.pipelinesPerServe ?? 0;
+    const workers = options.workers ?? 1;
+    const cluster = new FaultCluster(
+      redis,
+      postgres,
+      {
+        LOCKSTOCK_JWT_SECRET: options.secret,
+        LOCKSTOCK_RATE_LIMIT_PER_IP: '0', // one load generator address
+        LOCKSTOCK_RATE_LIMIT_PER_USER: '0', // retries of one buyer are the point here
+      },
+      serves * perServe + workers,
+    );
     const urls = ['--redis', redis.url, '--database', postgres.url];
     try {
-      for (let i = 0; i < (options.serves ?? 2); i++) {
+      for (let i = 0; i < serves; i++) {
         const port = await freePort();
         const name = `serve-${String.fromCharCode(97 + i)}`;
         // One at a time: they migrate the same database.
-        await cluster.launch(name, ['serve', '--port', String(port), '--workers', '0', ...urls], port);
+        const args = ['serve', '--port', String(port), '--workers', String(perServe), ...urls];
+        await cluster.launch(name, args, port);
       }
-      await cluster.launch('worker', [
-        'worker',
-        ...urls,
-        '--batch-size',
-        '100',
-        '--claim-idle-ms',
-        String(options.claimIdleMs ?? 1000),
-      ]);
+      for (let i = 0; i < workers; i++) {
+        await cluster.launch(i === 0 ? 'worker' : `worker-${i + 1}`, [
+          'worker',
+          ...urls,
+          '--batch-size',
+          String(options.batchSize ?? 100),
+          '--claim-idle-ms',
+          String(options.claimIdleMs ?? 1000),
+        ]);
+      }
     } catch (error) {
       await cluster.stop(); // never leave servers behind a failed start
       throw error;
@@ -203,18 +228,20 @@ export class FaultCluster {
    * client. Resolves with the release (the lock also goes when the server does).
    */
   async blockPipelineOn(saleId: string): Promise<() => Promise<void>> {
-    const holder = new pg.Client({ connectionString: this.postgres.url });
-    holder.on('error', () => undefined); // the server is about to be stopped under it: expected
-    await holder.connect();
-    await holder.query('BEGIN');
-    await holder.query(LOCK_SALE, [saleId]);
-    const deadline = performance.now() + 20_000;
-    for (;;) {
-      const { rows } = await holder.query<{ waiting: number }>(LOCK_WAITERS);
-      if ((rows[0]?.waiting ?? 0) > 0) return () => holder.end();
-      if (performance.now() > deadline) throw new Error('no pipeline transaction came to wait on the sale');
-      await delay(50);
-    }
+    const block = await this.blockPipelines(saleId, 1);
+    return () => block.release();
+  }
+
+  /**
+   * Holds the order pipelines' writes for a sale: the harness takes the sale's row lock, and every
+   * pipeline's next batch waits for it inside its transaction, with the entries it read (and the
+   * batch it read ahead) in its memory, unrecorded. Resolves once `waiters` pipeline transactions
+   * wait on it (bounded polling on pg_stat_activity).
+   */
+  async blockPipelines(saleId: string, waiters = this.pipelines): Promise<PipelineBlock> {
+    const block = new PipelineBlock(this.postgres.url, saleId);
+    await block.hold(waiters);
+    return block;
   }
 
   /**
@@ -231,6 +258,18 @@ export class FaultCluster {
         value === null ? `ALTER SYSTEM RESET ${name}` : `ALTER SYSTEM SET ${name} = '${value}'`,
       );
       await client.query('SELECT pg_reload_conf()');
+    } finally {
+      await client.end();
+    }
+  }
+
+  /** The recovery fence (migration 005): how many rebuilds have raised it so far. */
+  async recoveryFence(): Promise<number> {
+    const client = new pg.Client({ connectionString: this.postgres.url });
+    await client.connect();
+    try {
+      const { rows } = await client.query<{ fence: string }>(RECOVERY_FENCE);
+      return Number(rows[0]?.fence ?? 0);
     } finally {
       await client.end();
     }
@@ -254,6 +293,87 @@ export class FaultCluster {
     await Promise.all([...this.members.values()].map((m) => m.process.exited));
     this.redis.signal('SIGCONT');
     await Promise.all([this.redis.stop(), this.postgres.stop()]);
+  }
+}
+
+/**
+ * The harness's hold on a sale's row (see FaultCluster.blockPipelines). `swap()` lets the waiting
+ * batches through and holds the next ones: they are read from whatever backed up meanwhile, so they
+ * come full (a batch, and the batch read ahead).
+ */
+export class PipelineBlock {
+  private holder: pg.Client | undefined;
+  /** Watches pg_stat_activity outside any transaction (inside one, it is a snapshot). */
+  private monitor: pg.Client | undefined;
+
+  constructor(
+    private readonly url: string,
+    private readonly saleId: string,
+  ) {}
+
+  /** Takes the lock (queued behind whoever waits for it now), then waits for `waiters` batches. */
+  async hold(waiters: number): Promise<void> {
+    const monitor = (this.monitor ??= await connect(this.url));
+    const previous = this.holder;
+    const holder = await connect(this.url);
+    const { rows } = await holder.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
+    await holder.query('BEGIN');
+    const locked = holder.query(LOCK_SALE, [this.saleId]);
+    if (previous) {
+      // Queued behind the batches waiting now (the lock manager's queue is first come, first
+      // served): they go through when the previous hold ends, then this one holds the next ones.
+      await waitFor(
+        () => monitor.query<{ waiting: boolean }>(SESSION_WAITS, [rows[0]?.pid]),
+        (result) => result.rows[0]?.waiting === true,
+        20_000,
+        'the harness to queue for the sale',
+      );
+      await previous.end();
+    }
+    await locked;
+    this.holder = holder;
+    await waitFor(
+      async () => (await monitor.query<{ waiting: number }>(LOCK_WAITERS)).rows[0]?.waiting ?? 0,
+      (n) => n >= waiters,
+      20_000,
+      `${waiters} pipeline transaction(s) to wait on the sale`,
+    );
+  }
+
+  /** Lets the waiting batches through and holds the next ones (as many waiters again). */
+  async swap(waiters: number): Promise<void> {
+    await this.hold(waiters);
+  }
+
+  async release(): Promise<void> {
+    const { holder, monitor } = this;
+    this.holder = undefined;
+    this.monitor = undefined;
+    await holder?.end();
+    await monitor?.end();
+  }
+}
+
+async function connect(url: string): Promise<pg.Client> {
+  const client = new pg.Client({ connectionString: url });
+  client.on('error', () => undefined); // the server may be stopped under it: expected
+  await client.connect();
+  return client;
+}
+
+/** Bounded polling until `done(value)`; throws with `what` after `timeoutMs`. */
+async function waitFor<T>(
+  read: () => Promise<T>,
+  done: (value: T) => boolean,
+  timeoutMs: number,
+  what: string,
+): Promise<T> {
+  const deadline = performance.now() + timeoutMs;
+  for (;;) {
+    const value = await read();
+    if (done(value)) return value;
+    if (performance.now() > deadline) throw new Error(`waited ${timeoutMs} ms for ${what}`);
+    await delay(20);
   }
 }
 
