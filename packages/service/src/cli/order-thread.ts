@@ -7,6 +7,7 @@ import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
 import { connectSaleRedis } from '../sale/redis.js';
 import pino from 'pino';
 import { ExpirySweeper } from '../sale/lifecycle/sweeper.js';
+import { recordLayouts } from '../sale/shards/record-layouts.js';
 import { createSaleMetrics } from '../sale/metrics.js';
 import { OrderPipeline } from '../sale/pipeline/order-pipeline.js';
 import { pgliteDatabase, postgresDatabase, type Database } from '../sale/store/db.js';
@@ -47,7 +48,12 @@ async function start() {
     const recovery = data.pipelines > 0 ? new RecoveryMonitor({ redis, db, logger }) : undefined;
     await recovery?.start();
     const sweeper = recovery
-      ? new ExpirySweeper(redis, { logger, admits: (saleId) => recovery.admits(saleId) })
+      ? new ExpirySweeper(redis, {
+          logger,
+          admits: (saleId) => recovery.admits(saleId),
+          layouts: recordLayouts(redis, db),
+          onTransfersFinished: (count) => metrics.transfersFinished.inc(count),
+        })
       : undefined;
     for (const pipeline of pipelines) pipeline.start();
     sweeper?.start();

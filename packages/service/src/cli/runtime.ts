@@ -221,6 +221,8 @@ export async function startRuntime(options: RuntimeOptions, resources: Resources
     // Unpaid orders expire wherever orders are recorded; any number of sweepers may run.
     const sweeper = new ExpirySweeper(redis, {
       logger,
+      layouts: service.layouts,
+      onTransfersFinished: (count) => metrics.transfersFinished.inc(count),
       ...(recovery ? { admits: (saleId: string) => recovery.admits(saleId) } : {}),
     });
     sweeper.start();

@@ -1,5 +1,6 @@
 import { Type, type Static } from '@fastify/type-provider-typebox';
 import { MAX_PAY_WITHIN_SECONDS, MAX_PER_USER_LIMIT, MAX_STOCK } from '../sale/service.js';
+import { MAX_SHARDS } from '../sale/shards/layout.js';
 
 /** Request and response schemas (TypeBox): validation, serialization and OpenAPI from one source. */
 
@@ -38,6 +39,15 @@ export const NewSaleBody = Type.Object(
         description: 'unpaid orders expire this long after the reservation (default: never)',
       }),
     ),
+    shards: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        maximum: MAX_SHARDS,
+        default: 1,
+        description:
+          'split the stock into this many parts, each on its own Redis Cluster master (one hot sale beyond one Redis core); units move between parts, and sold out is answered only when every part is',
+      }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -53,6 +63,7 @@ export const SaleView = Type.Object({
   startsAt: Type.String({ format: 'date-time' }),
   endsAt: Type.String({ format: 'date-time' }),
   payWithinSeconds: Type.Optional(Type.Integer()),
+  shards: Type.Integer({ description: 'parts the stock is split into (1: not split)' }),
   status: Type.Union([
     Type.Literal('scheduled'),
     Type.Literal('active'),

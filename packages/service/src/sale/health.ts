@@ -2,6 +2,7 @@ import { DEFAULT_KEY_PREFIX, loadLuaScript, ScriptRunner } from 'lockstock/redis
 import { activeSalesKey, ORDER_GROUP, saleKeys } from './keys.js';
 import type { PipelineHealth } from './pipeline/order-pipeline.js';
 import type { SaleRedis } from './redis.js';
+import { isSplit, LayoutCache, layoutKeys } from './shards/layout.js';
 import type { Database } from './store/db.js';
 import { queries } from './store/queries.js';
 
@@ -82,6 +83,8 @@ export interface HealthDeps {
   durability?: DurabilityReport;
   /** Sales whose backlog is read, at most. @default 50 */
   maxSales?: number;
+  /** Layouts of split sales (whose backlog is in their parts' streams). @default Redis's */
+  layouts?: LayoutCache;
 }
 
 /** Probes Redis and the database (bounded by `timeoutMs`) and reads the pipeline's backlog. */
@@ -144,9 +147,15 @@ async function readOldestUnrecordedMs(deps: HealthDeps): Promise<number | null> 
   const prefix = deps.keyPrefix ?? DEFAULT_KEY_PREFIX;
   const scripts = new ScriptRunner(deps.redis);
   const saleIds = (await deps.redis.smembers(activeSalesKey(prefix))).slice(0, deps.maxSales ?? 50);
-  const ages = await Promise.all(
+  const layouts = deps.layouts ?? new LayoutCache(deps.redis, prefix);
+  const streams = await Promise.all(
     saleIds.map(async (saleId) => {
-      const keys = saleKeys(saleId, prefix);
+      const layout = await layouts.get(saleId);
+      return isSplit(layout) ? layoutKeys(layout, prefix) : [saleKeys(saleId, prefix)];
+    }),
+  );
+  const ages = await Promise.all(
+    streams.flat().map(async (keys) => {
       const reply = (await scripts.run(
         statsScript,
         [keys.stock, keys.outcomes, keys.visitors, keys.stream, keys.dead],

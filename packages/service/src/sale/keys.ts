@@ -45,7 +45,15 @@ export const ID_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
 export const activeSalesKey = (prefix = DEFAULT_KEY_PREFIX) => `${prefix}:sales:active`;
 
 export function saleKeys(saleId: string, prefix = DEFAULT_KEY_PREFIX): SaleKeys {
-  const base = `${prefix}:{sale:${saleId}}`;
+  return keysOfTag(`sale:${saleId}`, prefix);
+}
+
+/**
+ * A sale's key set on the hash tag `tag`: `sale:<id>` for a sale of one part, a part's own tag for
+ * each part of a split sale (shards/layout.ts).
+ */
+export function keysOfTag(tag: string, prefix = DEFAULT_KEY_PREFIX): SaleKeys {
+  const base = `${prefix}:{${tag}}`;
   return {
     stock: `${base}:stock`,
     notBefore: `${base}:not-before`,
@@ -64,9 +72,9 @@ export function saleKeys(saleId: string, prefix = DEFAULT_KEY_PREFIX): SaleKeys 
   };
 }
 
-/** The sale id in a key or channel of `saleKeys` (undefined if it is not one). */
+/** The sale id in a key or channel of `saleKeys` or of a part's keys (undefined if it is not one). */
 export function saleIdOfKey(key: string): string | undefined {
-  return /\{sale:([^}]+)\}/.exec(key)?.[1];
+  return /\{sale:([^}:]+)(?::p\d+\.\d+)?\}/.exec(key)?.[1];
 }
 
 /** The consumer group of the order pipeline on every sale stream. */

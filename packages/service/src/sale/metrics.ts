@@ -66,6 +66,17 @@ export function createSaleMetrics(registry = new Registry()) {
       labelNames: ['cause'] as const,
       registers: [registry],
     }),
+    transferWait: new Histogram({
+      name: 'lockstock_sale_transfer_wait_seconds',
+      help: 'How long a buyer of a split sale waited from finding its part without units to its answer (units moved from another part, or the whole sale proven sold out)',
+      buckets: [0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+      registers: [registry],
+    }),
+    transfersFinished: new Counter({
+      name: 'lockstock_sale_transfers_finished_total',
+      help: 'Transfers between the parts of split sales that the sweeper found pending (their process died or failed between debit and finish) and finished',
+      registers: [registry],
+    }),
     batchSeconds: new Histogram({
       name: 'lockstock_pipeline_batch_seconds',
       help: 'Time to record one batch of orders in the database',

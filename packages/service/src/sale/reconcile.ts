@@ -8,6 +8,7 @@ import { records } from './store/records.js';
 import type { SaleRedis } from './redis.js';
 import { inspectSale, type SaleCondition } from './recovery/inspect.js';
 import { RecoveryMonitor } from './recovery/monitor.js';
+import { reconcileSplit, type PartDrift } from './shards/reconcile-split.js';
 
 const snapshotScript = loadLuaScript(new URL('./reconcile-snapshot.lua', import.meta.url));
 const applyScript = loadLuaScript(new URL('./reconcile-apply.lua', import.meta.url));
@@ -37,6 +38,12 @@ export interface SaleDrift {
   condition: SaleCondition['kind'];
   /** The stock after repair (only with `repair`). */
   repairedRemaining?: number;
+  /**
+   * A split sale (shards/): each part against the record. `drift` then also counts the units of
+   * transfers debited and not credited yet (`transferUnits`), which are in no part's stock.
+   */
+  parts?: PartDrift[];
+  transferUnits?: number;
 }
 
 type Snapshot = [remaining: number, inFlight: number, users: Array<string | number>];
@@ -69,6 +76,34 @@ export async function reconcile(
   return report;
 
   async function reconcileSale(sale: (typeof sales)[number], recovery: RecoveryMonitor | undefined) {
+    if (sale.partTags) {
+      const split = await reconcileSplit({ redis, db }, sale, {
+        keyPrefix: prefix,
+        ...(recovery ? { recovery } : {}),
+      });
+      const recorded = split.recordedUnits;
+      const entry: SaleDrift = {
+        saleId: sale.id,
+        stock: sale.stock,
+        redisRemaining: split.redisRemaining,
+        recordedUnits: recorded,
+        inFlightUnits: split.inFlightUnits,
+        transferUnits: split.transferUnits,
+        drift:
+          sale.stock - (split.redisRemaining ?? 0) - recorded - split.inFlightUnits - split.transferUnits,
+        buyersBelowRecord: split.parts.reduce((s, p) => s + p.buyersBelowRecord, 0),
+        unscheduledOrders: split.unscheduledOrders,
+        condition: split.condition,
+        parts: split.parts,
+      };
+      if (split.parts.some((p) => p.repairedRemaining !== undefined)) {
+        entry.repairedRemaining = split.parts.reduce(
+          (s, p) => s + (p.repairedRemaining ?? p.redisRemaining ?? 0),
+          0,
+        );
+      }
+      return entry;
+    }
     const keys = saleKeys(sale.id, prefix);
     const condition = await inspectSale(redis, db, sale.id, keys);
     // Redis first, then the record: anything that moves in between is counted twice, never missed.

@@ -1,6 +1,9 @@
 import { DEFAULT_KEY_PREFIX, loadLuaScript, ScriptRunner } from 'lockstock/redis';
 import { ID_PATTERN, saleKeys, type SaleKeys } from './keys.js';
 import { SaleRecoveringError } from './recovery/errors.js';
+import { LayoutCache, isSplit } from './shards/layout.js';
+import { SplitReserver, type SplitSale } from './shards/split-reserver.js';
+import { Transfers } from './shards/transfers.js';
 import type { SoldOutCache } from './sold-out.js';
 import type { RefusalCode, Reservation } from './types.js';
 import type { SaleRedis } from './redis.js';
@@ -35,6 +38,8 @@ export const IDEMPOTENCY_TTL_SECONDS = 24 * 60 * 60;
 
 /** The scripts' answer while the sale is being rebuilt from the record (a 503, not a refusal). */
 const RECOVERING = -8;
+/** The scripts' answer for a sale they do not find: no such sale, or a split one. */
+const NOT_FOUND = -1;
 
 export const SOLD_OUT: Reservation = Object.freeze({ ok: false, code: 'sold_out' });
 const REFUSED = Object.fromEntries(
@@ -50,6 +55,15 @@ export interface ReserverOptions {
    * are better off without it (holding them makes Redis wait in lockstep). @default false
    */
   batchWritesPerPhase?: boolean;
+  /**
+   * Where split sales' layouts are learnt. @default Redis's layout keys only: asked after a "no such
+   * sale", so a flood of attempts on sales that do not exist must not reach the record.
+   */
+  layouts?: LayoutCache;
+  /** Seconds a buyer of a split sale waited from finding its part dry to its answer (metrics). */
+  onTransferWait?: (seconds: number) => void;
+  /** A transfer's background finish failed (it stays pending; the sweeper finishes it). */
+  onTransferError?: (error: unknown) => void;
 }
 
 /** What the reservation scripts answer (see reserve.lua). */
@@ -64,7 +78,11 @@ type Reply = number | string | [number, number];
 export class Reserver {
   private readonly scripts: ScriptRunner;
   private readonly batcher: PhaseWriteBatcher | undefined;
-  private readonly keysBySale = new Map<string, { keys: SaleKeys; list: string[] }>();
+  private readonly keysBySale = new Map<string, { keys: SaleKeys; list: string[]; split?: SplitSale }>();
+  private readonly layouts: LayoutCache;
+  private readonly split: SplitReserver;
+  /** Moves units between the parts of split sales. */
+  readonly transfers: Transfers;
 
   private readonly soldOut: SoldOutCache | undefined;
 
@@ -77,6 +95,13 @@ export class Reserver {
     this.scripts = new ScriptRunner(redis);
     this.soldOut = options.soldOut;
     this.batcher = options.batchWritesPerPhase ? new PhaseWriteBatcher(redis) : undefined;
+    this.layouts = options.layouts ?? new LayoutCache(redis, keyPrefix);
+    this.transfers = new Transfers(redis, this.scripts, nextOrderId, options.onTransferError);
+    this.split = new SplitReserver(this.scripts, this.transfers, {
+      ...(this.soldOut ? { soldOut: this.soldOut } : {}),
+      ...(this.batcher ? { beforeCall: () => this.batcher?.hold() } : {}),
+      ...(options.onTransferWait ? { onTransferWait: options.onTransferWait } : {}),
+    });
   }
 
   private keysOf(saleId: string) {
@@ -100,8 +125,10 @@ export class Reserver {
       throw new TypeError('quantity must be a positive integer');
     const soldOut = this.soldOut;
     if (idempotencyKey === undefined && soldOut?.isSoldOut(saleId)) return SOLD_OUT;
-    const { keys, list } = this.keysOf(saleId);
+    const entry = this.keysOf(saleId);
     const orderId = this.nextOrderId();
+    if (entry.split) return this.reserveSplit(entry.split, request, orderId);
+    const { keys, list } = entry;
     const ticket = soldOut ? soldOut.ticket(saleId) : -1;
     this.batcher?.hold();
     let reply: Reply;
@@ -122,8 +149,22 @@ export class Reserver {
       return SOLD_OUT;
     }
     if (reply === RECOVERING) throw new SaleRecoveringError(saleId);
+    if (reply === NOT_FOUND) {
+      // A split sale has no stock on its own tag: learnt here, once per sale and process.
+      const layout = await this.layouts.get(saleId);
+      if (isSplit(layout)) {
+        entry.split = SplitReserver.splitSale(layout, this.keyPrefix);
+        return this.reserveSplit(entry.split, request, this.nextOrderId());
+      }
+    }
     const refusal = REFUSED[reply];
     if (!refusal) throw new Error(`unexpected reservation script reply ${JSON.stringify(reply)}`);
     return refusal;
+  }
+
+  private reserveSplit(split: SplitSale, request: ReserveRequest, orderId: string): Promise<Reservation> {
+    if (request.idempotencyKey !== undefined && !ID_PATTERN.test(request.idempotencyKey))
+      throw new TypeError('invalid idempotency key');
+    return this.split.reserve(split, request, orderId, IDEMPOTENCY_TTL_SECONDS);
   }
 }

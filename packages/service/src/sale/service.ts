@@ -8,6 +8,18 @@ import type { SaleMetrics } from './metrics.js';
 import { SaleRecoveringError } from './recovery/errors.js';
 import type { SaleGate } from './recovery/monitor.js';
 import { Reserver, SOLD_OUT, type ReserveRequest } from './reserve.js';
+import {
+  initialShares,
+  isSplit,
+  layoutKey,
+  layoutKeys,
+  layoutOf,
+  MAX_SHARDS,
+  type SaleLayout,
+} from './shards/layout.js';
+import { placeParts } from './shards/placement.js';
+import { recordLayouts } from './shards/record-layouts.js';
+import { partScripts } from './shards/scripts.js';
 import { SoldOutCache } from './sold-out.js';
 import type { Database } from './store/db.js';
 import { records } from './store/records.js';
@@ -62,17 +74,27 @@ export class SaleService {
   private readonly prefix: string;
   private readonly soldOut: SoldOutCache | undefined;
   private readonly settler: OrderSettler;
+  /** Layouts of split sales, from Redis or else the record. */
+  readonly layouts: ReturnType<typeof recordLayouts>;
 
   constructor(private readonly deps: SaleServiceDeps) {
     this.prefix = deps.keyPrefix ?? DEFAULT_KEY_PREFIX;
     this.soldOut =
       deps.soldOutCache === false ? undefined : new SoldOutCache(deps.redis, { keyPrefix: this.prefix });
+    this.layouts = recordLayouts(deps.redis, deps.db, this.prefix);
+    const transferWait = deps.metrics?.transferWait;
     this.reserver = new Reserver(deps.redis, deps.nextOrderId, this.prefix, {
       ...(this.soldOut ? { soldOut: this.soldOut } : {}),
       batchWritesPerPhase: deps.batchWritesPerPhase ?? false,
+      ...(transferWait ? { onTransferWait: (seconds: number) => transferWait.observe(seconds) } : {}),
     });
     this.scripts = new ScriptRunner(deps.redis);
-    this.settler = new OrderSettler(deps.redis, this.prefix);
+    this.settler = new OrderSettler(deps.redis, this.prefix, this.layouts);
+  }
+
+  /** Moves units between the parts of split sales (its background finishes can be awaited: `settled`). */
+  get transfers() {
+    return this.reserver.transfers;
   }
 
   /** Closes what the service opened itself (the sold-out cache's subscriber connection). */
@@ -80,10 +102,21 @@ export class SaleService {
     await this.soldOut?.close();
   }
 
-  /** Records the sale, then pre-warms its stock in Redis and opens its order stream. */
+  /**
+   * Records the sale, then pre-warms its stock in Redis and opens its order stream. A sale of
+   * `shards` > 1 parts is placed first (shards/placement.ts), in the transaction that records it.
+   */
   async createSale(input: NewSale): Promise<SaleView> {
-    const sale = validateNewSale(input);
-    const created = await records.insertSale(this.deps.db, sale);
+    const { shards, ...sale } = validateNewSale(input);
+    const created =
+      shards > 1
+        ? await this.deps.db.transaction(async (tx) => {
+            const row = await records.insertSale(tx, sale);
+            const { tags } = await placeParts(this.deps.redis, row.id, shards);
+            await records.setPartTags(tx, row.id, tags);
+            return { ...row, partTags: tags };
+          })
+        : await records.insertSale(this.deps.db, sale);
     await this.warm(created, created.stock);
     return view(created, created.stock);
   }
@@ -93,6 +126,7 @@ export class SaleService {
    * `remaining` should be the stock minus what the database recorded). Never resets a sale Redis has.
    */
   async warm(sale: Sale, remaining: number): Promise<boolean> {
+    if (sale.partTags) return this.warmSplit(sale, layoutOf(sale.id, sale.partTags), remaining);
     const keys = saleKeys(sale.id, this.prefix);
     const warmed = await this.scripts.run(
       warmScript,
@@ -110,12 +144,58 @@ export class SaleService {
     return warmed === 1;
   }
 
+  /**
+   * Puts a new split sale into Redis: its layout on the sale's own tag, then each part with its share
+   * of `remaining`, its window and its stream's group. A part Redis has already is left as it is; a
+   * split sale Redis lost part of is rebuilt from the record (recovery), never warmed.
+   */
+  private async warmSplit(sale: Sale, layout: SaleLayout, remaining: number): Promise<boolean> {
+    await this.deps.redis.set(layoutKey(sale.id, this.prefix), layout.tags.join(','));
+    this.layouts.remember(layout);
+    const shares = initialShares(remaining, layout.tags.length);
+    const warmed = await Promise.all(
+      layoutKeys(layout, this.prefix).map(async (keys) => {
+        const done = await this.scripts.run(
+          partScripts.warm,
+          [keys.stock, keys.notBefore, keys.open, keys.version, keys.restock],
+          [
+            started(sale) ? 0 : sale.startsAt.getTime(),
+            sale.endsAt.getTime(),
+            sale.perUserLimit,
+            shares[keys.part] ?? 0,
+          ],
+        );
+        await createGroup(this.deps.redis, keys.stream);
+        return done === 1;
+      }),
+    );
+    await this.deps.redis.sadd(activeSalesKey(this.prefix), sale.id);
+    return warmed.some(Boolean);
+  }
+
   async getSale(id: string): Promise<SaleView | undefined> {
     if (!isRecordId(id)) return undefined; // "0001" is not sale 1 (its Redis keys would be another sale's)
     const sale = await records.getSale(this.deps.db, id);
     if (!sale) return undefined;
+    if (sale.partTags) return view(sale, await this.splitRemaining(sale));
     const remaining = await this.deps.redis.get(saleKeys(id, this.prefix).stock);
     return view(sale, remaining === null ? sale.stock - sale.persistedSold : Number(remaining));
+  }
+
+  /**
+   * Units a split sale still offers: every part's stock plus the units in flight between parts (a
+   * transfer's units count at its donor until it is finished, and may briefly count twice). A part
+   * Redis does not have makes it the record's count, as for a sale Redis lost.
+   */
+  private async splitRemaining(sale: Sale & { persistedSold: number }): Promise<number> {
+    const parts = layoutKeys(layoutOf(sale.id, sale.partTags), this.prefix);
+    // One MGET per part: each part's keys live on their own slot.
+    const counts = await Promise.all(parts.map((keys) => this.deps.redis.mget(keys.stock, keys.inflight)));
+    if (counts.some(([stock]) => stock === null)) return sale.stock - sale.persistedSold;
+    return Math.min(
+      sale.stock,
+      counts.reduce((sum, [stock, inflight]) => sum + Number(stock) + Number(inflight ?? 0), 0),
+    );
   }
 
   /**
@@ -137,7 +217,11 @@ export class SaleService {
     const rows = await records.listSales(this.deps.db, { before: query.before, window, limit: query.limit });
     // One GET per sale, not an MGET: each sale's keys live on their own Cluster slot.
     const stocks = await Promise.all(
-      rows.map((sale) => this.deps.redis.get(saleKeys(sale.id, this.prefix).stock)),
+      rows.map((sale) =>
+        sale.partTags
+          ? this.splitRemaining(sale).then(String)
+          : this.deps.redis.get(saleKeys(sale.id, this.prefix).stock),
+      ),
     );
     const sales = rows
       .map((sale, i) => {
@@ -206,23 +290,29 @@ export class SaleService {
     const recorded = await records.getOrder(this.deps.db, orderId);
     if (recorded) return this.withSettledState(recorded);
     for (const saleId of await this.deps.redis.smembers(activeSalesKey(this.prefix))) {
-      const entries = (await this.deps.redis.xrevrange(
-        saleKeys(saleId, this.prefix).stream,
-        '+',
-        '-',
-        'COUNT',
-        RESERVED_LOOKUP_DEPTH,
-      )) as Array<[string, string[]]>;
-      for (const [, fields] of entries) {
-        const entry = toFieldMap(fields);
-        if (entry.order !== orderId || entry.event !== undefined) continue;
-        return {
-          orderId,
-          saleId,
-          userId: String(entry.user),
-          quantity: Number(entry.qty),
-          status: 'reserved',
-        };
+      const layout = await this.layouts.get(saleId);
+      const streams = isSplit(layout)
+        ? layoutKeys(layout, this.prefix).map((keys) => keys.stream)
+        : [saleKeys(saleId, this.prefix).stream];
+      for (const stream of streams) {
+        const entries = (await this.deps.redis.xrevrange(
+          stream,
+          '+',
+          '-',
+          'COUNT',
+          RESERVED_LOOKUP_DEPTH,
+        )) as Array<[string, string[]]>;
+        for (const [, fields] of entries) {
+          const entry = toFieldMap(fields);
+          if (entry.order !== orderId || entry.event !== undefined) continue;
+          return {
+            orderId,
+            saleId,
+            userId: String(entry.user),
+            quantity: Number(entry.qty),
+            status: 'reserved',
+          };
+        }
       }
     }
     // A reservation recorded between the two lookups is in the database now.
@@ -232,7 +322,7 @@ export class SaleService {
 
   private async withSettledState(order: Order): Promise<Order> {
     if (order.status !== 'confirmed') return order;
-    const settled = await this.settler.settledState(order.saleId, order.orderId);
+    const settled = await this.settler.settledState(order.saleId, order.orderId, order.userId);
     return settled ? { ...order, status: settled } : order;
   }
 
@@ -275,14 +365,16 @@ function view(sale: Sale, remaining: number): SaleView {
     startsAt: sale.startsAt,
     endsAt: sale.endsAt,
     ...(sale.payWithinSeconds === undefined ? {} : { payWithinSeconds: sale.payWithinSeconds }),
+    ...(sale.partTags ? { partTags: sale.partTags } : {}),
     remaining,
     sold: sale.stock - remaining,
     status: statusOf(sale, remaining),
+    shards: sale.partTags?.length ?? 1,
   };
 }
 
 /** Checks a new sale (the HTTP schema checks the same bounds; library callers get them here). */
-export function validateNewSale(input: NewSale): Omit<Sale, 'id'> {
+export function validateNewSale(input: NewSale): Omit<Sale, 'id'> & { shards: number } {
   const { name, stock } = input;
   if (typeof name !== 'string' || name.trim().length === 0 || name.length > 200) {
     throw new SaleInputError('name must be a non-empty string of at most 200 characters');
@@ -309,7 +401,15 @@ export function validateNewSale(input: NewSale): Omit<Sale, 'id'> {
   ) {
     throw new SaleInputError(`payWithinSeconds must be an integer from 1 to ${MAX_PAY_WITHIN_SECONDS}`);
   }
+  const shards = input.shards ?? 1;
+  if (!Number.isSafeInteger(shards) || shards < 1 || shards > MAX_SHARDS) {
+    throw new SaleInputError(`shards must be an integer from 1 to ${MAX_SHARDS}`);
+  }
+  if (shards > 1 && stock < shards) {
+    throw new SaleInputError('a split sale needs at least one unit per part (stock >= shards)');
+  }
   return {
+    shards,
     name: name.trim(),
     stock,
     perUserLimit,
@@ -317,4 +417,11 @@ export function validateNewSale(input: NewSale): Omit<Sale, 'id'> {
     endsAt,
     ...(payWithinSeconds === undefined ? {} : { payWithinSeconds }),
   };
+}
+
+/** Creates the order pipeline's group on a stream (and the stream); a group that exists is fine. */
+export async function createGroup(redis: SaleRedis, stream: string): Promise<void> {
+  await redis.xgroup('CREATE', stream, ORDER_GROUP, '0', 'MKSTREAM').catch((error: Error) => {
+    if (!error.message.startsWith('BUSYGROUP')) throw error;
+  });
 }

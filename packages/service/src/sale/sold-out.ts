@@ -12,8 +12,9 @@ export interface SoldOutCacheOptions {
 }
 
 interface Entry {
-  readonly channel: string;
-  /** Redis confirmed the subscription to the sale's restock channel. */
+  /** The sale's restock channel; a split sale has one per part (every part can give units back). */
+  readonly channels: readonly string[];
+  /** Redis confirmed the subscription to every one of the sale's restock channels. */
   subscribed: boolean;
   /** Bumped by every restock message and every lost connection: a reply older than that is stale. */
   generation: number;
@@ -68,12 +69,15 @@ export class SoldOutCache {
     return entry?.subscribed ? entry.generation : -1;
   }
 
-  /** A reservation sent with `ticket` found no unit left; the sale ends in `msUntilEnd`. */
-  exhausted(saleId: string, ticket: number, msUntilEnd: number): void {
+  /**
+   * A reservation sent with `ticket` found no unit left; the sale ends in `msUntilEnd`. A split sale
+   * names its parts' restock channels (and calls this only when every part was proven empty).
+   */
+  exhausted(saleId: string, ticket: number, msUntilEnd: number, channels?: readonly string[]): void {
     if (this.closed) return;
     const entry = this.sales.get(saleId);
     if (!entry) {
-      this.track(saleId); // remembered from the next sold-out reply on, once subscribed
+      this.track(saleId, channels); // remembered from the next sold-out reply on, once subscribed
       return;
     }
     if (ticket < 0 || !entry.subscribed || entry.generation !== ticket || msUntilEnd <= 0) return;
@@ -90,12 +94,16 @@ export class SoldOutCache {
     if (connection) await connection.quit().catch(() => connection.disconnect());
   }
 
-  private track(saleId: string): void {
+  private track(saleId: string, channels?: readonly string[]): void {
     if (this.sales.size >= this.maxSales) this.forget(this.sales.keys().next().value as string);
-    const channel = saleKeys(saleId, this.prefix).restock;
-    const entry: Entry = { channel, subscribed: false, generation: 0, soldOutUntil: 0 };
+    const entry: Entry = {
+      channels: channels ?? [saleKeys(saleId, this.prefix).restock],
+      subscribed: false,
+      generation: 0,
+      soldOutUntil: 0,
+    };
     this.sales.set(saleId, entry);
-    this.byChannel.set(channel, saleId);
+    for (const channel of entry.channels) this.byChannel.set(channel, saleId);
     this.subscribe(saleId, entry);
   }
 
@@ -103,24 +111,26 @@ export class SoldOutCache {
     const entry = this.sales.get(saleId);
     if (!entry) return;
     this.sales.delete(saleId);
-    this.byChannel.delete(entry.channel);
-    this.connection?.sunsubscribe(entry.channel).catch((error: Error) => this.report(error));
+    for (const channel of entry.channels) {
+      this.byChannel.delete(channel);
+      this.connection?.sunsubscribe(channel).catch((error: Error) => this.report(error));
+    }
   }
 
   private subscribe(saleId: string, entry: Entry): void {
     const losses = this.losses;
-    this.connect()
-      .ssubscribe(entry.channel)
-      .then(
-        () => {
-          // Still the same subscription (no loss in between): replies sent from now on may be kept.
-          if (this.sales.get(saleId) === entry && this.losses === losses) entry.subscribed = true;
-        },
-        (error: Error) => {
-          this.report(error);
-          if (this.sales.get(saleId) === entry) this.forget(saleId); // the next sold-out reply retries
-        },
-      );
+    const connection = this.connect();
+    // One SSUBSCRIBE per channel: a split sale's channels are on different slots.
+    Promise.all(entry.channels.map((channel) => connection.ssubscribe(channel))).then(
+      () => {
+        // Still the same subscription (no loss in between): replies sent from now on may be kept.
+        if (this.sales.get(saleId) === entry && this.losses === losses) entry.subscribed = true;
+      },
+      (error: Error) => {
+        this.report(error);
+        if (this.sales.get(saleId) === entry) this.forget(saleId); // the next sold-out reply retries
+      },
+    );
   }
 
   private connect(): SaleRedis {

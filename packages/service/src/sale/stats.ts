@@ -3,6 +3,7 @@ import type { SaleRedis } from './redis.js';
 import { ORDER_GROUP, saleKeys } from './keys.js';
 import { ATTEMPT_OUTCOMES, isAttemptOutcome, type AttemptOutcome } from './outcomes.js';
 import { statusOf } from './service.js';
+import { layoutKeys, layoutOf } from './shards/layout.js';
 import type { Database } from './store/db.js';
 import { records, type RecordedSale } from './store/records.js';
 import type { SaleStatus } from './types.js';
@@ -28,6 +29,18 @@ export interface SaleStats extends RecordedSale {
     /** Entries in the dead-letter stream. */
     deadLetters: number;
   };
+  /** A split sale's parts, in order (empty for a sale of one part): what each offers and owes the record. */
+  parts: PartStats[];
+}
+
+/** One part of a split sale on the dashboard. */
+export interface PartStats {
+  readonly part: number;
+  /** Units the part offers; null when it is not in Redis. */
+  readonly remaining: number | null;
+  /** Its stream's entries not recorded yet (delivered or not). */
+  readonly backlog: number;
+  readonly lagMs: number | null;
 }
 
 export interface ReadSaleStatsOptions {
@@ -53,6 +66,7 @@ export async function readSaleStats(
   const sales = await records.dashboardSales(deps.db, options.limit ?? 12);
   return Promise.all(
     sales.map(async (sale) => {
+      if (sale.partTags) return splitStats(scripts, deps.redis, sale, prefix);
       const keys = saleKeys(sale.id, prefix);
       const [remaining, outcomes, visitors, dead, pending, undelivered, oldest, nowMs] = (await scripts.run(
         statsScript,
@@ -72,9 +86,60 @@ export async function readSaleStats(
           lagMs: oldest ? Math.max(0, nowMs - Number(oldest.split('-')[0])) : null,
           deadLetters: dead,
         },
+        parts: [],
       };
     }),
   );
+}
+
+/**
+ * A split sale: stats.lua on each part (its stock, stream and dead letters; the part has no outcomes
+ * or visitors of its own, those live on the sale's tag and are read there), summed for the sale.
+ */
+async function splitStats(
+  scripts: ScriptRunner,
+  redis: SaleRedis,
+  sale: RecordedSale,
+  prefix: string,
+): Promise<SaleStats> {
+  const base = saleKeys(sale.id, prefix);
+  const [outcomes, visitors, replies] = await Promise.all([
+    redis.hgetall(base.outcomes),
+    redis.pfcount(base.visitors),
+    Promise.all(
+      layoutKeys(layoutOf(sale.id, sale.partTags), prefix).map(
+        async (keys) =>
+          (await scripts.run(
+            statsScript,
+            [keys.stock, keys.outcomes, keys.visitors, keys.stream, keys.dead],
+            [ORDER_GROUP],
+          )) as StatsReply,
+      ),
+    ),
+  ]);
+  const parts: PartStats[] = replies.map(([remaining, , , , pending, undelivered, oldest, nowMs], part) => ({
+    part,
+    remaining: remaining >= 0 ? remaining : null,
+    backlog: pending + undelivered,
+    lagMs: oldest ? Math.max(0, nowMs - Number(oldest.split('-')[0])) : null,
+  }));
+  const inRedis = parts.every((p) => p.remaining !== null);
+  const remaining = inRedis ? parts.reduce((sum, p) => sum + (p.remaining ?? 0), 0) : null;
+  const lags = parts.map((p) => p.lagMs).filter((lag): lag is number => lag !== null);
+  return {
+    ...sale,
+    remaining,
+    status: statusOf(sale, remaining ?? sale.stock - sale.persistedSold),
+    attempts: attemptsFrom(Object.entries(outcomes).flat()),
+    visitors,
+    pipeline: {
+      pending: replies.reduce((sum, r) => sum + r[4], 0),
+      undelivered: replies.reduce((sum, r) => sum + r[5], 0),
+      lagMs: lags.length > 0 ? Math.max(...lags) : null,
+      deadLetters: replies.reduce((sum, r) => sum + r[3], 0),
+    },
+    parts,
+  };
 }
 
 function attemptsFrom(flat: string[]): Record<AttemptOutcome, number> {

@@ -11,6 +11,11 @@ export interface Sale {
   readonly endsAt: Date;
   /** How long a buyer has to pay a reservation before it expires and its units return; none: no limit. */
   readonly payWithinSeconds?: number;
+  /**
+   * The hash tags of a split sale's parts (shards/layout.ts), chosen at creation; absent for a sale of
+   * one part.
+   */
+  readonly partTags?: readonly string[];
 }
 
 export interface SaleView extends Sale {
@@ -19,6 +24,8 @@ export interface SaleView extends Sale {
   /** Units held by orders (stock - remaining): reserved, confirmed or paid. */
   readonly sold: number;
   readonly status: SaleStatus;
+  /** Parts the stock is split into (1: not split). */
+  readonly shards: number;
 }
 
 export interface NewSale {
@@ -28,6 +35,8 @@ export interface NewSale {
   endsAt?: Date;
   perUserLimit?: number;
   payWithinSeconds?: number;
+  /** Split the stock into this many parts, each on its own Redis Cluster master (1: one part). @default 1 */
+  shards?: number;
 }
 
 /** Why a reservation was refused (each maps to one HTTP status in http/errors.ts). */

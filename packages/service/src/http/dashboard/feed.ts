@@ -203,5 +203,6 @@ function toLiveSale(sale: SaleStats, rates: Attempts): LiveSale {
       rejectedOrders: sale.rejectedOrders,
     },
     pipeline: sale.pipeline,
+    parts: sale.parts,
   };
 }

@@ -51,6 +51,15 @@ export const LiveSale = Type.Object({
     lagMs: Nullable(Type.Integer({ description: 'age of the oldest unacknowledged reservation' })),
     deadLetters: Type.Integer(),
   }),
+  parts: Type.Array(
+    Type.Object({
+      part: Type.Integer(),
+      remaining: Nullable(Type.Integer({ description: 'units the part offers; null: not in Redis' })),
+      backlog: Type.Integer({ description: 'entries of the part not recorded yet' }),
+      lagMs: Nullable(Type.Integer()),
+    }),
+    { description: "a split sale's parts (empty: the sale is one part)" },
+  ),
 });
 export type LiveSale = Static<typeof LiveSale>;
 

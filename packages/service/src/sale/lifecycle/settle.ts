@@ -2,6 +2,8 @@ import { DEFAULT_KEY_PREFIX, ScriptRunner } from 'lockstock/redis';
 import { saleKeys } from '../keys.js';
 import { SaleRecoveringError } from '../recovery/errors.js';
 import type { SaleRedis } from '../redis.js';
+import { isSplit, partKeys, partOfUser, type LayoutCache } from '../shards/layout.js';
+import { partScripts } from '../shards/scripts.js';
 import type { Order, SettledStatus } from '../types.js';
 import { lifecycleScripts, SETTLED_TTL_MS } from './scripts.js';
 
@@ -15,6 +17,8 @@ export class OrderSettler {
   constructor(
     private readonly redis: SaleRedis,
     private readonly keyPrefix = DEFAULT_KEY_PREFIX,
+    /** Where split sales' layouts are learnt: their orders settle on their buyer's part. */
+    private readonly layouts?: LayoutCache,
   ) {
     this.scripts = new ScriptRunner(redis);
   }
@@ -25,6 +29,25 @@ export class OrderSettler {
    * confirmed. Throws SaleRecoveringError while the sale is being rebuilt from the record.
    */
   async settle(order: Order, state: 'paid' | 'cancelled'): Promise<SettledStatus> {
+    const part = await this.partOf(order.saleId, order.userId);
+    if (part) {
+      const settled = (await this.scripts.run(
+        partScripts.settle,
+        [
+          part.settled,
+          part.deadlines,
+          part.stock,
+          part.buyers,
+          part.stream,
+          part.restock,
+          part.recovering,
+          part.version,
+        ],
+        [order.orderId, order.userId, order.quantity, state, order.payBy?.getTime() ?? 0, SETTLED_TTL_MS],
+      )) as SettledStatus | 'recovering';
+      if (settled === 'recovering') throw new SaleRecoveringError(order.saleId);
+      return settled;
+    }
     const keys = saleKeys(order.saleId, this.keyPrefix);
     const settled = (await this.scripts.run(
       lifecycleScripts.settle,
@@ -35,9 +58,21 @@ export class OrderSettler {
     return settled;
   }
 
-  /** The final state Redis holds for an order, if it was settled (the record may not show it yet). */
-  async settledState(saleId: string, orderId: string): Promise<SettledStatus | undefined> {
-    const state = await this.redis.hget(saleKeys(saleId, this.keyPrefix).settled, orderId);
+  /**
+   * The final state Redis holds for an order, if it was settled (the record may not show it yet). An
+   * order of a split sale is looked up in its buyer's part.
+   */
+  async settledState(saleId: string, orderId: string, userId?: string): Promise<SettledStatus | undefined> {
+    const part = userId === undefined ? undefined : await this.partOf(saleId, userId);
+    const state = await this.redis.hget((part ?? saleKeys(saleId, this.keyPrefix)).settled, orderId);
     return (state ?? undefined) as SettledStatus | undefined;
+  }
+
+  /** The keys of the user's part when the sale is split (undefined: a sale of one part). */
+  private async partOf(saleId: string, userId: string) {
+    const layout = await this.layouts?.get(saleId);
+    if (!layout || !isSplit(layout)) return undefined;
+    const part = partOfUser(userId, layout.tags.length);
+    return partKeys(layout.tags[part] as string, part, this.keyPrefix);
   }
 }

@@ -3,6 +3,9 @@ import { DEFAULT_KEY_PREFIX, ScriptRunner } from 'lockstock/redis';
 import { activeSalesKey, saleKeys } from '../keys.js';
 import { silentLogger, type Logger } from '../logger.js';
 import type { SaleRedis } from '../redis.js';
+import { isSplit, LayoutCache, layoutKeys, type PartKeys } from '../shards/layout.js';
+import { partScripts } from '../shards/scripts.js';
+import { Transfers } from '../shards/transfers.js';
 import { lifecycleScripts, SETTLED_TTL_MS } from './scripts.js';
 
 export interface ExpirySweeperOptions {
@@ -20,6 +23,16 @@ export interface ExpirySweeperOptions {
    * round. @default every sale
    */
   admits?: (saleId: string) => boolean;
+  /** Layouts of split sales (a process with the record passes one that asks it). @default Redis's */
+  layouts?: LayoutCache;
+  /**
+   * A transfer between the parts of a split sale still pending this long after its debit (Redis
+   * clock) was left by a process that died or failed mid-way: the sweeper finishes it, ms.
+   * @default 2000
+   */
+  staleTransferMs?: number;
+  /** Called with the number of stale transfers each round finished (metrics). */
+  onTransfersFinished?: (count: number) => void;
 }
 
 /**
@@ -31,7 +44,11 @@ export interface ExpirySweeperOptions {
  */
 export class ExpirySweeper {
   private readonly scripts: ScriptRunner;
-  private readonly options: Required<Omit<ExpirySweeperOptions, 'onExpired' | 'admits'>>;
+  private readonly options: Required<
+    Omit<ExpirySweeperOptions, 'onExpired' | 'admits' | 'layouts' | 'onTransfersFinished'>
+  >;
+  private readonly layouts: LayoutCache;
+  private readonly transfers: Transfers;
   private running = false;
   private loop: Promise<void> | undefined;
   private wake: AbortController | undefined;
@@ -46,7 +63,10 @@ export class ExpirySweeper {
       maxIdleMs: config.maxIdleMs ?? 1000,
       keyPrefix: config.keyPrefix ?? DEFAULT_KEY_PREFIX,
       logger: config.logger ?? silentLogger,
+      staleTransferMs: config.staleTransferMs ?? 2_000,
     };
+    this.layouts = config.layouts ?? new LayoutCache(redis, this.options.keyPrefix);
+    this.transfers = new Transfers(redis, this.scripts);
   }
 
   start(): void {
@@ -76,29 +96,61 @@ export class ExpirySweeper {
   }
 
   /**
-   * One round over every active sale. Returns the orders expired and how soon the next deadline is
-   * due (ms, by Redis's clock; undefined when no sale has an unpaid order). Public for tests.
+   * One round over every active sale (each part of a split sale, whose stale transfers it also
+   * finishes). Returns the orders expired and how soon the next deadline is due (ms, by Redis's clock;
+   * undefined when no sale has an unpaid order). Public for tests.
    */
   async sweep(): Promise<{ expired: number; nextInMs: number | undefined }> {
     let expired = 0;
+    let finished = 0;
     let nextInMs: number | undefined;
     for (const saleId of await this.redis.smembers(activeSalesKey(this.options.keyPrefix))) {
       if (this.config.admits && !this.config.admits(saleId)) continue;
-      const keys = saleKeys(saleId, this.options.keyPrefix);
-      for (;;) {
-        const [count, next] = (await this.scripts.run(
-          lifecycleScripts.expire,
-          [keys.deadlines, keys.settled, keys.stock, keys.buyers, keys.stream, keys.restock, keys.recovering],
-          [this.options.batchSize, SETTLED_TTL_MS],
-        )) as [number, number];
-        expired += count;
-        if (count < this.options.batchSize || next !== 0) {
-          if (next >= 0) nextInMs = Math.min(nextInMs ?? next, next);
-          break;
+      const layout = await this.layouts.get(saleId);
+      const parts = isSplit(layout) ? layoutKeys(layout, this.options.keyPrefix) : undefined;
+      for (const keys of parts ?? [saleKeys(saleId, this.options.keyPrefix)]) {
+        for (;;) {
+          const [count, next] = (await this.scripts.run(
+            parts ? partScripts.expire : lifecycleScripts.expire,
+            [
+              keys.deadlines,
+              keys.settled,
+              keys.stock,
+              keys.buyers,
+              keys.stream,
+              keys.restock,
+              keys.recovering,
+              ...(parts ? [(keys as PartKeys).version] : []),
+            ],
+            [this.options.batchSize, SETTLED_TTL_MS],
+          )) as [number, number];
+          expired += count;
+          if (count < this.options.batchSize || next !== 0) {
+            if (next >= 0) nextInMs = Math.min(nextInMs ?? next, next);
+            break;
+          }
         }
       }
+      if (parts) finished += await this.finishStaleTransfers(parts);
     }
     if (expired > 0) this.config.onExpired?.(expired);
+    if (finished > 0) this.config.onTransfersFinished?.(finished);
     return { expired, nextInMs };
+  }
+
+  /**
+   * Finishes the transfers of a split sale that are pending longer than `staleTransferMs`: their
+   * process died or failed between the debit and the finish. Finishing a live one is harmless (credit
+   * and finish are idempotent); the wait only keeps the sweeper out of the buyers' way.
+   */
+  private async finishStaleTransfers(parts: readonly PartKeys[]): Promise<number> {
+    const [seconds, micros] = (await this.redis.time()) as [string | number, string | number];
+    const olderThanMs =
+      Number(seconds) * 1000 + Math.floor(Number(micros) / 1000) - this.options.staleTransferMs;
+    let finished = 0;
+    for (const part of parts) finished += await this.transfers.finishPending(part, parts, olderThanMs);
+    if (finished > 0)
+      this.options.logger.warn({ finished }, 'finished transfers between sale parts left pending');
+    return finished;
   }
 }

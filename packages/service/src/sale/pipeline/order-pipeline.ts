@@ -2,18 +2,21 @@ import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
 import { duplicateClient, DEFAULT_KEY_PREFIX, isCluster, ScriptRunner } from 'lockstock/redis';
-import { activeSalesKey, ORDER_GROUP, saleIdOfKey, saleKeys } from '../keys.js';
+import { activeSalesKey, keysOfTag, ORDER_GROUP, saleIdOfKey, saleKeys } from '../keys.js';
 import { deadlineMember, lifecycleScripts } from '../lifecycle/scripts.js';
 import { silentLogger, type Logger } from '../logger.js';
 import type { SaleMetrics } from '../metrics.js';
+import { isSplit, layoutKeys, partOfTag, tagOfKey, type LayoutCache } from '../shards/layout.js';
+import { recordLayouts } from '../shards/record-layouts.js';
 import { applyOrders } from '../store/apply-orders.js';
 import type { Database } from '../store/db.js';
-import type { Decision, PipelineEntry } from '../store/decide.js';
+import type { Decision, StreamEntry } from '../store/decide.js';
 import { FencedOutError } from '../store/fenced-out.js';
 import { FencedOutStep, isTransient } from './errors.js';
 import { PipelineLease } from './lease.js';
 import {
   flattenReply,
+  parsePartEntry,
   parseStreamEntry,
   trimAcknowledged,
   type ReadEntry,
@@ -96,6 +99,8 @@ export class OrderPipeline {
   private readonly lease: PipelineLease;
   /** The recovery fence the current step began at (see lease.ts). */
   private stepFence = 0;
+  /** A split sale's streams are its parts' (one per part, each on its own slot). */
+  private readonly layouts: LayoutCache;
 
   constructor(
     private readonly redis: SaleRedis,
@@ -118,6 +123,7 @@ export class OrderPipeline {
       logger: config.logger ?? silentLogger,
     };
     this.lease = new PipelineLease(db, this.consumer, this.options.leaseMs, this.options.logger);
+    this.layouts = recordLayouts(redis, db, this.options.keyPrefix);
   }
 
   start(): void {
@@ -272,9 +278,7 @@ export class OrderPipeline {
   private async dropFencedOut(step: FencedOutStep): Promise<void> {
     this.ownPendingToCheck = true;
     this.lease.registerAgain();
-    const reservations = step.entries.filter(
-      (entry) => parseStreamEntry(this.saleIdOf(entry.stream), entry)?.kind === 'reservation',
-    );
+    const reservations = step.entries.filter((entry) => this.parse(entry)?.kind === 'reservation');
     const gone = await Promise.all(
       reservations.map((entry) =>
         this.redis.xrange(entry.stream, entry.id, entry.id).then(
@@ -309,8 +313,15 @@ export class OrderPipeline {
 
   private async openStreams(): Promise<string[]> {
     if (Date.now() - this.streamsReadAt > 1000) {
-      const ids = await this.redis.smembers(activeSalesKey(this.options.keyPrefix));
-      this.streams = ids.sort().map((id) => saleKeys(id, this.options.keyPrefix).stream);
+      const prefix = this.options.keyPrefix;
+      const ids = await this.redis.smembers(activeSalesKey(prefix));
+      const streams: string[] = [];
+      for (const id of ids.sort()) {
+        const layout = await this.layouts.get(id);
+        if (isSplit(layout)) streams.push(...layoutKeys(layout, prefix).map((keys) => keys.stream));
+        else streams.push(saleKeys(id, prefix).stream);
+      }
+      this.streams = streams;
       this.streamsReadAt = Date.now();
     }
     return this.streams;
@@ -383,6 +394,19 @@ export class OrderPipeline {
     return saleIdOfKey(stream) ?? '';
   }
 
+  /** An entry of a sale's stream, or of a split sale's part stream (its part from the stream's tag). */
+  private parse(entry: ReadEntry): StreamEntry | undefined {
+    const saleId = this.saleIdOf(entry.stream);
+    const tag = tagOfKey(entry.stream);
+    const part = tag === undefined ? undefined : partOfTag(tag);
+    return part === undefined ? parseStreamEntry(saleId, entry) : parsePartEntry(saleId, part, entry);
+  }
+
+  /** The key set a stream belongs to (a sale's, or a part's): its deadlines, settled, dead letters. */
+  private keysOfStream(stream: string) {
+    return keysOfTag(tagOfKey(stream) ?? `sale:${this.saleIdOf(stream)}`, this.options.keyPrefix);
+  }
+
   /**
    * Records entries and acknowledges them. `fresh`: first deliveries (read with '>'), which no one can
    * have recorded yet, so the inbox lookup is skipped for them (the inbox's unique constraint still
@@ -390,10 +414,10 @@ export class OrderPipeline {
    */
   private async process(entries: ReadEntry[], { fresh = false } = {}): Promise<Processed> {
     if (entries.length === 0) return { decisions: [], acked: 0 };
-    const orders: PipelineEntry[] = [];
-    const byOrder = new Map<PipelineEntry, ReadEntry>();
+    const orders: StreamEntry[] = [];
+    const byOrder = new Map<StreamEntry, ReadEntry>();
     for (const entry of entries) {
-      const order = parseStreamEntry(this.saleIdOf(entry.stream), entry);
+      const order = this.parse(entry);
       if (order) {
         orders.push(order);
         byOrder.set(order, entry);
@@ -416,8 +440,8 @@ export class OrderPipeline {
   }
 
   private async record(
-    orders: PipelineEntry[],
-    byOrder: Map<PipelineEntry, ReadEntry>,
+    orders: StreamEntry[],
+    byOrder: Map<StreamEntry, ReadEntry>,
     fresh: boolean,
   ): Promise<Decision[]> {
     try {
@@ -439,7 +463,7 @@ export class OrderPipeline {
     return { consumer: this.consumer, stepFence: this.stepFence };
   }
 
-  private async applyWithFaults(orders: PipelineEntry[], fresh: boolean): Promise<Decision[]> {
+  private async applyWithFaults(orders: StreamEntry[], fresh: boolean): Promise<Decision[]> {
     if (orders.length === 0) return [];
     await this.config.faults?.beforeCommit?.();
     const decisions = await applyOrders(this.db, orders, { fresh, lease: this.leaseOfStep });
@@ -449,8 +473,8 @@ export class OrderPipeline {
 
   /** After a permanent batch error: each entry alone; one that still fails is retried or dead-lettered. */
   private async applyOneByOne(
-    orders: PipelineEntry[],
-    byOrder: Map<PipelineEntry, ReadEntry>,
+    orders: StreamEntry[],
+    byOrder: Map<StreamEntry, ReadEntry>,
   ): Promise<Decision[]> {
     const decisions: Decision[] = [];
     for (const order of orders) {
@@ -480,22 +504,23 @@ export class OrderPipeline {
     return Number(rows[0]?.[3] ?? 0);
   }
 
-  private async acknowledge(decisions: Decision[], byOrder: Map<PipelineEntry, ReadEntry>): Promise<void> {
-    await this.openForPayment(decisions);
+  private async acknowledge(decisions: Decision[], byOrder: Map<StreamEntry, ReadEntry>): Promise<void> {
+    await this.openForPayment(decisions, byOrder);
     const byStream = new Map<string, string[]>();
     for (const decision of decisions) {
       const entry = byOrder.get(decision.entry) as ReadEntry;
-      const { saleId, orderId } = decision.entry;
       if (decision.outcome === 'unknown_sale') {
+        const { saleId } = decision.entry;
         await this.deadLetter(entry, 'unknown_sale', `sale ${saleId} is not in the database`);
         continue;
       }
       if (decision.outcome === 'unknown_order' || decision.outcome === 'conflict') {
         const found = decision.outcome === 'conflict' ? `holds it as ${decision.found}` : 'has no such order';
+        const { orderId, status } = decision.entry;
         await this.deadLetter(
           entry,
           decision.outcome,
-          `order ${orderId} is ${decision.entry.status} in Redis; the record ${found}`,
+          `order ${orderId} is ${status} in Redis; the record ${found}`,
         );
         continue;
       }
@@ -512,8 +537,9 @@ export class OrderPipeline {
    * deadlines set, before they are acknowledged: a crash in between redelivers them and they are
    * opened again; the script leaves orders settled meanwhile closed.
    */
-  private async openForPayment(decisions: Decision[]): Promise<void> {
-    const bySale = new Map<string, Array<string | number>>();
+  private async openForPayment(decisions: Decision[], byOrder: Map<StreamEntry, ReadEntry>): Promise<void> {
+    // By the stream's key set: a split sale's orders wait in their part's deadlines set.
+    const byStream = new Map<string, Array<string | number>>();
     for (const decision of decisions) {
       const byMs =
         decision.outcome === 'confirmed'
@@ -521,14 +547,16 @@ export class OrderPipeline {
           : decision.outcome === 'duplicate' && 'reopenByMs' in decision
             ? decision.reopenByMs
             : null;
-      if (byMs === null) continue;
-      const { saleId, orderId, userId, quantity } = decision.entry;
-      const args = bySale.get(saleId) ?? [];
+      const entry = decision.entry;
+      if (byMs === null || entry.kind === 'move') continue;
+      const { orderId, userId, quantity } = entry;
+      const stream = (byOrder.get(entry) as ReadEntry).stream;
+      const args = byStream.get(stream) ?? [];
       args.push(deadlineMember(orderId, userId, quantity), byMs);
-      bySale.set(saleId, args);
+      byStream.set(stream, args);
     }
-    for (const [saleId, args] of bySale) {
-      const keys = saleKeys(saleId, this.options.keyPrefix);
+    for (const [stream, args] of byStream) {
+      const keys = this.keysOfStream(stream);
       await this.scripts.run(lifecycleScripts.openOrders, [keys.deadlines, keys.settled], args);
     }
   }
@@ -566,7 +594,7 @@ export class OrderPipeline {
   }
 
   private async deadLetter(entry: ReadEntry, reason: string, detail: string): Promise<void> {
-    const keys = saleKeys(this.saleIdOf(entry.stream), this.options.keyPrefix);
+    const keys = this.keysOfStream(entry.stream); // on the stream's slot: one MULTI
     await this.redis
       .multi()
       .xadd(

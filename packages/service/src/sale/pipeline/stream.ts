@@ -1,5 +1,5 @@
 import { ID_PATTERN } from '../keys.js';
-import type { PipelineEntry } from '../store/decide.js';
+import type { MoveEntry, PipelineEntry, StreamEntry } from '../store/decide.js';
 import type { SaleRedis } from '../redis.js';
 
 /** One stream entry as Redis returns it. */
@@ -59,6 +59,44 @@ export function parseStreamEntry(saleId: string, entry: ReadEntry): PipelineEntr
     status: map.event as 'paid' | 'cancelled' | 'expired',
     settledAtMs: atMs,
   };
+}
+
+const MOVES: Record<string, MoveEntry['direction']> = { 'transfer-out': 'out', 'transfer-in': 'in' };
+
+/**
+ * Parses an entry of a split sale's part stream: reservations and settlements as in a sale's stream,
+ * with their part (and the stream id the record keeps for them, "<ms>-<seq>@<part>": the parts'
+ * streams have their own clocks, their ids can be equal), and the transfer steps (written by
+ * transfer-out.lua / transfer-in.lua: event, transfer, part — the other part —, qty).
+ */
+export function parsePartEntry(saleId: string, part: number, entry: ReadEntry): StreamEntry | undefined {
+  const event = valueOf(entry.fields, 'event');
+  const direction = event === undefined ? undefined : MOVES[event];
+  if (direction) {
+    const transferId = valueOf(entry.fields, 'transfer');
+    const otherPart = Number(valueOf(entry.fields, 'part'));
+    const units = Number(valueOf(entry.fields, 'qty'));
+    const atMs = Number(entry.id.split('-')[0]);
+    if (
+      !transferId ||
+      !/^\d{1,20}$/.test(transferId) ||
+      !Number.isSafeInteger(otherPart) ||
+      otherPart < 0 ||
+      !Number.isSafeInteger(units) ||
+      units < 1 ||
+      !Number.isFinite(atMs)
+    ) {
+      return undefined;
+    }
+    return { kind: 'move', saleId, part, streamId: entry.id, transferId, direction, otherPart, units, atMs };
+  }
+  const parsed = parseStreamEntry(saleId, entry);
+  return parsed && { ...parsed, streamId: `${entry.id}@${part}`, part };
+}
+
+function valueOf(fields: readonly string[], name: string): string | undefined {
+  for (let i = 0; i + 1 < fields.length; i += 2) if (fields[i] === name) return fields[i + 1];
+  return undefined;
 }
 
 /** "<ms>-<seq>" + 1: the smallest id greater than `id`. */

@@ -3,6 +3,9 @@ import { DEFAULT_KEY_PREFIX } from 'lockstock/redis';
 import { activeSalesKey, saleKeys } from '../keys.js';
 import { silentLogger, type Logger } from '../logger.js';
 import type { SaleRedis } from '../redis.js';
+import { inspectPart } from '../shards/inspect-part.js';
+import { layoutKey, layoutKeys, layoutOf, type PartKeys } from '../shards/layout.js';
+import { rebuildPart, type PartRebuildReport } from '../shards/rebuild-part.js';
 import type { Database } from '../store/db.js';
 import { records } from '../store/records.js';
 import type { Sale } from '../types.js';
@@ -202,6 +205,7 @@ export class RecoveryMonitor implements SaleGate {
   /** Compares one sale with the record; closes it and starts a rebuild if Redis lost or forgot part of it. */
   private async check(sale: Sale): Promise<void> {
     if (this.rebuilding.has(sale.id)) return;
+    if (sale.partTags) return this.checkSplit(sale);
     const condition = await inspectSale(this.redis, this.options.db, sale.id, this.keys(sale.id));
     if (condition.kind === 'ok') {
       if (this.blocked.delete(sale.id)) this.logger.info({ saleId: sale.id }, 'sale selling again');
@@ -266,6 +270,105 @@ export class RecoveryMonitor implements SaleGate {
       this.logger.warn(
         { saleId: sale.id, reason, ms, ...report },
         'sale rebuilt from the record; selling again',
+      );
+      this.options.onRebuilt?.(sale.id, cause, report, ms);
+      return report;
+    } finally {
+      await handle
+        .release()
+        .catch((error: unknown) =>
+          this.logger.warn({ err: error, saleId: sale.id }, 'could not release the recovery lock'),
+        );
+    }
+  }
+
+  /**
+   * A split sale: each part compared with the record's newest entries of that part. The sale is closed
+   * here while any part is not as the record (its other parts' Redis state is intact, but a buyer
+   * cannot be told which part is whose without the sale), and each damaged part is rebuilt on its own
+   * (shards/rebuild-part.ts) under its own lock.
+   */
+  private async checkSplit(sale: Sale): Promise<void> {
+    const parts = layoutKeys(layoutOf(sale.id, sale.partTags), this.prefix);
+    const conditions = await Promise.all(
+      parts.map((keys) => inspectPart(this.redis, this.options.db, sale.id, keys)),
+    );
+    const damaged = parts
+      .map((keys, i) => ({ keys, condition: conditions[i] as SaleCondition }))
+      .filter(({ condition }) => condition.kind !== 'ok');
+    if (damaged.length === 0) {
+      // The layout key is what reservers learn the parts from: put back if Redis lost it.
+      const key = layoutKey(sale.id, this.prefix);
+      if ((await this.redis.exists(key)) === 0) await this.redis.set(key, (sale.partTags ?? []).join(','));
+      if (this.blocked.delete(sale.id)) this.logger.info({ saleId: sale.id }, 'sale selling again');
+      return;
+    }
+    const reason = damaged
+      .map(
+        ({ keys, condition }) =>
+          `part ${keys.part}: ${describe(condition as Exclude<SaleCondition, { kind: 'ok' }>)}`,
+      )
+      .join('; ');
+    if (!this.blocked.has(sale.id))
+      this.logger.warn({ saleId: sale.id, reason }, 'sale closed: Redis is not as the record');
+    this.blocked.set(sale.id, reason);
+    const work: Promise<unknown>[] = [];
+    for (const { keys, condition } of damaged) {
+      if (condition.kind === 'recovering' && (await this.partLockOf(sale.id, keys.part).isLocked())) continue;
+      work.push(
+        this.rebuildPartNow(sale, keys, condition.kind as RebuildCause).catch((error: unknown) =>
+          this.logger.warn(
+            { err: error, saleId: sale.id, part: keys.part },
+            'rebuild failed; it is tried again',
+          ),
+        ),
+      );
+    }
+    if (work.length === 0) return;
+    const task = Promise.all(work)
+      .then(() => undefined)
+      .finally(() => this.rebuilding.delete(sale.id));
+    this.rebuilding.set(sale.id, task);
+  }
+
+  private partLockOf(saleId: string, part: number) {
+    return this.locks.mutex(`sale:${saleId}:p${part}:recovery`);
+  }
+
+  /**
+   * Rebuilds one part of a split sale from the record now, if it needs it (or `force`: reconcile found
+   * its counts off) and this process gets the part's recovery lock (`reconcile --repair` calls it
+   * directly). Undefined when nothing was rebuilt.
+   */
+  async rebuildPartNow(
+    sale: Sale,
+    keys: PartKeys,
+    cause: RebuildCause = 'missing',
+    options: { force?: boolean } = {},
+  ): Promise<PartRebuildReport | undefined> {
+    const handle = await this.partLockOf(sale.id, keys.part).tryAcquire();
+    if (!handle) return undefined;
+    try {
+      const condition = await inspectPart(this.redis, this.options.db, sale.id, keys);
+      if (condition.kind === 'ok' && !options.force) return undefined;
+      const began = performance.now();
+      const token = `${handle.owner}:${handle.fencingToken}`;
+      const report = await rebuildPart(
+        { ...this.options, keyPrefix: this.prefix },
+        sale,
+        layoutOf(sale.id, sale.partTags),
+        keys.part,
+        token,
+      );
+      if (!report || handle.signal.aborted) {
+        this.logger.warn({ saleId: sale.id, part: keys.part }, 'rebuild superseded (lock or flag lost)');
+        return undefined;
+      }
+      await this.redis.sadd(activeSalesKey(this.prefix), sale.id);
+      const ms = Math.round(performance.now() - began);
+      this.logger.warn(
+        { saleId: sale.id, cause, ms, ...report },
+        'part of a split sale rebuilt from the record',
       );
       this.options.onRebuilt?.(sale.id, cause, report, ms);
       return report;

@@ -5,9 +5,11 @@ import {
   releases,
   type AppliedEntry,
   type Decision,
+  type MoveEntry,
   type PipelineEntry,
   type RecordedOrder,
   type SaleTotals,
+  type StreamEntry,
 } from './decide.js';
 import { FencedOutError } from './fenced-out.js';
 import { queries } from './queries.js';
@@ -24,10 +26,13 @@ const toMs = (value: Date | string | null) => (value === null ? null : new Date(
  *
  * With `lease` (the order pipeline's), the batch is first checked against the recovery fence: if a
  * rebuild went ahead without waiting for this pipeline, FencedOutError, and nothing is written.
+ *
+ * Transfer steps of split sales (moves) are written as they are, in the same transaction: they change
+ * no total the fences check (units move between parts, the sale's stock stays).
  */
 export async function applyOrders(
   db: Database,
-  entries: readonly PipelineEntry[],
+  streamEntries: readonly StreamEntry[],
   options: {
     /** The entries were never delivered before: none can be recorded yet, skip the inbox lookup. */
     fresh?: boolean;
@@ -35,10 +40,14 @@ export async function applyOrders(
     lease?: { consumer: string; stepFence: number };
   } = {},
 ): Promise<Decision[]> {
-  if (entries.length === 0) return [];
+  if (streamEntries.length === 0) return [];
   const { lease } = options;
+  const entries = streamEntries.filter((e): e is PipelineEntry => e.kind !== 'move');
+  const moves = streamEntries.filter((e): e is MoveEntry => e.kind === 'move');
   return db.transaction(async (tx) => {
     if (lease) await checkLease(tx, lease.consumer, lease.stepFence);
+    const moved = await writeMoves(tx, moves);
+    if (entries.length === 0) return moved;
     const saleIds = [...new Set(entries.map((e) => e.saleId))];
     const saleRows = await tx.query<{
       id: string;
@@ -96,8 +105,27 @@ export async function applyOrders(
       ),
     });
     await writeDecisions(tx, decisions, sales);
-    return decisions;
+    return [...decisions, ...moved];
   });
+}
+
+/** Moves in one order in every transaction (sale, part, entry), so two batches never wait on each other in a cycle. */
+async function writeMoves(tx: Queryable, unordered: readonly MoveEntry[]): Promise<Decision[]> {
+  if (unordered.length === 0) return [];
+  const moves = [...unordered].sort(
+    (a, b) => a.saleId.localeCompare(b.saleId) || a.part - b.part || a.streamId.localeCompare(b.streamId),
+  );
+  await tx.query(queries.insertMoves, [
+    moves.map((m) => m.saleId),
+    moves.map((m) => m.part),
+    moves.map((m) => m.streamId),
+    moves.map((m) => m.transferId),
+    moves.map((m) => m.direction),
+    moves.map((m) => m.otherPart),
+    moves.map((m) => m.units),
+    moves.map((m) => new Date(m.atMs).toISOString()),
+  ]);
+  return moves.map((entry) => ({ entry, outcome: 'moved' }));
 }
 
 /**
@@ -133,6 +161,7 @@ async function writeDecisions(
         d.outcome === 'confirmed' && d.payByMs !== null ? new Date(d.payByMs).toISOString() : null,
       ),
       recorded.map((d) => d.entry.idempotencyKey ?? null),
+      recorded.map((d) => d.entry.part ?? null),
     ]);
   }
   // After the inserts: a settlement of an order confirmed in this very batch finds its row.
@@ -165,6 +194,7 @@ async function writeHoldings(
   const perSale = new Map<string, number>();
   for (const decision of decisions) {
     const { entry } = decision;
+    if (entry.kind === 'move') continue; // moves change no holding
     let units: number;
     if (decision.outcome === 'confirmed') units = entry.quantity;
     else if (decision.outcome === 'settled' && releases(decision.entry.status)) units = -entry.quantity;

@@ -11,6 +11,8 @@ export interface OrderEntry {
   readonly reservedAtMs: number;
   /** The purchase's Idempotency-Key, if it had one (kept in the record for recovery). */
   readonly idempotencyKey?: string;
+  /** The part of a split sale it was reserved in (its streamId is then "<ms>-<seq>@<part>"). */
+  readonly part?: number;
 }
 
 /** One lifecycle event read from a sale's stream: Redis settled an order (paid, cancelled, expired). */
@@ -23,9 +25,32 @@ export interface SettlementEntry {
   readonly quantity: number;
   readonly status: SettledStatus;
   readonly settledAtMs: number;
+  /** The part of a split sale it was settled in. */
+  readonly part?: number;
 }
 
+/** One step of a transfer between the parts of a split sale (transfer-out / transfer-in). */
+export interface MoveEntry {
+  readonly kind: 'move';
+  readonly saleId: string;
+  /** The part whose stream holds the entry. */
+  readonly part: number;
+  /** The entry's id in that part's stream ("<ms>-<seq>"). */
+  readonly streamId: string;
+  readonly transferId: string;
+  /** out: the part gave the units; in: it was credited them. */
+  readonly direction: 'out' | 'in';
+  /** The receiver of an out, the donor of an in. */
+  readonly otherPart: number;
+  readonly units: number;
+  readonly atMs: number;
+}
+
+/** What decideOrders decides (moves are recorded as they are, without a decision). */
 export type PipelineEntry = OrderEntry | SettlementEntry;
+
+/** Every kind of entry a sale stream holds. */
+export type StreamEntry = PipelineEntry | MoveEntry;
 
 export interface SaleTotals {
   readonly stock: number;
@@ -67,6 +92,8 @@ export type Decision =
   | { readonly entry: SettlementEntry; readonly outcome: 'settled' }
   /** The record already holds the order in the entry's status (a redelivery). */
   | { readonly entry: SettlementEntry; readonly outcome: 'duplicate' }
+  /** A transfer step, recorded (or already recorded: the same). */
+  | { readonly entry: MoveEntry; readonly outcome: 'moved' }
   /** The record has no such order, or holds it in another state: Redis and the record disagree. */
   | {
       readonly entry: SettlementEntry;

@@ -23,6 +23,9 @@ export const queries = {
   unpaidOrders: sql('unpaid-orders'),
   dashboardSales: sql('dashboard-sales'),
   recordFsync: sql('record-fsync'),
+  // Split sales (migrations/006_sale_parts.sql).
+  setPartTags: sql('set-part-tags'),
+  insertMoves: sql('insert-moves'),
   // Fencing the order pipelines during a rebuild (migrations/005_pipeline_leases.sql).
   leaseRegister: sql('lease-register'),
   leaseRenew: sql('lease-renew'),

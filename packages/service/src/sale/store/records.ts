@@ -11,6 +11,7 @@ interface SaleRow {
   starts_at: Date | string;
   ends_at: Date | string;
   pay_within_seconds?: number | null;
+  part_tags?: string[] | null;
 }
 
 const toSale = (row: SaleRow): Sale & { persistedSold: number } => ({
@@ -21,6 +22,7 @@ const toSale = (row: SaleRow): Sale & { persistedSold: number } => ({
   startsAt: new Date(row.starts_at),
   endsAt: new Date(row.ends_at),
   ...(row.pay_within_seconds == null ? {} : { payWithinSeconds: row.pay_within_seconds }),
+  ...(row.part_tags == null ? {} : { partTags: row.part_tags }),
   persistedSold: row.sold ?? 0,
 });
 
@@ -45,6 +47,11 @@ export const records = {
       sale.payWithinSeconds ?? null,
     ]);
     return toSale(rows[0] as SaleRow);
+  },
+
+  /** Records where a new split sale's parts live (in the transaction that inserted it). */
+  async setPartTags(db: Queryable, id: string, tags: readonly string[]): Promise<void> {
+    await db.query(queries.setPartTags, [id, tags]);
   },
 
   async getSale(db: Queryable, id: string): Promise<(Sale & { persistedSold: number }) | undefined> {

@@ -65,6 +65,16 @@ class SaleCard {
     this.set('stock', format.count(sale.stock));
     const left = sale.stock > 0 && sale.remaining !== null ? sale.remaining / sale.stock : 0;
     this.field('bar').style.width = `${(left * 100).toFixed(1)}%`;
+    const parts = this.field('parts');
+    parts.hidden = sale.parts.length === 0;
+    this.set(
+      'parts',
+      sale.parts.length === 0
+        ? ''
+        : `${sale.parts.length} parts: ${sale.parts
+            .map((p) => (p.remaining === null ? '–' : format.count(p.remaining)))
+            .join(' · ')} left`,
+    );
     this.set('sold', format.count(sale.sold));
     this.set('recorded', format.count(sale.recorded.confirmedOrders));
     const units = sale.recorded.confirmedUnits;

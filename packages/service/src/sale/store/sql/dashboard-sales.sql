@@ -3,9 +3,10 @@
 -- $1 how many sales at most (int)
 -- "Confirmed" counts the orders that hold units: confirmed (unpaid) and paid.
 -- Returns rows, newest first (id as text): id, name, stock, sold (units held by confirmed orders),
---   per_user_limit, starts_at, ends_at, pay_within_seconds, confirmed_orders, rejected_orders, buyers.
+--   per_user_limit, starts_at, ends_at, pay_within_seconds, part_tags, confirmed_orders,
+--   rejected_orders, buyers.
 SELECT s.id::text AS id, s.name, s.stock, s.sold, s.per_user_limit, s.starts_at, s.ends_at,
-       s.pay_within_seconds, o.confirmed_orders, o.rejected_orders, p.buyers
+       s.pay_within_seconds, s.part_tags, o.confirmed_orders, o.rejected_orders, p.buyers
   FROM (SELECT *
           FROM sales
          WHERE ends_at > now() - interval '1 day'

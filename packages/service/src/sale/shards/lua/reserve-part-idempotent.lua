@@ -1,0 +1,29 @@
+--[[
+  reserve-idempotent.lua on one part of a split sale: the (user, key) record lives in the user's part,
+  so the same key from the same user answers the original order whichever process asks.
+
+  KEYS[1..6] as in reserve-part.lua
+  KEYS[7]  the (user, key) record: "<orderId>:<quantity>"
+  KEYS[8]  version: bumped when the part's stock changes
+  ARGV[1..3] as in reserve-part.lua
+  ARGV[4]  how long to remember the key, in seconds
+  ARGV[5]  the Idempotency-Key (written into the stream entry, so the record keeps it)
+
+  Returns  as reserve-part.lua, plus the original order id (a string) for a repeated key with the same
+           quantity, and -6 for a repeated key with a different quantity.
+]]
+-- @include ../../reserve-core.lua
+local previous = redis.call('get', KEYS[7])
+if previous then
+  local order_id, quantity = string.match(previous, '^(%d+):(%d+)$')
+  if quantity ~= ARGV[2] then
+    return -6
+  end
+  return order_id
+end
+local result = reserve(KEYS[1], KEYS[2], KEYS[3], KEYS[6], KEYS[4], KEYS[5], ARGV[1], ARGV[2], ARGV[3], ARGV[5])
+if result == 1 then
+  redis.call('set', KEYS[7], ARGV[3] .. ':' .. ARGV[2], 'EX', ARGV[4])
+  redis.call('incr', KEYS[8])
+end
+return result

@@ -1,0 +1,327 @@
+import { DEFAULT_KEY_PREFIX, ScriptRunner } from 'lockstock/redis';
+import { ID_PATTERN, ORDER_GROUP } from '../keys.js';
+import { deadlineMember, lifecycleScripts, SETTLED_TTL_MS } from '../lifecycle/scripts.js';
+import { parsePartEntry } from '../pipeline/stream.js';
+import type { SaleRedis } from '../redis.js';
+import { fencePipelines, type PipelineFenceOptions } from '../recovery/fence.js';
+import { recoveryQueries } from '../recovery/queries.js';
+import type { RebuildReport } from '../recovery/rebuild.js';
+import { recoveryScripts } from '../recovery/scripts.js';
+import { formatStreamId, recordNewest } from '../recovery/stream-ids.js';
+import { IDEMPOTENCY_TTL_SECONDS } from '../reserve.js';
+import type { Database, Queryable } from '../store/db.js';
+import type { MoveEntry, OrderEntry, SettlementEntry, StreamEntry } from '../store/decide.js';
+import { queries } from '../store/queries.js';
+import { records } from '../store/records.js';
+import type { Sale } from '../types.js';
+import { partAllocation, type PartAllocation, type RecordedMove } from './allocation.js';
+import { initialShares, partKeys, partOfUser, type PartKeys, type SaleLayout } from './layout.js';
+import { partScripts } from './scripts.js';
+import { partQueries } from './sql/queries.js';
+
+/** What a part's rebuild put back. */
+export interface PartRebuildReport extends RebuildReport {
+  readonly part: number;
+  /** Units the part holds by the record: its initial share + units credited − units debited. */
+  readonly allocation: number;
+  /** Transfers out of the part not known to be credited: pending again, finished by whoever finds them. */
+  readonly pendingTransfers: number;
+  /** Transfers credited to the part (each marked in `credits`, so none is credited twice). */
+  readonly credits: number;
+}
+
+/** Pairs per script call. */
+const CHUNK = 500;
+
+/**
+ * Rebuilds one part of a split sale from the record plus what the part's stream still holds — what
+ * rebuildSale does for a sale (see there: flag, fenced pipelines, stream, one REPEATABLE READ snapshot,
+ * writes fenced by `token`), with the part's share of everything: the orders of its users (their part
+ * is fixed by their user id), and its transfers. Its allocation is its initial share + what it was
+ * credited − what it gave; a transfer it gave counts as given once its debit or its credit is known
+ * (a credit implies the debit); one given and not known to be credited goes back to its pending
+ * transfers, for anyone to finish (the receiver's `credits` answers "credited" if it was). The other
+ * parts go on selling meanwhile; a transfer into this part waits until it is done (`recovering`).
+ */
+export async function rebuildPart(
+  deps: { redis: SaleRedis; db: Database; pipelineFence?: PipelineFenceOptions; keyPrefix?: string },
+  sale: Sale,
+  layout: SaleLayout,
+  part: number,
+  token: string,
+): Promise<PartRebuildReport | undefined> {
+  const { redis, db } = deps;
+  const parts = layout.tags.length;
+  const keys = partKeys(layout.tags[part] as string, part, deps.keyPrefix ?? DEFAULT_KEY_PREFIX);
+  const scripts = new ScriptRunner(redis);
+  await scripts.run(recoveryScripts.begin, [keys.recovering], [token]);
+  const pipelines = await fencePipelines(db, deps.pipelineFence);
+
+  const entries = await readPartStream(redis, sale.id, part, keys.stream);
+  const reservations = entries.filter((e): e is OrderEntry => e.kind === 'reservation');
+  const settlements = entries.filter((e): e is SettlementEntry => e.kind === 'settlement');
+  const moves = entries.filter((e): e is MoveEntry => e.kind === 'move');
+  const record = await db.transaction((tx) =>
+    readPartRecord(tx, sale.id, parts, part, reservations, settlements),
+  );
+
+  // Orders: as rebuildSale, on the part's share of the record.
+  let inFlight = 0;
+  let inFlightUnits = 0;
+  const holdings = new Map(record.holdings);
+  const hold = (user: string, units: number) => holdings.set(user, (holdings.get(user) ?? 0) + units);
+  for (const r of reservations) {
+    if (record.applied.has(r.streamId)) continue;
+    inFlight++;
+    inFlightUnits += r.quantity;
+    hold(r.userId, r.quantity);
+  }
+  for (const s of settlements) {
+    const state = record.states.get(s.orderId);
+    if (state !== undefined && state !== 'confirmed') continue;
+    inFlight++;
+    if (s.status === 'paid') continue;
+    inFlightUnits -= s.quantity;
+    hold(s.userId, -s.quantity);
+  }
+
+  const share = initialShares(record.stock, parts)[part] ?? 0;
+  const { allocation, pending, credited } = partAllocation(
+    share,
+    part,
+    record.moves,
+    moves.map((m) => ({ ...m })),
+  );
+  const pendingUnits = pending.reduce((sum, t) => sum + t.units, 0);
+  const remaining = Math.max(0, allocation - record.sold - inFlightUnits);
+
+  const buyers = [...holdings].filter(([, units]) => units > 0);
+  const buyerChunks = [...chunks(buyers, CHUNK)];
+  for (const [i, chunk] of (buyerChunks.length > 0 ? buyerChunks : [[]]).entries()) {
+    const args = [token, i === 0 ? 1 : 0, ...chunk.flat()];
+    if (!(await fenced(scripts.run(recoveryScripts.rebuildBuyers, [keys.recovering, keys.buyers], args))))
+      return undefined;
+  }
+  for (const chunk of chunks(record.settled, CHUNK)) {
+    const args = [token, SETTLED_TTL_MS, ...chunk.flatMap((o) => [o.id, o.status])];
+    if (!(await fenced(scripts.run(recoveryScripts.rebuildSettled, [keys.recovering, keys.settled], args))))
+      return undefined;
+  }
+  for (const chunk of chunks(record.keys, CHUNK)) {
+    const args = [token, ...chunk.flatMap((k) => [`${k.id}:${k.quantity}`, k.secondsLeft])];
+    const keyList = chunk.map((k) => keys.idempotency(k.userId, k.key));
+    if (!(await fenced(scripts.run(recoveryScripts.rebuildKeys, [keys.recovering, ...keyList], args))))
+      return undefined;
+  }
+  for (const chunk of chunks(record.unpaid, CHUNK)) {
+    const args = chunk.flatMap((o) => [deadlineMember(o.id, o.userId, o.quantity), o.payByMs]);
+    await scripts.run(lifecycleScripts.openOrders, [keys.deadlines, keys.settled], args);
+  }
+  if (!(await restoreTransfers(scripts, keys, token, pending, pendingUnits, credited))) return undefined;
+
+  const floor = record.newest ? formatStreamId(record.newest) : '';
+  const started = sale.startsAt.getTime() <= Date.now();
+  const finished = await scripts.run(
+    recoveryScripts.finish,
+    [keys.recovering, keys.stock, keys.notBefore, keys.open, keys.stream, keys.restock],
+    [
+      token,
+      remaining,
+      started ? 0 : sale.startsAt.getTime(),
+      sale.endsAt.getTime(),
+      sale.perUserLimit,
+      floor,
+      ORDER_GROUP,
+    ],
+  );
+  if (finished !== 1) return undefined;
+  return {
+    part,
+    remaining,
+    allocation,
+    buyers: buyers.length,
+    inFlight,
+    idempotencyKeys: record.keys.length,
+    settledOrders: record.settled.length,
+    unpaidOrders: record.unpaid.length,
+    floor,
+    pendingTransfers: pending.length,
+    credits: credited.length,
+    pipelinesWaitedMs: pipelines.waitedMs,
+    pipelinesFencedOut: pipelines.fencedOut,
+  };
+}
+
+/** The part's pending transfers and inflight (first call), then its credits, a chunk at a time. */
+async function restoreTransfers(
+  scripts: ScriptRunner,
+  keys: PartKeys,
+  token: string,
+  pending: PartAllocation['pending'],
+  pendingUnits: number,
+  credited: readonly string[],
+): Promise<boolean> {
+  const keyList = [keys.recovering, keys.transfers, keys.credits, keys.inflight, keys.version];
+  const first = [
+    token,
+    1,
+    pendingUnits,
+    pending.length,
+    // Debited at 0 ms: already stale, so the sweeper finishes them at its next round if no buyer does.
+    ...pending.flatMap((t) => [t.id, `${t.to}:${t.units}:0`]),
+  ];
+  const creditChunks = [...chunks(credited, CHUNK)];
+  if (
+    !(await fenced(
+      scripts.run(partScripts.rebuildTransfers, keyList, [...first, ...(creditChunks[0] ?? [])]),
+    ))
+  )
+    return false;
+  for (const chunk of creditChunks.slice(1)) {
+    if (!(await fenced(scripts.run(partScripts.rebuildTransfers, keyList, [token, 0, 0, 0, ...chunk]))))
+      return false;
+  }
+  return true;
+}
+
+async function fenced(step: Promise<unknown>): Promise<boolean> {
+  return (await step) === 1;
+}
+
+function* chunks<T>(items: readonly T[], size: number): Generator<T[]> {
+  for (let i = 0; i < items.length; i += size) yield items.slice(i, i + size);
+}
+
+/** Every entry of a part's stream, oldest first, parsed. */
+async function readPartStream(
+  redis: SaleRedis,
+  saleId: string,
+  part: number,
+  stream: string,
+): Promise<StreamEntry[]> {
+  const entries: StreamEntry[] = [];
+  let start = '-';
+  for (;;) {
+    const batch = (await redis.xrange(stream, start, '+', 'COUNT', 1000)) as Array<[string, string[]]>;
+    for (const [id, fields] of batch) {
+      const entry = parsePartEntry(saleId, part, { stream, id, fields });
+      if (entry) entries.push(entry);
+    }
+    const last = batch.at(-1);
+    if (!last || batch.length < 1000) return entries;
+    start = `(${last[0]}`;
+  }
+}
+
+interface PartRecord {
+  stock: number;
+  /** Units held by the part's confirmed and paid orders. */
+  sold: number;
+  holdings: Map<string, number>;
+  applied: Set<string>;
+  states: Map<string, string>;
+  settled: Array<{ id: string; status: string }>;
+  unpaid: Array<{ id: string; userId: string; quantity: number; payByMs: number }>;
+  keys: Array<{ id: string; userId: string; quantity: number; key: string; secondsLeft: number }>;
+  newest: ReturnType<typeof recordNewest>;
+  moves: RecordedMove[];
+}
+
+async function readPartRecord(
+  tx: Queryable,
+  saleId: string,
+  parts: number,
+  part: number,
+  reservations: readonly OrderEntry[],
+  settlements: readonly SettlementEntry[],
+): Promise<PartRecord> {
+  await tx.query('SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY');
+  const sale = await records.getSale(tx, saleId);
+  if (!sale) throw new Error(`sale ${saleId} is not in the record`);
+  const ours = (userId: string) => partOfUser(userId, parts) === part;
+  const totals = await tx.query<{ sold: number }>(partQueries.totals, [saleId, part]);
+  const holdings = new Map([...(await records.userPurchases(tx, saleId))].filter(([user]) => ours(user)));
+  const applied = reservations.length
+    ? await tx.query<{ stream_id: string }>(queries.appliedEntries, [
+        reservations.map(() => saleId),
+        reservations.map((r) => r.streamId),
+      ])
+    : { rows: [] };
+  const states = settlements.length
+    ? await tx.query<{ id: string; status: string }>(recoveryQueries.orderStates, [
+        [...new Set(settlements.map((s) => s.orderId))],
+      ])
+    : { rows: [] };
+  const settled = await tx.query<{ id: string; status: string }>(partQueries.settledOrders, [saleId, part]);
+  const unpaid = await tx.query<{ id: string; user_id: string; quantity: number; pay_by: Date | string }>(
+    queries.unpaidOrders,
+    [saleId],
+  );
+  const keys = await tx.query<{
+    id: string;
+    user_id: string;
+    quantity: number;
+    idempotency_key: string;
+    seconds_left: number;
+  }>(recoveryQueries.idempotencyKeys, [saleId, IDEMPOTENCY_TTL_SECONDS]);
+  const newest = await tx.query<{
+    newest_ids: string[];
+    newest_move_id: string | null;
+    last_settled_ms: string | null;
+  }>(partQueries.newestEntries, [saleId, part]);
+  const moves = await readMoves(tx, saleId);
+  const row = newest.rows[0];
+  const newestIds = (row?.newest_ids ?? []).map((id) => id.split('@')[0] as string);
+  if (row?.newest_move_id) newestIds.push(row.newest_move_id);
+  return {
+    stock: sale.stock,
+    sold: totals.rows[0]?.sold ?? 0,
+    holdings,
+    applied: new Set(applied.rows.map((r) => r.stream_id)),
+    states: new Map(states.rows.map((r) => [r.id, r.status])),
+    settled: settled.rows,
+    unpaid: unpaid.rows
+      .filter((r) => ours(r.user_id))
+      .map((r) => ({
+        id: r.id,
+        userId: r.user_id,
+        quantity: r.quantity,
+        payByMs: new Date(r.pay_by).getTime(),
+      })),
+    keys: keys.rows
+      .filter(
+        (r) =>
+          r.seconds_left > 0 &&
+          ID_PATTERN.test(r.idempotency_key) &&
+          ID_PATTERN.test(r.user_id) &&
+          ours(r.user_id),
+      )
+      .map((r) => ({
+        id: r.id,
+        userId: r.user_id,
+        quantity: r.quantity,
+        key: r.idempotency_key,
+        secondsLeft: r.seconds_left,
+      })),
+    newest: recordNewest(newestIds, row?.last_settled_ms ?? null),
+    moves,
+  };
+}
+
+/** Every recorded transfer step of a split sale. */
+export async function readMoves(db: Queryable, saleId: string): Promise<RecordedMove[]> {
+  const { rows } = await db.query<{
+    part: number;
+    transfer_id: string;
+    kind: 'out' | 'in';
+    other_part: number;
+    units: number;
+  }>(partQueries.moves, [saleId]);
+  return rows.map((m) => ({
+    part: Number(m.part),
+    transferId: m.transfer_id,
+    kind: m.kind,
+    otherPart: Number(m.other_part),
+    units: m.units,
+  }));
+}
