@@ -68,7 +68,8 @@ export function createSaleMetrics(registry = new Registry()) {
     }),
     transferWait: new Histogram({
       name: 'lockstock_sale_transfer_wait_seconds',
-      help: 'How long a buyer of a split sale waited from finding its part without units to its answer (units moved from another part, or the whole sale proven sold out)',
+      help: 'How long a buyer of a split sale waited from finding its part without units to its answer, by outcome (reserved: units moved in from another part; sold_out: the whole sale proven sold out; refused: another refusal on the retry)',
+      labelNames: ['outcome'] as const,
       buckets: [0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
       registers: [registry],
     }),

@@ -2,7 +2,7 @@ import { DEFAULT_KEY_PREFIX, loadLuaScript, ScriptRunner } from 'lockstock/redis
 import { ID_PATTERN, saleKeys, type SaleKeys } from './keys.js';
 import { SaleRecoveringError } from './recovery/errors.js';
 import { LayoutCache, isSplit } from './shards/layout.js';
-import { SplitReserver, type SplitSale } from './shards/split-reserver.js';
+import { SplitReserver, type SplitSale, type TransferWaitOutcome } from './shards/split-reserver.js';
 import { Transfers } from './shards/transfers.js';
 import type { SoldOutCache } from './sold-out.js';
 import type { RefusalCode, Reservation } from './types.js';
@@ -61,7 +61,7 @@ export interface ReserverOptions {
    */
   layouts?: LayoutCache;
   /** Seconds a buyer of a split sale waited from finding its part dry to its answer (metrics). */
-  onTransferWait?: (seconds: number) => void;
+  onTransferWait?: (seconds: number, outcome: TransferWaitOutcome) => void;
   /** A transfer's background finish failed (it stays pending; the sweeper finishes it). */
   onTransferError?: (error: unknown) => void;
 }

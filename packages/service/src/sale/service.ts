@@ -86,7 +86,9 @@ export class SaleService {
     this.reserver = new Reserver(deps.redis, deps.nextOrderId, this.prefix, {
       ...(this.soldOut ? { soldOut: this.soldOut } : {}),
       batchWritesPerPhase: deps.batchWritesPerPhase ?? false,
-      ...(transferWait ? { onTransferWait: (seconds: number) => transferWait.observe(seconds) } : {}),
+      ...(transferWait
+        ? { onTransferWait: (seconds, outcome) => transferWait.observe({ outcome }, seconds) }
+        : {}),
     });
     this.scripts = new ScriptRunner(deps.redis);
     this.settler = new OrderSettler(deps.redis, this.prefix, this.layouts);

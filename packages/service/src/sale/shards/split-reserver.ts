@@ -54,9 +54,14 @@ export interface SplitReserverOptions {
   soldOut?: SoldOutCache;
   /** Before each script call (the reserver's write batching). */
   beforeCall?: () => void;
-  /** Seconds a buyer waited from finding its part dry to its answer. */
-  onTransferWait?: (seconds: number) => void;
+  /**
+   * Seconds a buyer waited from finding its part dry to its answer: `reserved` (units came), `sold_out`
+   * (the whole sale was proven short), or `refused` (another refusal, e.g. the limit, on the retry).
+   */
+  onTransferWait?: (seconds: number, outcome: TransferWaitOutcome) => void;
 }
+
+export type TransferWaitOutcome = 'reserved' | 'sold_out' | 'refused';
 
 type Reply = number | string | [number, number];
 
@@ -120,7 +125,10 @@ export class SplitReserver {
       ) as Reply;
       const dry = Array.isArray(reply) || reply === -7;
       if (!dry) {
-        if (dryAt !== undefined) this.options.onTransferWait?.((performance.now() - dryAt) / 1000);
+        if (dryAt !== undefined) {
+          const outcome = reply === 1 || typeof reply === 'string' ? 'reserved' : 'refused';
+          this.options.onTransferWait?.((performance.now() - dryAt) / 1000, outcome);
+        }
         if (reply === 1) return { ok: true, orderId, duplicate: false };
         if (typeof reply === 'string') return { ok: true, orderId: reply, duplicate: true };
         if (reply === -8) throw new SaleRecoveringError(saleId);
@@ -128,13 +136,16 @@ export class SplitReserver {
         if (!refusal) throw new Error(`unexpected reservation script reply ${JSON.stringify(reply)}`);
         return { ok: false, code: refusal };
       }
+      // Remembered sold out (a proof, and no unit back since): a request with an Idempotency-Key asked
+      // Redis for its original order and has none; it gets the answer the others get from memory.
+      if (soldOut?.isSoldOut(saleId)) return { ok: false, code: 'sold_out' };
       dryAt ??= performance.now();
       if (Array.isArray(reply)) msUntilEnd = Number(reply[1]);
       if (round >= MAX_ROUNDS) throw new SaleBusyError(saleId);
       const outcome = await this.refill(sale, part, quantity);
       if (outcome.kind === 'recovering') throw new SaleRecoveringError(saleId);
       if (outcome.kind === 'short') {
-        this.options.onTransferWait?.((performance.now() - dryAt) / 1000);
+        this.options.onTransferWait?.((performance.now() - dryAt) / 1000, 'sold_out');
         if (outcome.total === 0 && msUntilEnd > 0)
           soldOut?.exhausted(saleId, ticket, msUntilEnd, sale.channels);
         return { ok: false, code: 'sold_out' };

@@ -1,0 +1,13 @@
+import { defineConfig } from 'vitest/config';
+
+/** `npm run test:shards`: the full multi-process proof of split sales (20,000 units, 50,000 buyers). */
+export default defineConfig({
+  test: {
+    name: 'shards',
+    include: ['test/shards/*.shards.ts'],
+    globalSetup: ['test/global-setup.ts'],
+    testTimeout: 600_000,
+    hookTimeout: 120_000,
+    pool: 'forks',
+  },
+});
