@@ -8,7 +8,16 @@ import {
   type Lock,
   type LockClient,
 } from '../../src/index.js';
-import { PostgresServer, RedisCluster, RedisServer, startRedisServers } from '@lockstock/servers';
+import {
+  EtcdServer,
+  httpRequest,
+  PostgresServer,
+  RedisCluster,
+  RedisServer,
+  startRedisServers,
+} from '@lockstock/servers';
+import type { BackendCapabilities, LockClientBase } from '../../src/backend/index.js';
+import { EtcdLockClient } from '../../src/etcd/index.js';
 import type { BackendConfig } from './subjects.mjs';
 
 /**
@@ -16,16 +25,26 @@ import type { BackendConfig } from './subjects.mjs';
  * tells fixture processes how to connect, and the administrative way to end every hold of a lock
  * behind its holders' backs (to prove they notice). Each backend's suite file passes its own.
  */
-export interface BackendFixture {
+export interface BackendFixture<S = RedisServer> {
   readonly name: string;
-  config(options?: { watchdogTimeoutMs?: number }): BackendConfig;
+  /**
+   * `sessionTimeoutMs`: how long a session backend (etcd, ZooKeeper) keeps a dead client's holds;
+   * backends whose holds have leases ignore it.
+   */
+  config(options?: { watchdogTimeoutMs?: number; sessionTimeoutMs?: number }): BackendConfig;
+  /** What the backend says of itself: checks that depend on leases condition on it, never on a name. */
+  readonly capabilities: BackendCapabilities;
   /** The servers, for fault tests (stop, pause, restart them). */
-  readonly servers: readonly RedisServer[];
+  readonly servers: readonly S[];
   client(options?: { watchdogTimeoutMs?: number }): LockClient;
   breakHolds(client: LockClient, lock: Lock): Promise<void>;
   /** A Redis for the suite's own probes (not the lock backend's state). */
   readonly probeUrl: string;
 }
+
+/** A client's backend capabilities (every client is a LockClientBase over its backend). */
+const capabilitiesOf = (client: LockClient): BackendCapabilities =>
+  (client as unknown as LockClientBase).backend.capabilities;
 
 /** A private redis-server for the calling test file. */
 export function useRedisBackend(): BackendFixture {
@@ -40,6 +59,9 @@ export function useRedisBackend(): BackendFixture {
   });
   return {
     name: 'redis',
+    get capabilities() {
+      return capabilitiesOf(this.client());
+    },
     config: (options = {}) => ({ kind: 'redis', url: server.url, ...options }),
     client(options = {}) {
       const client = new RedisLockClient({ redis: server.url, ...options });
@@ -74,6 +96,9 @@ export function useRedisClusterBackend(): BackendFixture {
   });
   return {
     name: 'redis-cluster',
+    get capabilities() {
+      return capabilitiesOf(this.client());
+    },
     config: (options = {}) => ({ kind: 'redis-cluster', nodes: cluster.startupNodes, ...options }),
     client(options = {}) {
       const connection = new Cluster(cluster.startupNodes);
@@ -126,6 +151,9 @@ export function useRedlockBackend(): BackendFixture {
   });
   return {
     name: 'redlock',
+    get capabilities() {
+      return capabilitiesOf(this.client());
+    },
     config,
     client(options = {}) {
       // As the fixture processes connect (subjects.mjs), but with this suite's copy of the classes.
@@ -147,6 +175,72 @@ export function useRedlockBackend(): BackendFixture {
     },
     get servers() {
       return masters;
+    },
+  };
+}
+
+/**
+ * etcd's minimum lease TTL is 1.5 election timeouts, rounded up to whole seconds: 2 s with its
+ * defaults. Heartbeats every 50 ms and elections after 500 ms bring it to 1 s, so a test's session can
+ * be as short as the contract's leases.
+ */
+export const ETCD_ONE_SECOND_LEASES = ['--heartbeat-interval', '50', '--election-timeout', '500'];
+
+/** Session TTL of the suite's etcd clients unless a test asks for another, ms. */
+const ETCD_SESSION_MS = 10_000;
+
+/** A private etcd for the calling test file, and a Redis for the suite's probes. */
+export function useEtcdBackend(): BackendFixture<EtcdServer> {
+  let server: EtcdServer;
+  let probe: RedisServer;
+  const clients: EtcdLockClient[] = [];
+  beforeAll(async () => {
+    [server, probe] = await Promise.all([
+      EtcdServer.start({ args: ETCD_ONE_SECOND_LEASES }),
+      RedisServer.start(),
+    ]);
+  });
+  afterAll(async () => {
+    await Promise.all(clients.map((c) => c.close()));
+    await Promise.all([server.stop(), probe.stop()]);
+  });
+  const ttlSeconds = (ms = ETCD_SESSION_MS) => Math.ceil(ms / 1_000);
+  return {
+    name: 'etcd',
+    get capabilities() {
+      return capabilitiesOf(this.client());
+    },
+    config: ({ sessionTimeoutMs, ...options } = {}) => ({
+      kind: 'etcd',
+      hosts: [server.endpoint],
+      sessionTtlSeconds: ttlSeconds(sessionTimeoutMs),
+      ...options,
+    }),
+    client(options = {}) {
+      const client = new EtcdLockClient({
+        hosts: server.endpoint,
+        sessionTtlSeconds: ttlSeconds(),
+        ...options,
+      });
+      clients.push(client);
+      return client;
+    },
+    async breakHolds(client) {
+      // An operator revokes the holder's session lease (etcdctl lease revoke): etcd deletes every key
+      // on it — the holds of every lock of that client.
+      const id = (client as EtcdLockClient).sessionLeaseId;
+      if (id === undefined) throw new Error('the client has no etcd session to revoke');
+      const answer = await httpRequest(`${server.endpoint}/v3/lease/revoke`, {
+        method: 'POST',
+        body: { ID: id },
+      });
+      if (answer.status !== 200) throw new Error(`lease revoke answered ${answer.status}: ${answer.body}`);
+    },
+    get probeUrl() {
+      return probe.url;
+    },
+    get servers() {
+      return [server];
     },
   };
 }

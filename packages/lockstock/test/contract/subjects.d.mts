@@ -16,7 +16,8 @@ export interface Subject {
 export type BackendConfig =
   | { kind: 'redis'; url: string; watchdogTimeoutMs?: number; waiterTimeoutMs?: number }
   | { kind: 'redis-cluster'; nodes: Array<{ host: string; port: number }>; watchdogTimeoutMs?: number }
-  | { kind: 'redlock'; urls: string[]; databaseUrl: string; watchdogTimeoutMs?: number };
+  | { kind: 'redlock'; urls: string[]; databaseUrl: string; watchdogTimeoutMs?: number }
+  | { kind: 'etcd'; hosts: string[]; sessionTtlSeconds?: number; watchdogTimeoutMs?: number };
 
 export declare const SUBJECTS: Record<string, Subject>;
 export declare function connect(backend: BackendConfig): LockClient;

@@ -4,6 +4,7 @@
 import pg from 'pg';
 import { Cluster } from 'ioredis';
 import { PostgresTokenSource, RedisLockClient, RedlockClient } from 'lockstock';
+import { EtcdLockClient } from 'lockstock/etcd';
 
 const rw = (client, name) => client.readWrite(name);
 
@@ -84,6 +85,14 @@ export function connect(backend) {
       await pool.end();
     };
     return client;
+  }
+  if (backend.kind === 'etcd') {
+    // etcd3 (gRPC) is loaded only here, when an etcd client is made.
+    return new EtcdLockClient({
+      hosts: backend.hosts,
+      sessionTtlSeconds: backend.sessionTtlSeconds ?? 10,
+      watchdogTimeoutMs: backend.watchdogTimeoutMs ?? 30_000,
+    });
   }
   throw new Error(`unknown backend ${backend.kind}`);
 }
