@@ -1,21 +1,21 @@
 import type { Etcd3 } from 'etcd3';
 import type { LockResource } from '../locks/core/backend.js';
 import type { LockClientOptions } from '../locks/core/client.js';
-import { LockElection, proclaimedValue } from '../locks/core/election.js';
 import type { BackendCapabilities, BackendHost, LockBackend } from '../locks/core/spi.js';
 import { InvalidLockOptionError } from '../locks/errors.js';
 import { validateLeaseMs } from '../locks/options.js';
-import type { CountDownLatch, Election, Leader } from '../locks/types.js';
+import type { CountDownLatch, Election } from '../locks/types.js';
 import { etcd3 } from './driver.js';
+import { EtcdElection } from './election.js';
 import { ExclusiveResource, type ExclusiveOptions } from './exclusive.js';
-import { ownerOf, type Family } from './keys.js';
+import type { Family } from './keys.js';
 import { EtcdCountDownLatch } from './latch.js';
 import { OwnedKeys } from './owned.js';
 import { readWriteResources } from './read-write.js';
 import { EtcdResource, type EtcdContext } from './resource.js';
 import { SemaphoreResource } from './semaphore.js';
 import { EtcdSession, EtcdSessionEndedError } from './session.js';
-import { cmp, createdAt, EtcdStore, keyOf, op, rangeByCreation } from './store.js';
+import { cmp, EtcdStore, op } from './store.js';
 
 export interface EtcdLockClientOptions extends LockClientOptions {
   /** etcd's client URLs (`http://127.0.0.1:2379`): the lock client connects, and closes on close(). */
@@ -140,15 +140,7 @@ export class EtcdBackend implements LockBackend {
    */
   election(name: string): Election {
     const resource = new ExclusiveResource(this.ctx, name, 'election', CANDIDATE);
-    const readLeader = async (): Promise<Leader | undefined> => {
-      const range = await this.ctx.store.range(rangeByCreation(resource.dir, 'Ascend', 1));
-      const first = range.kvs[0];
-      const value = first && proclaimedValue(ownerOf(resource.dir, keyOf(first)));
-      return first === undefined || value === undefined
-        ? undefined
-        : { value, fencingToken: createdAt(first) };
-    };
-    return new LockElection(name, this.host.lock(resource, 'mutex'), readLeader);
+    return new EtcdElection(name, this.host.lock(resource, 'mutex'), this.ctx, resource.dir);
   }
 
   async forceUnlock(made: LockResource | CountDownLatch): Promise<boolean> {

@@ -175,6 +175,23 @@ export class EtcdStore {
    * reconnection from the last revision it saw, so no event is missed while etcd is away.
    */
   watch(spec: WatchSpec, fires: (event: IEvent) => boolean): Watch {
+    let fire!: () => void;
+    const changed = new Promise<void>((resolve) => (fire = resolve));
+    const cancel = this.subscribe(
+      spec,
+      (events) => {
+        if (events.some(fires)) fire();
+      },
+      fire,
+    );
+    return { changed, cancel };
+  }
+
+  /**
+   * Every event of `spec`, in revision order, until the returned cancel; `dropped` if etcd cancels
+   * the watch (compacted past `from`).
+   */
+  subscribe(spec: WatchSpec, onEvents: (events: IEvent[]) => void, dropped: () => void): () => void {
     let builder = this.etcd.watch();
     builder = spec.prefix ? builder.prefix(spec.key) : builder.key(spec.key);
     builder = builder.startRevision(String(spec.from));
@@ -183,17 +200,7 @@ export class EtcdStore {
     // Not create(): that waits for etcd to confirm the watch, and the revision it starts from already
     // guarantees every event after the read that set it.
     const watcher = builder.watcher();
-    let fire!: () => void;
     let detached = false;
-    const changed = new Promise<void>((resolve) => (fire = resolve));
-    watcher.on('data', (response: IWatchResponse) => {
-      if (response.events.some(fires)) fire();
-    });
-    watcher.on('error', () => {
-      detached = true; // etcd dropped it: nothing left to cancel
-      this.watches.delete(cancel);
-      fire();
-    });
     const cancel = () => {
       this.watches.delete(cancel);
       if (detached) return;
@@ -204,8 +211,16 @@ export class EtcdStore {
         this.report(error); // the watch stream is being torn down
       }
     };
+    watcher.on('data', (response: IWatchResponse) => {
+      if (!detached && response.events.length > 0) onEvents(response.events);
+    });
+    watcher.on('error', () => {
+      detached = true; // etcd dropped it: nothing left to cancel
+      this.watches.delete(cancel);
+      dropped();
+    });
     this.watches.add(cancel);
-    return { changed, cancel };
+    return cancel;
   }
 
   /** Cancels every watch still open (the client closes). */
