@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { checkLockHistory } from '../../src/checker/index.js';
 import { LockLostError, RedisFencedStore, RedisLockClient } from '../../src/index.js';
 import { FaultProxy } from '../helpers/fault-proxy.js';
+import { reportRow } from '../helpers/fault-report.js';
 import { HistoryRecorder } from '../helpers/recorder.js';
 import { useRedis } from '../helpers/redis.js';
 
@@ -51,6 +52,17 @@ describe('fault: the holder partitioned from Redis', () => {
       expect(events.findIndex((e) => e.f === 'lost')).toBeLessThan(
         events.findIndex((e) => e.proc === 'b' && e.type === 'ok' && e.f === 'acquire'),
       );
+      reportRow({
+        row: 'holder-partitioned',
+        backend: 'redis',
+        fault:
+          "the holder's link to Redis goes dark (fault proxy blackhole: nothing passes, nothing closes); lease 900 ms",
+        expected: ['OK', 'F-OK'],
+        observed:
+          "the holder's watchdog declared the hold lost at its validity deadline, before Redis let the key expire and another client got it: no overlap; its write after the heal refused",
+        file: 'test/faults/partition.test.ts',
+        checker: report,
+      });
     } finally {
       await partitioned.close();
       redis.disconnect();

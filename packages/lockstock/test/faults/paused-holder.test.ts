@@ -2,6 +2,7 @@ import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 import { checkLockHistory, type HistoryEvent } from '../../src/checker/index.js';
 import { RedisFencedStore } from '../../src/index.js';
+import { reportRow } from '../helpers/fault-report.js';
 import { forkFixtures } from '../helpers/processes.js';
 import { HistoryRecorder } from '../helpers/recorder.js';
 import { useRedis } from '../helpers/redis.js';
@@ -62,6 +63,17 @@ describe('fault: a holder paused past its lease', () => {
       expect(strict.checks.fence).toMatchObject({ valid: true, acceptedStale: 0, rejectedStale: 1 });
       expect(strict.checks.tokens.valid).toBe(true);
       expect(await store.read(resource)).toBe('from second');
+      reportRow({
+        row: 'holder-paused',
+        backend: 'redis',
+        fault:
+          'a holder process SIGSTOPped past its 500 ms lease; another client takes the lock; the holder resumes (SIGCONT) and writes',
+        expected: ['VIOL', 'F-OK'],
+        observed:
+          "two processes acted as holders at once (strict mode: how long they acted) — none within what their leases allowed, the resumed holder's signal had aborted; its stale write refused, nothing stale accepted",
+        file: 'test/faults/paused-holder.test.ts',
+        checker: strict,
+      });
     } finally {
       holder!.kill('SIGCONT');
       holder!.kill('SIGKILL');

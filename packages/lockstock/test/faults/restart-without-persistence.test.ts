@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkLockHistory } from '../../src/checker/index.js';
 import { PostgresFencedStore } from '../../src/index.js';
 import { PostgresServer } from '@lockstock/servers';
+import { reportRow } from '../helpers/fault-report.js';
 import { HistoryRecorder } from '../helpers/recorder.js';
 import { useRedis } from '../helpers/redis.js';
 
@@ -64,5 +65,15 @@ describe('fault: Redis restarts without persistence under a held lock', () => {
     ]);
     expect(report.checks.fence).toMatchObject({ valid: true, acceptedStale: 0, rejectedStale: 1 });
     expect(await store.read(name)).toBe('first again');
+    reportRow({
+      row: 'restart-empty',
+      backend: 'redis',
+      fault: 'redis-server SIGKILLed and restarted at once without persistence under a held lock',
+      expected: ['VIOL', 'F-OK'],
+      observed:
+        "two believed holders at once and the fencing token going back (the counter started over), both found; the resource (PostgreSQL) accepted nothing stale — the new holder's lower token was refused until the counter passes the old one (safety kept, liveness lost)",
+      file: 'test/faults/restart-without-persistence.test.ts',
+      checker: report,
+    });
   });
 });

@@ -1,6 +1,14 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { inject } from 'vitest';
 import type { LockCheckReport } from '../../src/checker/index.js';
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    /** Where `npm run test:faults` collects the rows (test/faults-report-setup.ts); unset in `npm test`. */
+    lockFaultRowsDir: string;
+  }
+}
 
 /**
  * The outcome a fault row expects (RELIABILITY.md §3.0): OK — exclusion holds; VIOL — two believed
@@ -34,13 +42,13 @@ export interface LockFaultRow {
 }
 
 /**
- * Writes `row` for the fault table when the fault suite asks for it (`npm run test:faults` sets
- * LOCKSTOCK_LOCK_ROWS_DIR in its global setup, which collects the rows afterwards); in `npm test`
- * nothing is written. Call it only after the row's assertions passed: a failing row is not reported
- * as observed.
+ * Writes `row` for the fault table when the fault suite asks for it (`npm run test:faults` provides a
+ * directory in its global setup, which collects the rows afterwards; LOCKSTOCK_LOCK_ROWS_DIR does the
+ * same for a single file run by hand); in `npm test` nothing is written. Call it only after the row's
+ * assertions passed: a failing row is not reported as observed.
  */
 export function reportRow(row: LockFaultRow): void {
-  const dir = process.env.LOCKSTOCK_LOCK_ROWS_DIR;
+  const dir = (inject('lockFaultRowsDir') as string | undefined) ?? process.env.LOCKSTOCK_LOCK_ROWS_DIR;
   if (!dir) return;
   mkdirSync(dir, { recursive: true });
   const { checker } = row;
