@@ -14,6 +14,11 @@ export interface RunResult {
   finalStock: number;
   /** Stock left unsold although more buyers than units tried. */
   unsold: number;
+  /**
+   * Buyers told "sold out" (no unit, no error) while units were left: units remained at the end, or
+   * the record holds a sale made after their answer (stock never comes back in the lab).
+   */
+  falseSoldOut: number;
   /** Attempts the strategy reported as sold (to compare with what was recorded). */
   believedSold: number;
   throughputPerSec: number;
@@ -37,6 +42,7 @@ export function checkRun(input: {
   attempts: Attempt[];
   orders: string[];
   finalStock: number;
+  soldAtMs?: number[];
   wallMs: number;
 }): RunResult {
   const { attempts, orders, stock } = input;
@@ -54,6 +60,7 @@ export function checkRun(input: {
     duplicateBuyers: [...perBuyer.values()].filter((n) => n > 1).length,
     finalStock: input.finalStock,
     unsold: attempts.length > stock ? Math.max(0, stock - sold) : 0,
+    falseSoldOut: falseSoldOuts(attempts, input.finalStock, input.soldAtMs),
     believedSold: attempts.filter((a) => a.believedSold).length,
     throughputPerSec: input.wallMs > 0 ? Math.round((attempts.length * 1000) / input.wallMs) : 0,
     latencyMs: { p50: round(percentile(latencies, 50)), p99: round(percentile(latencies, 99)) },
@@ -62,3 +69,10 @@ export function checkRun(input: {
 }
 
 const round = (n: number) => Math.round(n * 100) / 100;
+
+function falseSoldOuts(attempts: readonly Attempt[], finalStock: number, soldAtMs: readonly number[] = []) {
+  const refused = attempts.filter((a) => !a.believedSold && a.error === undefined);
+  if (finalStock > 0) return refused.length;
+  const lastSale = soldAtMs.reduce((max, ms) => Math.max(max, ms), Number.NEGATIVE_INFINITY);
+  return refused.filter((a) => a.atMs !== undefined && a.atMs < lastSale).length;
+}

@@ -16,6 +16,8 @@ export interface StrategySummary {
   negativeStockRuns: number;
   minFinalStock: number;
   unsold: number;
+  /** Buyers told "sold out" while units were left (all runs). */
+  falseSoldOut: number;
   errors: number;
   throughputPerSec: number;
   p50: number;
@@ -47,6 +49,7 @@ export function summarize(results: RunResult[]): StrategySummary[] {
       negativeStockRuns: runs.filter((r) => r.finalStock < 0).length,
       minFinalStock: Math.min(...runs.map((r) => r.finalStock)),
       unsold: runs.reduce((s, r) => s + r.unsold, 0),
+      falseSoldOut: runs.reduce((s, r) => s + r.falseSoldOut, 0),
       errors: runs.reduce((s, r) => s + r.errors, 0),
       throughputPerSec: median(runs.map((r) => r.throughputPerSec)),
       p50: median(runs.map((r) => r.latencyMs.p50)),
@@ -58,11 +61,13 @@ export function summarize(results: RunResult[]): StrategySummary[] {
 
 /**
  * Did the runs show what the seeds say of the design? "correct" means nothing oversold, duplicated,
- * left unsold or failed in any run (a counter below zero alone is not an oversell: the record
- * decides). A broken design matches when its failure showed in at least one run.
+ * left unsold or failed in any run and nobody told sold out while units were left (a counter below
+ * zero alone is not an oversell: the record decides). A broken design matches when its failure
+ * showed in at least one run.
  */
 export function matchesExpectation(s: Omit<StrategySummary, 'asExpected'>, runs: RunResult[]): boolean {
-  const clean = s.oversold === 0 && s.duplicateBuyers === 0 && s.unsold === 0 && s.errors === 0;
+  const clean =
+    s.oversold === 0 && s.duplicateBuyers === 0 && s.unsold === 0 && s.errors === 0 && s.falseSoldOut === 0;
   switch (s.expectation) {
     case 'correct':
       return clean;
@@ -80,6 +85,8 @@ export function matchesExpectation(s: Omit<StrategySummary, 'asExpected'>, runs:
     case 'may_leave_unsold':
       // Never oversells; leaves stock unsold only when it gives up (bounded retries).
       return s.oversold === 0 && s.duplicateBuyers === 0;
+    case 'false_sold_out':
+      return s.falseSoldOut > 0;
     default:
       return false;
   }
@@ -99,6 +106,7 @@ export function verdict(s: StrategySummary): string {
   if (s.duplicateBuyers > 0) parts.push(`${s.duplicateBuyers} duplicate buyers`);
   if (s.errors > 0) parts.push(`${s.errors} failed attempts`);
   if (s.unsold > 0) parts.push(`${s.unsold} units left unsold`);
+  if (s.falseSoldOut > 0) parts.push(`${s.falseSoldOut} buyers told sold out while units were left`);
   return parts.length === 0 ? 'correct: no oversell, nothing left unsold' : parts.join('; ');
 }
 

@@ -26,7 +26,14 @@ export interface LabRun {
 
 /** What the seed material expects of the design. */
 export type Expectation =
-  'correct' | 'oversells' | 'negative_stock' | 'oversells_across_processes' | 'stalls' | 'may_leave_unsold';
+  | 'correct'
+  | 'oversells'
+  | 'negative_stock'
+  | 'oversells_across_processes'
+  | 'stalls'
+  | 'may_leave_unsold'
+  /** Tells buyers "sold out" while units are left (and leaves them unsold). */
+  | 'false_sold_out';
 
 export interface Strategy {
   readonly name: string;
@@ -48,8 +55,12 @@ export interface Strategy {
    * reads it, as the seed code does (an INSERT, an RPUSH).
    */
   buyer(env: LabEnv, run: LabRun): Promise<(buyer: string) => Promise<boolean>>;
-  /** Reads what was recorded (coordinator): the orders' buyers and the final stock. */
-  inspect(env: LabEnv, run: LabRun): Promise<{ orders: string[]; finalStock: number }>;
+  /**
+   * Reads what was recorded (coordinator): the orders' buyers and the final stock; where the record
+   * keeps it, the time of each sale (ms, the store's clock on this machine), which tells a buyer told
+   * "sold out" before a later sale that units were left.
+   */
+  inspect(env: LabEnv, run: LabRun): Promise<{ orders: string[]; finalStock: number; soldAtMs?: number[] }>;
   /**
    * Stops what the strategy started once per lab (coordinator, after every run and the workers):
    * e.g. Redlock's extra masters. Servers left running would outlive the lab.
@@ -62,5 +73,7 @@ export interface Attempt {
   buyer: string;
   believedSold: boolean;
   ms: number;
+  /** When the answer came, ms since the epoch (the machine's clock, which the stores stamp sales with). */
+  atMs?: number;
   error?: string;
 }

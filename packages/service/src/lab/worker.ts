@@ -59,7 +59,7 @@ async function play(buy: (buyer: string) => Promise<boolean>, buyers: string[], 
         const started = performance.now();
         try {
           const believedSold = await buy(buyer);
-          attempts.push({ buyer, believedSold, ms: performance.now() - started });
+          attempts.push({ buyer, believedSold, ms: performance.now() - started, atMs: Date.now() });
         } catch (error) {
           attempts.push({
             buyer,

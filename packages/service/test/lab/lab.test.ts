@@ -133,6 +133,36 @@ describe('oversell lab', () => {
     expect(several.reduce((sum, r) => sum + r.oversold, 0)).toBeGreaterThan(0);
   });
 
+  // Both on the lab's own 3-master Cluster (started by the first of them, stopped by their teardown).
+  it('on a Cluster, the naive split tells buyers sold out while units are left, leaves units unsold and sells twice to one buyer; the split sale does none of it', async () => {
+    // One press each, a few more buyers than units: the naive split's segments run dry unevenly.
+    const once = await lab({
+      strategies: ['cluster-naive-split', 'cluster-split-sale'],
+      runs: 10,
+      stock: 30,
+      buyers: 36,
+      strategyOptions: { 'cluster-naive-split': { presses: 1 }, 'cluster-split-sale': { presses: 1 } },
+    });
+    const naive = byStrategy(once, 'cluster-naive-split');
+    expect(naive.reduce((sum, r) => sum + r.falseSoldOut, 0)).toBeGreaterThan(0);
+    expect(naive.reduce((sum, r) => sum + r.unsold, 0)).toBeGreaterThan(0);
+    // Two presses each (a double click): a buyer lands on two segments.
+    const twice = await lab({
+      strategies: ['cluster-naive-split', 'cluster-split-sale'],
+      runs: 3,
+      stock: 30,
+      buyers: 40,
+    });
+    expect(
+      byStrategy(twice, 'cluster-naive-split').reduce((sum, r) => sum + r.duplicateBuyers, 0),
+    ).toBeGreaterThan(0);
+    for (const r of [...byStrategy(once, 'cluster-split-sale'), ...byStrategy(twice, 'cluster-split-sale')]) {
+      expect([r.oversold, r.duplicateBuyers, r.unsold, r.falseSoldOut, r.sold, r.errors]).toEqual([
+        0, 0, 0, 0, 30, 0,
+      ]);
+    }
+  }, 180_000);
+
   it('optimistic locking leaves stock unsold when retries run out, none when they do not', async () => {
     const options = (retries: number) => ({
       strategies: ['sql-optimistic'],

@@ -18,4 +18,5 @@ export const labQueries = {
   takeLockRow: sql('take-lock-row'),
   releaseLockRow: sql('release-lock-row'),
   serviceConfirmedBuyers: sql('service-confirmed-buyers'),
+  serviceSaleTimes: sql('service-sale-times'),
 } as const;

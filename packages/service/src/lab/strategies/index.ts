@@ -1,4 +1,6 @@
 import type { Strategy } from '../types.js';
+import { clusterNaiveSplit } from './cluster-naive-split.js';
+import { clusterSplitSale } from './cluster-split-sale.js';
 import { localMutex } from './local-mutex.js';
 import { localMutexCommitRace } from './local-mutex-commit-race.js';
 import { naiveRedis } from './naive-redis.js';
@@ -43,7 +45,9 @@ export const STRATEGIES: readonly Strategy[] = [
   redisLuaHash,
   redisLuaDecr,
   redisLuaSegmented,
+  clusterNaiveSplit,
   service,
+  clusterSplitSale,
 ];
 
 export function strategyByName(name: string): Strategy {

@@ -13,7 +13,7 @@ export const redisLuaSegmented: Strategy = {
   claim:
     'Seed 003 §5.2: 100 units as 5 segments of 20, buyers routed at random or round-robin, empty segments skipped — more parallelism for lock-based designs.',
   expectation: 'correct',
-  note: 'On one Redis it buys nothing: a single script is already atomic and Redis runs scripts one at a time, so throughput stays that of redis-lua within noise, and a buyer who finds segments dry pays up to K round trips. Segments help when they live on different shards (distinct hash tags on a Cluster) or when each is guarded by its own lock instead of a script.',
+  note: 'On one Redis it buys nothing: a single script is already atomic and Redis runs scripts one at a time, so throughput stays that of redis-lua within noise, and a buyer who finds segments dry pays up to K round trips. Segments help when they live on different shards (distinct hash tags on a Cluster) or when each is guarded by its own lock instead of a script — and there, routed at random, they tell buyers "sold out" while units are left: see cluster-naive-split against cluster-split-sale.',
   async prepare(env, run) {
     const k = Number(run.options.segments ?? 5);
     const keys = labKeys(run.runId);
