@@ -35,8 +35,11 @@ import {
 import type { LockCore } from './context.js';
 import { Hold, type HoldBackend } from './hold.js';
 import type { LockKind } from './kind.js';
-import { Lease, monotonicNow } from './lease.js';
+import { Lease, monotonicNow, validUntil } from './lease.js';
 import type { Won } from './waiter.js';
+
+/** A grant answered too late to trust, as the waiter sees it: busy, try again when woken. */
+const LATE_GRANT = new Busy(undefined);
 
 /** What a local release needs to hand the lock to a waiting caller directly. */
 interface GrantTicket {
@@ -206,6 +209,13 @@ export class CoreLock implements Lock, HoldBackend {
       throw backendError(this.name, error); // try/catch, not .catch(): no extra promise per attempt
     }
     if (result instanceof Busy) return result;
+    if (leaseMs !== undefined && monotonicNow() >= validUntil(requestedAt, leaseMs)) {
+      // The answer came after the lease it granted could be trusted (a latency spike, a paused
+      // client): another owner may hold the lock by now. Give it back and call the try refused —
+      // never hand out a hold that is already over (Redlock's validity rule, for every backend).
+      this.resource.release(owner, undefined).catch((error: unknown) => this.core.reportError(error));
+      return LATE_GRANT;
+    }
     return { value: this.newHold(owner, result.token, leaseMs, renewed, requestedAt), more: result.more };
   }
 
