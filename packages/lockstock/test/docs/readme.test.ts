@@ -4,7 +4,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PostgresServer, RedisServer } from '@lockstock/servers';
+import { EtcdServer, PostgresServer, RedisServer } from '@lockstock/servers';
 import {
   compileBlocks,
   readmeBlocks,
@@ -37,6 +37,7 @@ let dir: string;
 let compiled: Compiled;
 let redis: RedisServer;
 let postgres: PostgresServer | undefined;
+let etcd: EtcdServer | undefined;
 
 beforeAll(async () => {
   // Under the workspace's node_modules, so the blocks resolve `lockstock`, `ioredis` and `pg` there.
@@ -44,20 +45,26 @@ beforeAll(async () => {
   mkdirSync(cache, { recursive: true });
   dir = mkdtempSync(join(cache, 'lockstock-readme-'));
   const needsPostgres = blocks.some((b) => b.mode !== 'typecheck-only' && serversOf(b).postgres);
-  [redis, postgres, compiled] = await Promise.all([
+  const needsEtcd = blocks.some((b) => b.mode !== 'typecheck-only' && serversOf(b).etcd);
+  [redis, postgres, etcd, compiled] = await Promise.all([
     RedisServer.start(),
     needsPostgres ? PostgresServer.start() : undefined,
+    needsEtcd ? EtcdServer.start() : undefined,
     Promise.resolve().then(() =>
       compileBlocks(blocks, dir, { declarations: [join(root, 'packages/lockstock/dist')] }),
     ),
   ]);
 });
 afterAll(async () => {
-  await Promise.all([redis?.stop(), postgres?.stop()]);
+  await Promise.all([redis?.stop(), postgres?.stop(), etcd?.stop()]);
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
-const env = () => ({ REDIS_URL: redis.url, ...(postgres ? { DATABASE_URL: postgres.url } : {}) });
+const env = () => ({
+  REDIS_URL: redis.url,
+  ...(postgres ? { DATABASE_URL: postgres.url } : {}),
+  ...(etcd ? { ETCD_URL: etcd.endpoint } : {}),
+});
 const compiledOf = (block: ReadmeBlock) => compiled.blocks.find((c) => c.block === block) as CompiledBlock;
 
 describe('README code blocks', () => {
@@ -90,6 +97,7 @@ describe('README code blocks', () => {
     if (needs.redis) expect(code, 'a runnable block reads REDIS_URL').toContain('process.env.REDIS_URL');
     if (needs.postgres)
       expect(code, 'a runnable block reads DATABASE_URL').toContain('process.env.DATABASE_URL');
+    if (needs.etcd) expect(code, 'a runnable block reads ETCD_URL').toContain('process.env.ETCD_URL');
     const run = await runBlock(js, env());
     expect(run.timedOut, `did not exit by itself (a missing close()?)\n${run.output}`).toBe(false);
     expect(run.code, run.output).toBe(0);
