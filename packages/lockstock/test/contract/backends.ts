@@ -11,6 +11,7 @@ import {
 import {
   EtcdServer,
   httpRequest,
+  ZooKeeperServer,
   PostgresServer,
   RedisCluster,
   RedisServer,
@@ -18,6 +19,7 @@ import {
 } from '@lockstock/servers';
 import type { BackendCapabilities, LockClientBase } from '../../src/backend/index.js';
 import { EtcdLockClient } from '../../src/etcd/index.js';
+import { ZooKeeperLockClient } from '../../src/zookeeper/index.js';
 import type { BackendConfig } from './subjects.mjs';
 
 /**
@@ -235,6 +237,62 @@ export function useEtcdBackend(): BackendFixture<EtcdServer> {
         body: { ID: id },
       });
       if (answer.status !== 200) throw new Error(`lease revoke answered ${answer.status}: ${answer.body}`);
+    },
+    get probeUrl() {
+      return probe.url;
+    },
+    get servers() {
+      return [server];
+    },
+  };
+}
+
+/** ZooKeeper's tick for the suites: sessions may then be 0.5–5 s (the server bounds them to 2–20 ticks). */
+export const ZOOKEEPER_TICK_MS = 250;
+/** Session timeout of the suite's clients unless a check sets its own (long enough for a loaded machine). */
+const ZOOKEEPER_SESSION_MS = 4_000;
+
+/**
+ * A private ZooKeeper (one JVM, a short tick so sessions can be short) for the calling test file, and
+ * a Redis for the probes. Holds end with their session; breakHolds force-unlocks, and the holders
+ * learn it from the watch each keeps on its own node.
+ */
+export function useZooKeeperBackend(): BackendFixture<ZooKeeperServer> {
+  let server: ZooKeeperServer;
+  let probe: RedisServer;
+  const clients: ZooKeeperLockClient[] = [];
+  beforeAll(async () => {
+    [server, probe] = await Promise.all([
+      ZooKeeperServer.start({ tickTimeMs: ZOOKEEPER_TICK_MS }),
+      RedisServer.start(),
+    ]);
+  });
+  afterAll(async () => {
+    await Promise.all(clients.map((c) => c.close()));
+    await Promise.all([server.stop(), probe.stop()]);
+  });
+  return {
+    name: 'zookeeper',
+    get capabilities() {
+      return capabilitiesOf(this.client());
+    },
+    config: ({ sessionTimeoutMs, ...options } = {}) => ({
+      kind: 'zookeeper',
+      connectString: server.connectString,
+      sessionTimeoutMs: sessionTimeoutMs ?? ZOOKEEPER_SESSION_MS,
+      ...options,
+    }),
+    client(options = {}) {
+      const client = new ZooKeeperLockClient({
+        connectString: server.connectString,
+        sessionTimeoutMs: ZOOKEEPER_SESSION_MS,
+        ...options,
+      });
+      clients.push(client);
+      return client;
+    },
+    async breakHolds(client, lock) {
+      await (client as ZooKeeperLockClient).forceUnlock(lock);
     },
     get probeUrl() {
       return probe.url;

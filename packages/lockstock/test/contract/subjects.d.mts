@@ -17,7 +17,14 @@ export type BackendConfig =
   | { kind: 'redis'; url: string; watchdogTimeoutMs?: number; waiterTimeoutMs?: number }
   | { kind: 'redis-cluster'; nodes: Array<{ host: string; port: number }>; watchdogTimeoutMs?: number }
   | { kind: 'redlock'; urls: string[]; databaseUrl: string; watchdogTimeoutMs?: number }
-  | { kind: 'etcd'; hosts: string[]; sessionTtlSeconds?: number; watchdogTimeoutMs?: number };
+  | { kind: 'etcd'; hosts: string[]; sessionTtlSeconds?: number; watchdogTimeoutMs?: number }
+  | {
+      kind: 'zookeeper';
+      connectString: string;
+      sessionTimeoutMs?: number;
+      watchdogTimeoutMs?: number;
+      connectionLossPolicy?: 'suspended' | 'lost';
+    };
 
 export declare const SUBJECTS: Record<string, Subject>;
 export declare function connect(backend: BackendConfig): LockClient;

@@ -5,6 +5,7 @@ import pg from 'pg';
 import { Cluster } from 'ioredis';
 import { PostgresTokenSource, RedisLockClient, RedlockClient } from 'lockstock';
 import { EtcdLockClient } from 'lockstock/etcd';
+import { ZooKeeperLockClient } from 'lockstock/zookeeper';
 
 const rw = (client, name) => client.readWrite(name);
 
@@ -92,6 +93,15 @@ export function connect(backend) {
       hosts: backend.hosts,
       sessionTtlSeconds: backend.sessionTtlSeconds ?? 10,
       watchdogTimeoutMs: backend.watchdogTimeoutMs ?? 30_000,
+    });
+  }
+  if (backend.kind === 'zookeeper') {
+    // node-zookeeper-client is loaded only here, when a ZooKeeper client is made.
+    return new ZooKeeperLockClient({
+      connectString: backend.connectString,
+      sessionTimeoutMs: backend.sessionTimeoutMs ?? 4_000,
+      watchdogTimeoutMs: backend.watchdogTimeoutMs ?? 30_000,
+      ...(backend.connectionLossPolicy ? { connectionLossPolicy: backend.connectionLossPolicy } : {}),
     });
   }
   throw new Error(`unknown backend ${backend.kind}`);

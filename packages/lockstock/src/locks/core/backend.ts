@@ -15,6 +15,7 @@
  *   nodes do) instead of the kind's default;
  * - `holdCount`, `setPermits`.
  */
+import type { LockLostReason } from '../errors.js';
 import type { ReleaseOutcome } from '../types.js';
 
 /** One try at taking a lock. */
@@ -33,6 +34,12 @@ export class Granted {
     readonly token: number,
     /** Others may enter too (a read lock, free permits): the next local waiter should try now. */
     readonly more: boolean,
+    /**
+     * Settles if the store ends the hold before it is released — a watch on the holder's own node or
+     * key (ZooKeeper, etcd) saw it deleted: the hold is lost at once, with this reason. Without it, a
+     * hold learns of such an end on its next renewal, or when its backend session is lost.
+     */
+    readonly lost?: Promise<LockLostReason>,
   ) {}
 }
 
@@ -116,7 +123,8 @@ export interface LockResource {
   readonly leases: 'renewable' | 'none';
   /**
    * Overrides the kind's ordering of waiters: 'server-order' when the backend queues every waiter of
-   * every client itself (each waiter's attempt keeps its place until `leave`).
+   * every client itself (each waiter's attempt keeps its place until `leave`) and wakes each one
+   * itself (the watch in its refusal): a release then wakes none of this client's waiters.
    */
   readonly ordering?: 'local-fifo' | 'server-order';
   /** Whether `release` can hand the lock to an offered local waiter. */

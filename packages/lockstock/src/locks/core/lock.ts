@@ -216,7 +216,10 @@ export class CoreLock implements Lock, HoldBackend {
       this.resource.release(owner, undefined).catch((error: unknown) => this.core.reportError(error));
       return LATE_GRANT;
     }
-    return { value: this.newHold(owner, result.token, leaseMs, renewed, requestedAt), more: result.more };
+    const hold = this.newHold(owner, result.token, leaseMs, renewed, requestedAt);
+    // The store ended the hold behind our back (its node deleted): lost now, not on a renewal.
+    void result.lost?.then((reason) => hold.markLost(reason)); // markLost never throws
+    return { value: hold, more: result.more };
   }
 
   private newHold(
@@ -254,8 +257,12 @@ export class CoreLock implements Lock, HoldBackend {
       if (result.handedOffOwner !== undefined && result.handedOffToken !== undefined) {
         this.grantTo(result.handedOffOwner, result.handedOffToken, requestedAt);
       }
-      // No wake-ups come from a backend without a channel: tell this client's waiters ourselves.
-      if (this.resource.wakeChannel === undefined) waiters.notGranted(key);
+      // No wake-ups come from a backend without a channel: tell this client's waiters ourselves —
+      // unless the backend queues its waiters and wakes the next one itself (a watch per waiter):
+      // poking them all would make every local waiter try again on every release (a herd).
+      if (this.resource.wakeChannel === undefined && this.resource.ordering !== 'server-order') {
+        waiters.notGranted(key);
+      }
       return result.outcome;
     }
     // A local waiter queues: the backend may hand it the lock in the release itself.

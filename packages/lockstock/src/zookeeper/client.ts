@@ -1,0 +1,226 @@
+import type { Client } from 'node-zookeeper-client';
+import {
+  LockClientBase,
+  type BackendCapabilities,
+  type BackendHost,
+  type LockBackend,
+  type LockClientOptions,
+  type LockResource,
+} from '../backend/index.js';
+import { LockElection, proclaimedValue } from '../locks/core/election.js';
+import { InvalidLockOptionError } from '../locks/errors.js';
+import { validateLeaseMs } from '../locks/options.js';
+import type { CountDownLatch, Election, Leader } from '../locks/types.js';
+import { ZooKeeperCountDownLatch } from './latch.js';
+import { OwnNodes } from './nodes.js';
+import { DEFAULT_ROOT, lockPath, sortQueue, tokenOf, validateRoot, type Family } from './paths.js';
+import { ExclusiveQueue } from './queue.js';
+import { readWriteQueues } from './read-write.js';
+import { SemaphoreResource } from './semaphore.js';
+import { codeOf, NO_NODE, ZooKeeperSession, type ConnectionLossPolicy } from './session.js';
+
+export interface ZooKeeperLockClientOptions extends LockClientOptions {
+  /**
+   * The ensemble, `host:port[,host:port...][/chroot]`: the lock client makes its own ZooKeeper client,
+   * and a new one (a new session) after each expiry. Give this or `client`.
+   */
+  connectString?: string;
+  /**
+   * A node-zookeeper-client client you own (you connect() and close() it). After its session expires
+   * it cannot be used again, so every call fails until you make a new lock client: prefer
+   * `connectString`, with which the lock client opens a new session by itself.
+   */
+  client?: Client;
+  /**
+   * Session timeout to ask for, ms; the server bounds it to 2–20 × its tickTime. Holds end this long
+   * after their holder stopped answering (crashed, paused, partitioned).
+   * @default 30000
+   */
+  sessionTimeoutMs?: number;
+  /** Where every lock's znodes live. @default '/lockstock' */
+  root?: string;
+  /**
+   * 'suspended' (Curator's standard policy): holds are lost as soon as the connection is;
+   * 'lost': only when the session is (expired, or no answer for the session timeout).
+   * @default 'suspended'
+   */
+  connectionLossPolicy?: ConnectionLossPolicy;
+}
+
+const ZOOKEEPER_CAPABILITIES: BackendCapabilities = Object.freeze({
+  leases: 'session',
+  fencing: 'native',
+  wakeUps: 'watch',
+  unsupported: Object.freeze({
+    spin: 'every ZooKeeper waiter already watches only the node before it, at no cost to the others: a waiter that polls instead would add load and save nothing — use reentrant()',
+    'counter-semaphore':
+      'a ZooKeeper permit is an ephemeral node that ends with its holder’s session; a permit that outlives a crashed holder (Redisson’s RSemaphore) would need persistent nodes nobody cleans up — use semaphore()',
+  }),
+});
+
+/** What forceUnlock can do with each thing the backend made. */
+interface ForceUnlockable {
+  forceUnlock(): Promise<boolean>;
+}
+
+/**
+ * The ZooKeeper backend (Apache Curator's recipes on node-zookeeper-client): every lock is a queue of
+ * ephemeral sequential znodes; each waiter watches the node before it; holds last as long as the
+ * session (no lease, nothing renewed) and are lost with it, or with the connection ('suspended').
+ * Fencing tokens are the nodes' czxids. Offers every family but spin and the counter semaphore.
+ */
+export class ZooKeeperBackend implements LockBackend {
+  readonly name = 'zookeeper';
+  readonly capabilities = ZOOKEEPER_CAPABILITIES;
+  readonly session: ZooKeeperSession;
+  private readonly nodes: OwnNodes;
+  private readonly root: string;
+  private readonly made = new WeakMap<object, ForceUnlockable>();
+
+  constructor(
+    options: ResolvedOptions,
+    private readonly host: BackendHost,
+  ) {
+    this.root = options.root;
+    this.session = new ZooKeeperSession(options, host);
+    this.nodes = new OwnNodes(this.session, host);
+  }
+
+  mutex(name: string): LockResource {
+    return this.exclusive('locks', name, false);
+  }
+
+  /** Curator's InterProcessMutex: re-entry by the same owner adds a hold and keeps its token. */
+  reentrant(name: string): LockResource {
+    return this.exclusive('locks', name, true);
+  }
+
+  /** The same queue: ZooKeeper grants it in arrival order across all clients already. */
+  fair(name: string): LockResource {
+    return this.exclusive('locks', name, true);
+  }
+
+  readWrite(name: string): { read: LockResource; write: LockResource } {
+    const { read, write } = readWriteQueues(this.nodes, name, lockPath(this.root, 'rw', name));
+    return { read: this.track(read), write: this.track(write) };
+  }
+
+  semaphore(name: string, permits: number): LockResource {
+    const base = lockPath(this.root, 'semaphores', name);
+    return this.track(new SemaphoreResource(this.nodes, name, base, permits));
+  }
+
+  countDownLatch(name: string): CountDownLatch {
+    const path = lockPath(this.root, 'latches', name);
+    return this.track(new ZooKeeperCountDownLatch(this.session, this.host, name, path));
+  }
+
+  /**
+   * A term is a hold of a mutex in the elections' own queue: it ends with the session (its signal
+   * aborts). A campaign still waiting when its session ends is rejected with LockLostError: its place
+   * in the queue went with the session. The leader is the head of the queue, its value in its node.
+   */
+  election(name: string): Election {
+    const parent = lockPath(this.root, 'elections', name);
+    const queue = new ExclusiveQueue(this.nodes, name, parent, {
+      reentrant: false,
+      type: 'lock',
+      abortWaitOnSessionLoss: true,
+    });
+    const readLeader = async (): Promise<Leader | undefined> => {
+      for (let round = 0; round < 5; round++) {
+        const head = sortQueue(await this.nodes.children(parent))[0];
+        if (head === undefined) return undefined;
+        try {
+          const { data, stat } = await this.session.getData(`${parent}/${head.name}`);
+          const value = proclaimedValue(data.toString());
+          return value === undefined ? undefined : { value, fencingToken: tokenOf(stat) };
+        } catch (error) {
+          if (codeOf(error) !== NO_NODE) throw error; // the head left meanwhile: read again
+        }
+      }
+      return undefined;
+    };
+    return new LockElection(name, this.host.lock(this.track(queue), 'mutex'), readLeader);
+  }
+
+  async forceUnlock(made: LockResource | CountDownLatch): Promise<boolean> {
+    const target = this.made.get(made);
+    if (!target) throw new InvalidLockOptionError('lock', 'a lock created by this client', made);
+    return target.forceUnlock();
+  }
+
+  close(): Promise<void> {
+    return this.session.close();
+  }
+
+  private exclusive(family: Family, name: string, reentrant: boolean): LockResource {
+    const parent = lockPath(this.root, family, name);
+    return this.track(new ExclusiveQueue(this.nodes, name, parent, { reentrant, type: 'lock' }));
+  }
+
+  private track<T extends ForceUnlockable>(made: T): T {
+    this.made.set(made, made);
+    return made;
+  }
+}
+
+interface ResolvedOptions {
+  readonly source: { connectString: string } | { client: Client };
+  readonly sessionTimeoutMs: number;
+  readonly policy: ConnectionLossPolicy;
+  readonly root: string;
+}
+
+/** Every option checked before anything connects (a refused option must not leave a session open). */
+function resolveOptions(options: ZooKeeperLockClientOptions): ResolvedOptions {
+  if (typeof options !== 'object' || options === null) {
+    throw new InvalidLockOptionError('options', 'an object with connectString or client', options);
+  }
+  const { connectString, client } = options;
+  if ((connectString === undefined) === (client === undefined)) {
+    throw new InvalidLockOptionError(
+      'connectString',
+      'a connect string, or else a client (one of them)',
+      connectString,
+    );
+  }
+  if (connectString !== undefined && (typeof connectString !== 'string' || connectString.length === 0)) {
+    throw new InvalidLockOptionError('connectString', 'a string such as 127.0.0.1:2181', connectString);
+  }
+  if (client !== undefined && (typeof client !== 'object' || typeof client?.getSessionId !== 'function')) {
+    throw new InvalidLockOptionError('client', 'a node-zookeeper-client client', client);
+  }
+  const policy = options.connectionLossPolicy ?? 'suspended';
+  if (policy !== 'suspended' && policy !== 'lost') {
+    throw new InvalidLockOptionError('connectionLossPolicy', "'suspended' or 'lost'", policy);
+  }
+  return {
+    source: connectString !== undefined ? { connectString } : { client: client as Client },
+    sessionTimeoutMs: validateLeaseMs(options.sessionTimeoutMs ?? 30_000, 'sessionTimeoutMs'),
+    policy,
+    root: validateRoot(options.root ?? DEFAULT_ROOT),
+  };
+}
+
+/**
+ * Locks of every kind on ZooKeeper (3.4 or later), with the one API: a thin shell over the generic
+ * client and the ZooKeeper backend. Holds have no lease (`leaseMs` is refused): they last until
+ * released, or until the session is lost — then every hold's signal aborts at once ('session_lost').
+ */
+export class ZooKeeperLockClient extends LockClientBase<ZooKeeperBackend> {
+  constructor(options: ZooKeeperLockClientOptions) {
+    const resolved = resolveOptions(options);
+    super((host) => new ZooKeeperBackend(resolved, host), options);
+  }
+
+  /** The node-zookeeper-client client of the current session. */
+  get zookeeper(): Client {
+    return this.backend.session.client;
+  }
+
+  /** The current session's id (hex), undefined while there is none. */
+  get sessionId(): string | undefined {
+    return this.backend.session.id;
+  }
+}

@@ -1,0 +1,292 @@
+import * as zookeeper from 'node-zookeeper-client';
+import {
+  Busy,
+  Granted,
+  type AttemptRequest,
+  type AttemptResult,
+  type ExtendStatus,
+  type LockInfo,
+  type LockLostReason,
+  type LockResource,
+  type ReleaseResult,
+} from '../backend/index.js';
+import { LockLostError } from '../locks/errors.js';
+import type { OwnNode, OwnNodes } from './nodes.js';
+import { sortQueue, tokenOf, type QueueEntry } from './paths.js';
+import { codeOf, NO_NODE } from './session.js';
+
+/** Whether the node at `index` of the sorted queue holds the lock, else the node its waiter watches. */
+export type Verdict = { readonly granted: true } | { readonly granted: false; readonly watch: string };
+
+export interface QueueOptions {
+  /** The same owner acquiring again adds a hold to its node (else it is refused until it releases). */
+  readonly reentrant: boolean;
+  /** Node type in its name (`lock`, `read`, `write`...). */
+  readonly type: string;
+  /** A waiter whose session ended (its place in the queue went with it) fails instead of queueing anew. */
+  readonly abortWaitOnSessionLoss?: boolean;
+  /** No fencing token nor loss watch is needed (an internal gate): one read less per grant. */
+  readonly internal?: boolean;
+}
+
+/** Rounds of "our node vanished, queue again" before an attempt gives up (a forceUnlock storm). */
+const MAX_ROUNDS = 5;
+
+/**
+ * One lock as a queue of ephemeral sequential znodes under `parent` (Curator's LockInternals): an
+ * attempt creates the owner's node (once: later attempts find it), reads the children, and either
+ * holds — `decide` says — or watches the one node it waits for (its predecessor: no herd; only that
+ * node's deletion wakes it). ZooKeeper orders the waiters ('server-order'). A waiter that leaves
+ * deletes its node; a first try that is refused (`waiting: false`) leaves none behind. A grant reads
+ * the node's czxid (the fencing token) and watches the node, so a hold deleted behind its back
+ * (forceUnlock) is lost at once.
+ */
+export abstract class QueueResource implements LockResource {
+  readonly wakeChannel = undefined;
+  readonly leases = 'none' as const;
+  readonly ordering = 'server-order' as const;
+  readonly handsOff = false;
+  /** Shared kinds say so in their grants: the next local waiter may try at once. */
+  protected readonly shared: boolean = false;
+
+  constructor(
+    protected readonly nodes: OwnNodes,
+    readonly name: string,
+    /** The queue's znode; also the wait key (kinds sharing a queue share the room). */
+    readonly parent: string,
+    protected readonly options: QueueOptions,
+  ) {}
+
+  get waitKey(): string {
+    return this.parent;
+  }
+
+  protected abstract decide(queue: readonly QueueEntry[], index: number): Verdict;
+
+  /** The owner's entry among this client's nodes (each queue node also carries its owner as data). */
+  protected key(owner: string): string {
+    return `${this.parent}\0${this.options.type}\0${owner}`;
+  }
+
+  /** The owner's live hold in this queue, if any. */
+  held(owner: string): OwnNode | undefined {
+    const { node } = this.nodes.current(this.key(owner));
+    return node && node.holds > 0 && !node.gone ? node : undefined;
+  }
+
+  /** Whether the owner has a node waiting in this queue. */
+  queued(owner: string): boolean {
+    const { node } = this.nodes.current(this.key(owner));
+    return node !== undefined && node.holds === 0;
+  }
+
+  attempt(request: AttemptRequest): Promise<AttemptResult> {
+    return this.nodes.serialize(this.key(request.owner), () => this.attemptNow(request));
+  }
+
+  /** Checked before queueing: a refusal of its own (an upgrade), or a grant without queueing. */
+  protected before(
+    _owner: string,
+    _queued: OwnNode | undefined,
+  ): Promise<AttemptResult | undefined> | undefined {
+    return undefined;
+  }
+
+  private async attemptNow({ owner, waiting }: AttemptRequest): Promise<AttemptResult> {
+    const { nodes } = this;
+    const { session } = nodes;
+    const current = nodes.current(this.key(owner));
+    const stale = current.stale;
+    let node = current.node;
+    if (stale && stale.holds === 0 && this.options.abortWaitOnSessionLoss) {
+      // Its place in the queue went with its session: an election campaign ends there.
+      throw new LockLostError(this.name, 'session_lost', owner, 0, { cause: 'the ZooKeeper session ended' });
+    }
+    if (node?.gone) {
+      node.drop(); // deleted behind our back: start over
+      node = undefined;
+    }
+    if (node && node.holds > 0) {
+      if (this.options.reentrant) {
+        node.holds++;
+        return new Granted(node.token, this.shared, node.lost);
+      }
+      // One hold per owner: refused until it is released.
+      return new Busy(undefined, waiting ? dropWatch(node) : undefined);
+    }
+    const early = await this.before(owner, node);
+    if (early !== undefined) return early;
+    const trust = session.trust;
+    const created = node === undefined; // made by this try: a refused first try deletes it
+    node ??= nodes.add(this.key(owner), this.parent, this.options.type);
+    for (let round = 1; ; round++) {
+      const queue = await nodes.enqueue(node, Buffer.from(owner));
+      const index = queue?.findIndex((entry) => entry.name === node.name) ?? -1;
+      if (queue === undefined || index < 0) {
+        // Our node is gone (force-unlocked while we waited): queue again, at the end.
+        if (round >= MAX_ROUNDS) throw new Error(`lock "${this.name}": our queue node keeps vanishing`);
+        node.path = node.name = undefined;
+        continue;
+      }
+      const verdict = this.decide(queue, index);
+      if (verdict.granted) {
+        const granted = await this.grant(node, trust, waiting);
+        if (granted !== 'vanished') return granted;
+        node.path = node.name = undefined;
+        continue;
+      }
+      if (!waiting) {
+        if (created) await nodes.abandon(node);
+        return new Busy(undefined);
+      }
+      const { watcher, watch } = session.newWatch();
+      try {
+        // getData, not exists: no watch is left behind on a node that is already gone (Curator).
+        await session.getData(`${this.parent}/${verdict.watch}`, watcher);
+        return new Busy(undefined, watch);
+      } catch (error) {
+        watch.cancel();
+        if (codeOf(error) !== NO_NODE) throw error;
+        // What we would watch went meanwhile: look again.
+      }
+    }
+  }
+
+  protected grant(node: OwnNode, trust: number, waiting: boolean): Promise<AttemptResult | 'vanished'> {
+    return grantNode(this.nodes, node, {
+      trust,
+      waiting,
+      shared: this.shared,
+      internal: this.options.internal,
+    });
+  }
+
+  release(owner: string): Promise<ReleaseResult> {
+    return this.nodes.serialize(this.key(owner), () => releaseNode(this.nodes, this.key(owner)));
+  }
+
+  /** Holds have no lease here: an extend only says whether the hold is still ours. */
+  async extend(owner: string): Promise<ExtendStatus> {
+    return this.held(owner) ? 'extended' : 'expired';
+  }
+
+  leave(owner: string, won: boolean): void {
+    if (won) return;
+    void this.nodes
+      .serialize(this.key(owner), async () => {
+        const { node } = this.nodes.current(this.key(owner));
+        if (node !== undefined && node.holds === 0) await this.nodes.abandon(node);
+      })
+      .catch(() => undefined); // reported by abandon
+  }
+
+  async holdCount(owner: string): Promise<number> {
+    return this.held(owner)?.holds ?? 0;
+  }
+
+  async inspect(): Promise<LockInfo> {
+    const queue = sortQueue(await this.nodes.children(this.parent));
+    const holders = this.holders(queue).length;
+    return { held: holders > 0, holders, remainingMs: undefined };
+  }
+
+  /** The nodes that hold the lock right now (the head, for an exclusive queue). */
+  protected holders(queue: readonly QueueEntry[]): QueueEntry[] {
+    return queue.slice(0, 1);
+  }
+
+  /** Deletes every holder's node, whoever it is; their watches tell them. True if any was held. */
+  async forceUnlock(): Promise<boolean> {
+    const holders = this.holders(sortQueue(await this.nodes.children(this.parent)));
+    let deleted = false;
+    for (const { name } of holders) {
+      try {
+        await this.nodes.session.remove(`${this.parent}/${name}`);
+        deleted = true;
+      } catch (error) {
+        if (codeOf(error) !== NO_NODE) throw error;
+      }
+    }
+    return deleted;
+  }
+}
+
+/**
+ * The node holds: its token (czxid), and a watch on it that loses the hold if the node is deleted
+ * behind our back. Not granted if the connection was lost (or the session ended) while we looked.
+ */
+export async function grantNode(
+  nodes: OwnNodes,
+  node: OwnNode,
+  options: { trust: number; waiting: boolean; shared: boolean; internal?: boolean | undefined },
+): Promise<AttemptResult | 'vanished'> {
+  const { session } = nodes;
+  let lost: Promise<LockLostReason> | undefined;
+  let token = 0;
+  if (!options.internal) {
+    let onDeleted!: () => void;
+    lost = new Promise<LockLostReason>((resolve) => (onDeleted = () => resolve('expired')));
+    const path = node.path as string;
+    const deleted = () => {
+      node.gone = true;
+      onDeleted();
+    };
+    const watcher = (event: zookeeper.Event) => {
+      if (event.getType() === zookeeper.Event.NODE_DELETED) return deleted();
+      // Not a deletion (nobody writes lock nodes, but an admin might): watch on.
+      void session.exists(path, watcher).then(
+        (stat) => stat ?? deleted(),
+        () => undefined,
+      );
+    };
+    const stat = await session.exists(path, watcher);
+    if (stat === undefined) return 'vanished';
+    token = tokenOf(stat);
+  }
+  if (session.trust !== options.trust || node.generation !== session.generation) {
+    if (!options.waiting || node.generation !== session.generation) {
+      nodes.abandonLater(node);
+      return new Busy(undefined);
+    }
+    return new Busy(undefined, session.whenConnected()); // still queued: look again once back
+  }
+  node.holds = 1;
+  node.token = token;
+  node.lost = lost;
+  return new Granted(token, options.shared, lost);
+}
+
+/** Releases the owner's hold of `key`: one re-entry, or its node. */
+export async function releaseNode(nodes: OwnNodes, key: string): Promise<ReleaseResult> {
+  const { node } = nodes.current(key);
+  if (node === undefined || node.holds === 0) return { outcome: 'expired' };
+  if (node.gone) {
+    node.drop();
+    return { outcome: 'expired' };
+  }
+  if (node.holds > 1) {
+    node.holds--;
+    return { outcome: 'still_held' };
+  }
+  node.drop();
+  try {
+    await nodes.session.remove(node.path as string);
+  } catch (error) {
+    if (codeOf(error) === NO_NODE) return { outcome: 'expired' };
+    nodes.abandonLater(node); // retried on reconnection: the lock must not stay taken
+    throw error;
+  }
+  return { outcome: 'released' };
+}
+
+/** Settles when the owner's own hold ends here (it waits for itself: one hold per owner). */
+export function dropWatch(node: OwnNode): { changed: Promise<void>; cancel(): void } {
+  return { changed: node.dropped, cancel: () => undefined };
+}
+
+/** An exclusive queue: the head holds; each waiter watches the node just before it. */
+export class ExclusiveQueue extends QueueResource {
+  protected decide(queue: readonly QueueEntry[], index: number): Verdict {
+    return index === 0 ? { granted: true } : { granted: false, watch: queue[index - 1]!.name };
+  }
+}

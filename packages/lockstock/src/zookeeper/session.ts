@@ -1,0 +1,386 @@
+import * as zookeeper from 'node-zookeeper-client';
+import type { Client, Event as ZooKeeperEvent, Stat } from 'node-zookeeper-client';
+import { monotonicNow, type BackendHost, type Watch } from '../backend/index.js';
+
+/**
+ * What a lost connection means for the holds (Curator's ConnectionStateErrorPolicy):
+ * - 'suspended' (StandardConnectionStateErrorPolicy): every hold is lost as soon as the connection
+ *   is — the session may survive, but nobody can tell until it reconnects, and another client may
+ *   hold the lock by then. The safe default.
+ * - 'lost' (SessionConnectionStateErrorPolicy): holds are lost only when the session is — it
+ *   expired, or no server answered for a whole session timeout (then it is taken as expired, as
+ *   Curator does). Holds survive a failover to another member of the ensemble.
+ */
+export type ConnectionLossPolicy = 'suspended' | 'lost';
+
+/** Why holds were lost, or why the ZooKeeper side of a call failed: the `cause` the errors carry. */
+export class ZooKeeperSessionError extends Error {
+  override readonly name = 'ZooKeeperSessionError';
+  constructor(
+    readonly state: 'suspended' | 'expired' | 'closed',
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** No answer came (a lost connection, a timeout): the call may or may not have been applied. */
+export function unanswered(error: unknown): boolean {
+  return error instanceof ZooKeeperSessionError || UNANSWERED.has(codeOf(error) ?? -1);
+}
+
+/** The ZooKeeper error code of a driver error (NO_NODE, NODE_EXISTS...), if it is one. */
+export function codeOf(error: unknown): number | undefined {
+  return error instanceof zookeeper.Exception ? error.getCode() : undefined;
+}
+
+export const { NO_NODE, NODE_EXISTS, NOT_EMPTY, BAD_VERSION } = zookeeper.Exception;
+const UNANSWERED = new Set([
+  zookeeper.Exception.CONNECTION_LOSS,
+  zookeeper.Exception.OPERATION_TIMEOUT,
+  zookeeper.Exception.SESSION_EXPIRED,
+]);
+
+type DriverError = Error | zookeeper.Exception | null;
+type Done<T> = (error: DriverError, value?: T) => void;
+type State = 'connecting' | 'connected' | 'suspended' | 'closed';
+
+export interface SessionOptions {
+  /** Where to connect (a client is made, and remade after each expiry), or the caller's own client. */
+  readonly source: { connectString: string } | { client: Client };
+  readonly sessionTimeoutMs: number;
+  readonly policy: ConnectionLossPolicy;
+}
+
+/**
+ * The ZooKeeper session every hold of one lock client lives in (ephemeral nodes end with it), and
+ * the calls made in it. node-zookeeper-client reports connected / disconnected / expired; this adds
+ * what locks need on top:
+ * - the policy above: holds are lost through `host.sessionLost` (every signal aborts at once);
+ * - a read timeout the driver lacks: a connection that stops answering (a partition, a hung server:
+ *   nothing closes the socket) is dropped after 2/3 of the session timeout, as ZooKeeper's Java
+ *   client does, so the driver moves to another member and the policy applies;
+ * - a session not answered for its whole timeout is taken as expired (Curator injects the expiry):
+ *   a partitioned client must learn it lost its holds even if it never reaches a server again;
+ * - after an expiry a new session (a new driver client, when the lock client made it) serves new
+ *   acquires, and every watch of the old one fires (its waiters try again, in the new session);
+ * - a timeout on every call (the driver queues calls while disconnected, for ever).
+ * `generation` counts the sessions (nodes of an older one are gone); `trust` counts the moments from
+ * which holds granted before can no longer be trusted.
+ */
+export class ZooKeeperSession {
+  generation = 0;
+  trust = 0;
+  private zk: Client;
+  private readonly owned: boolean;
+  private state: State = 'connecting';
+  private sessionId: string | undefined;
+  /** Monotonic ms of the last answer from a server. */
+  private lastHeard = monotonicNow();
+  private suspendedTimer: NodeJS.Timeout | undefined;
+  private heartbeat: NodeJS.Timeout | undefined;
+  /** Fire when the session ends: ZooKeeper never delivers the watches of an expired session. */
+  private readonly watches = new Set<() => void>();
+  private readonly reconnected = new Set<() => void>();
+  private readonly onState = (zk: Client, state: zookeeper.State) => this.changed(zk, state);
+  private readonly listeners = new Map<Client, (state: zookeeper.State) => void>();
+  /** Told when holds are lost: `ended` when the session (and so every node of it) is gone. */
+  private readonly lossListeners: Array<(ended: boolean) => void> = [];
+
+  constructor(
+    private readonly options: SessionOptions,
+    private readonly host: BackendHost,
+  ) {
+    const { source } = options;
+    this.owned = 'connectString' in source;
+    this.zk = 'connectString' in source ? this.open(source.connectString) : this.adopt(source.client);
+  }
+
+  /** The driver client of the current session. */
+  get client(): Client {
+    return this.zk;
+  }
+
+  /** The session id (hex) while connected or suspended, else undefined. */
+  get id(): string | undefined {
+    return this.sessionId;
+  }
+
+  get connected(): boolean {
+    return this.state === 'connected';
+  }
+
+  onHoldsLost(listener: (ended: boolean) => void): void {
+    this.lossListeners.push(listener);
+  }
+
+  /** The session timeout in force: the server's answer once connected (it bounds it to 2–20 ticks). */
+  timeoutMs(): number {
+    return this.sessionId !== undefined ? this.zk.getSessionTimeout() : this.options.sessionTimeoutMs;
+  }
+
+  create(path: string, data: Buffer, mode: number): Promise<string> {
+    return this.call<string>((zk, done) => zk.create(path, data, mode, done));
+  }
+
+  remove(path: string, version = -1): Promise<void> {
+    return this.call<void>((zk, done) => zk.remove(path, version, done));
+  }
+
+  mkdirp(path: string): Promise<void> {
+    return this.call<void>((zk, done) => zk.mkdirp(path, (error) => done(error)));
+  }
+
+  getChildren(path: string, watcher?: (event: ZooKeeperEvent) => void): Promise<string[]> {
+    return this.call<string[]>((zk, done) =>
+      watcher ? zk.getChildren(path, watcher, done) : zk.getChildren(path, done),
+    );
+  }
+
+  getData(path: string, watcher?: (event: ZooKeeperEvent) => void): Promise<{ data: Buffer; stat: Stat }> {
+    return this.call((zk, done: Done<{ data: Buffer; stat: Stat }>) => {
+      const answer = (error: DriverError, data: Buffer | undefined, stat: Stat) =>
+        done(error, { data: data ?? Buffer.alloc(0), stat });
+      if (watcher) zk.getData(path, watcher, answer);
+      else zk.getData(path, answer);
+    });
+  }
+
+  /** The node's stat, or undefined when there is none. */
+  exists(path: string, watcher?: (event: ZooKeeperEvent) => void): Promise<Stat | undefined> {
+    return this.call((zk, done: Done<Stat | undefined>) => {
+      const answer = (error: DriverError, stat: Stat | null) => done(error, stat ?? undefined);
+      if (watcher) zk.exists(path, watcher, answer);
+      else zk.exists(path, answer);
+    });
+  }
+
+  setData(path: string, data: Buffer, version: number): Promise<Stat> {
+    return this.call<Stat>((zk, done) => zk.setData(path, data, version, done));
+  }
+
+  /**
+   * A one-shot watch: give `watcher` to a read; `watch.changed` settles on the watcher's event, or
+   * when the session ends. Cancelling forgets it (the driver cannot remove a watch it set).
+   */
+  newWatch(): { watcher: () => void; watch: Watch } {
+    let resolve!: () => void;
+    const changed = new Promise<void>((settle) => (resolve = settle));
+    const fire = () => {
+      this.watches.delete(fire);
+      resolve();
+    };
+    this.watches.add(fire);
+    return { watcher: fire, watch: { changed, cancel: () => this.watches.delete(fire) } };
+  }
+
+  /** Settles once the client is connected (at once if it is), or the session ended meanwhile. */
+  whenConnected(): Watch {
+    if (this.state === 'connected') return { changed: Promise.resolve(), cancel: () => undefined };
+    let resolve!: () => void;
+    const changed = new Promise<void>((settle) => (resolve = settle));
+    const fire = () => {
+      this.reconnected.delete(fire);
+      resolve();
+    };
+    this.reconnected.add(fire);
+    return { changed, cancel: () => this.reconnected.delete(fire) };
+  }
+
+  /**
+   * Ends the session (when the lock client made it: its ephemeral nodes go at once) and every hold
+   * with it; waiters wake and fail. A client the caller owns is left open, and untouched.
+   */
+  async close(): Promise<void> {
+    if (this.state === 'closed') return;
+    const wasConnected = this.state === 'connected';
+    this.state = 'closed';
+    clearTimeout(this.suspendedTimer);
+    clearInterval(this.heartbeat);
+    this.host.sessionLost(new ZooKeeperSessionError('closed', 'the lock client was closed'));
+    this.fireAll();
+    for (const [zk, listener] of this.listeners) zk.removeListener('state', listener);
+    this.listeners.clear();
+    if (this.owned) await closeClient(this.zk, wasConnected);
+  }
+
+  private open(connectString: string): Client {
+    const zk = zookeeper.createClient(connectString, {
+      sessionTimeout: this.options.sessionTimeoutMs,
+      spinDelay: 100, // a pause after every member was tried once: short, members restart quickly
+      retries: 0, // retried here, where a retry is safe (a protected create), not blindly
+    });
+    this.listen(zk);
+    zk.connect();
+    return zk;
+  }
+
+  private adopt(zk: Client): Client {
+    this.listen(zk);
+    if (zk.getState() === zookeeper.State.SYNC_CONNECTED)
+      queueMicrotask(() => this.changed(zk, zk.getState()));
+    return zk;
+  }
+
+  private listen(zk: Client): void {
+    const listener = (state: zookeeper.State) => this.onState(zk, state);
+    this.listeners.set(zk, listener);
+    zk.on('state', listener);
+  }
+
+  private changed(zk: Client, state: zookeeper.State): void {
+    if (zk !== this.zk || this.state === 'closed') return; // a replaced client's last words
+    if (state === zookeeper.State.SYNC_CONNECTED) this.connectedTo(zk);
+    else if (state === zookeeper.State.DISCONNECTED) this.suspend();
+    else if (state === zookeeper.State.EXPIRED) {
+      this.end(new ZooKeeperSessionError('expired', 'the ZooKeeper session expired'));
+    } else if (state === zookeeper.State.AUTH_FAILED) {
+      this.end(new ZooKeeperSessionError('expired', 'ZooKeeper refused the session: authentication failed'));
+    }
+  }
+
+  private connectedTo(zk: Client): void {
+    const id = zk.getSessionId().toString('hex');
+    if (this.sessionId !== undefined && id !== this.sessionId) {
+      this.end(new ZooKeeperSessionError('expired', 'the client connected with a new session'));
+    }
+    this.sessionId = id;
+    this.state = 'connected';
+    this.lastHeard = monotonicNow();
+    clearTimeout(this.suspendedTimer);
+    this.startHeartbeat();
+    for (const fire of [...this.reconnected]) fire();
+  }
+
+  private suspend(): void {
+    if (this.state !== 'connected') return; // never connected yet, or suspended already
+    this.state = 'suspended';
+    clearInterval(this.heartbeat);
+    const cause = new ZooKeeperSessionError(
+      'suspended',
+      'the connection to ZooKeeper was lost; the session may survive if a server answers within its timeout',
+    );
+    this.host.events.emit('connectionError', cause);
+    if (this.options.policy === 'suspended') this.loseHolds(cause, false);
+    // The server ends the session a session timeout after it last heard from us: counted from the
+    // last answer (a process resumed after a long pause learns at once that its session is gone).
+    const timeoutMs = this.timeoutMs();
+    const left = Math.max(0, timeoutMs - (monotonicNow() - this.lastHeard));
+    this.suspendedTimer = setTimeout(() => {
+      if (this.state !== 'suspended') return;
+      this.end(
+        new ZooKeeperSessionError(
+          'expired',
+          `no ZooKeeper server answered for the session timeout (${timeoutMs} ms): the session is taken as expired`,
+        ),
+      );
+    }, left);
+    this.suspendedTimer.unref();
+  }
+
+  /** The session is over: its nodes are gone (or will be), its holds lost, a new session takes over. */
+  private end(cause: ZooKeeperSessionError): void {
+    clearTimeout(this.suspendedTimer);
+    clearInterval(this.heartbeat);
+    this.generation++;
+    this.sessionId = undefined;
+    this.host.events.emit('connectionError', cause);
+    this.loseHolds(cause, true);
+    this.fireAll();
+    if (this.owned && this.state !== 'closed') {
+      const old = this.zk;
+      const listener = this.listeners.get(old);
+      if (listener) old.removeListener('state', listener);
+      this.listeners.delete(old);
+      this.state = 'connecting';
+      this.zk = this.open((this.options.source as { connectString: string }).connectString);
+      void closeClient(old, false);
+    } else if (this.state !== 'closed') this.state = 'connecting';
+  }
+
+  private loseHolds(cause: ZooKeeperSessionError, ended: boolean): void {
+    this.trust++;
+    this.host.sessionLost(cause);
+    for (const listener of this.lossListeners) listener(ended);
+  }
+
+  private fireAll(): void {
+    for (const fire of [...this.watches, ...this.reconnected]) fire();
+  }
+
+  /**
+   * The driver pings every third of the timeout but never checks the answers: a connection that
+   * went silent stays "connected". Every third of the timeout, a silence longer than 2/3 of it drops
+   * the socket (the driver then reconnects, to another member if it can), else one cheap read asks.
+   */
+  private startHeartbeat(): void {
+    clearInterval(this.heartbeat);
+    const timeoutMs = this.timeoutMs();
+    this.heartbeat = setInterval(
+      () => {
+        if (this.state !== 'connected') return;
+        if (monotonicNow() - this.lastHeard > (timeoutMs * 2) / 3) {
+          this.dropConnection();
+          return;
+        }
+        this.zk.exists('/', (error) => {
+          if (!error || !UNANSWERED.has(codeOf(error) ?? -1)) this.lastHeard = monotonicNow();
+        });
+      },
+      Math.max(10, Math.floor(timeoutMs / 3)),
+    );
+    this.heartbeat.unref();
+  }
+
+  /** Closes the silent socket under the driver (it reconnects); suspends ourselves in any case. */
+  private dropConnection(): void {
+    const internals = this.zk as unknown as { connectionManager?: { socket?: { destroy?: () => void } } };
+    try {
+      internals.connectionManager?.socket?.destroy?.();
+    } catch {
+      // The driver's internals moved: the suspension below still applies the policy.
+    }
+    this.suspend();
+  }
+
+  /** One driver call, bounded by the session timeout (the driver would wait for a reconnection). */
+  private call<T>(run: (zk: Client, done: Done<T>) => void): Promise<T> {
+    if (this.state === 'closed') {
+      return Promise.reject(new ZooKeeperSessionError('closed', 'the lock client is closed'));
+    }
+    return new Promise<T>((resolve, reject) => {
+      const timeoutMs = this.timeoutMs();
+      const timer = setTimeout(
+        () =>
+          reject(new ZooKeeperSessionError('suspended', `ZooKeeper did not answer within ${timeoutMs} ms`)),
+        timeoutMs,
+      );
+      run(this.zk, (error, value) => {
+        clearTimeout(timer);
+        if (!error || !UNANSWERED.has(codeOf(error) ?? -1)) this.lastHeard = monotonicNow();
+        if (error)
+          reject(error as Error); // the driver's Exception is an Error at run time
+        else resolve(value as T);
+      });
+    });
+  }
+}
+
+/** Closes a driver client; when it was connected, waits (bounded) until the server ended the session. */
+async function closeClient(zk: Client, connected: boolean): Promise<void> {
+  const closed = connected
+    ? new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, 2_000);
+        zk.once('disconnected', () => {
+          clearTimeout(timer);
+          resolve();
+        });
+      })
+    : Promise.resolve();
+  try {
+    zk.close();
+  } catch {
+    // An expired client is closed already.
+  }
+  await closed;
+}
