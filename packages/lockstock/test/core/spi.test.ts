@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { LockLostError, UnsupportedLockKindError } from '../../src/index.js';
+import { LockLostError, UnsupportedLockKindError, type LockLostReason } from '../../src/index.js';
 import {
   Busy,
   Granted,
@@ -84,6 +84,51 @@ class SessionBackend implements LockBackend {
   async close() {}
 }
 
+/**
+ * A store with one session per hold (a database connection pinned to each, as PostgreSQL's backend
+ * does): every grant carries the end of its own session, which the test triggers by lock name.
+ */
+class PerHoldBackend implements LockBackend {
+  readonly name = 'per-hold-test';
+  readonly capabilities = {
+    leases: 'session',
+    fencing: 'counter',
+    wakeUps: 'backoff',
+    unsupported: {},
+  } as const;
+  readonly endSession = new Map<string, (reason: LockLostReason) => void>();
+  private token = 0;
+  mutex(name: string): LockResource {
+    const sessions = this.endSession;
+    const next = () => ++this.token;
+    return {
+      name,
+      waitKey: name,
+      wakeChannel: undefined,
+      leases: 'none',
+      handsOff: false,
+      async attempt() {
+        const lost = new Promise<LockLostReason>((resolve) => sessions.set(name, resolve));
+        return new Granted(next(), false, lost);
+      },
+      async release() {
+        return { outcome: 'released' as const };
+      },
+      async extend() {
+        return 'expired' as const;
+      },
+      async inspect() {
+        return { held: false, holders: 0, remainingMs: undefined };
+      },
+      leave() {},
+    };
+  }
+  async forceUnlock() {
+    return false;
+  }
+  async close() {}
+}
+
 describe('the backend SPI', () => {
   it("a lost session loses every hold it carried at once: signals abort with 'session_lost'", async () => {
     const client = new LockClientBase((host) => new SessionBackend(host));
@@ -104,6 +149,22 @@ describe('the backend SPI', () => {
     await hold.release();
     client.backend.host.sessionLost();
     expect(hold.lostError).toBeUndefined();
+    await client.close();
+  });
+
+  it("a grant's own session ending (Granted.lost) loses that hold alone, at once", async () => {
+    const client = new LockClientBase(() => new PerHoldBackend());
+    const [a, b] = await Promise.all([client.mutex('a').acquire(), client.mutex('b').acquire()]);
+    const lost = new Promise<LockLostError>((resolve) => a.onLost(resolve));
+    client.backend.endSession.get('a')?.('session_lost');
+    expect((await lost).reason).toBe('session_lost');
+    expect(a.signal.aborted).toBe(true);
+    expect(b.signal.aborted).toBe(false);
+    // A hold released before its session ends is not lost afterwards.
+    expect(await b.release()).toBe('released');
+    client.backend.endSession.get('b')?.('session_lost');
+    await Promise.resolve();
+    expect(b.lostError).toBeUndefined();
     await client.close();
   });
 
