@@ -20,6 +20,7 @@ import {
 import type { BackendCapabilities, LockClientBase } from '../../src/backend/index.js';
 import { EtcdLockClient } from '../../src/etcd/index.js';
 import { ZooKeeperLockClient } from '../../src/zookeeper/index.js';
+import { PostgresLockClient } from '../../src/postgres/index.js';
 import type { BackendConfig } from './subjects.mjs';
 
 /**
@@ -237,6 +238,48 @@ export function useEtcdBackend(): BackendFixture<EtcdServer> {
         body: { ID: id },
       });
       if (answer.status !== 200) throw new Error(`lease revoke answered ${answer.status}: ${answer.body}`);
+    },
+    get probeUrl() {
+      return probe.url;
+    },
+    get servers() {
+      return [server];
+    },
+  };
+}
+
+/**
+ * A private PostgreSQL for the calling test file (advisory locks; holds end with their session: a
+ * killed holder's connection closes and the server frees its locks), and a Redis for the probes.
+ */
+export function usePostgresBackend(): BackendFixture<PostgresServer> {
+  let server: PostgresServer;
+  let probe: RedisServer;
+  const clients: PostgresLockClient[] = [];
+  beforeAll(async () => {
+    [server, probe] = await Promise.all([PostgresServer.start(), RedisServer.start()]);
+  });
+  afterAll(async () => {
+    await Promise.all(clients.map((c) => c.close()));
+    await Promise.all([server.stop(), probe.stop()]);
+  });
+  return {
+    name: 'postgres',
+    get capabilities() {
+      return capabilitiesOf(this.client());
+    },
+    // No session timeout to set: a dead holder's connection closes, and the server ends its session.
+    config: ({ watchdogTimeoutMs } = {}) => ({ kind: 'postgres', url: server.url, watchdogTimeoutMs }),
+    client(options = {}) {
+      const client = new PostgresLockClient({ postgres: server.url, ...options });
+      // forceUnlock ends the holders' sessions, which their clients report here.
+      client.on('connectionError', () => undefined);
+      clients.push(client);
+      return client;
+    },
+    async breakHolds(client, lock) {
+      // forceUnlock terminates the sessions holding the lock (pg_terminate_backend).
+      await (client as PostgresLockClient).forceUnlock(lock);
     },
     get probeUrl() {
       return probe.url;

@@ -24,7 +24,8 @@ export type BackendConfig =
       sessionTimeoutMs?: number;
       watchdogTimeoutMs?: number;
       connectionLossPolicy?: 'suspended' | 'lost';
-    };
+    }
+  | { kind: 'postgres'; url: string; watchdogTimeoutMs?: number };
 
 export declare const SUBJECTS: Record<string, Subject>;
 export declare function connect(backend: BackendConfig): LockClient;

@@ -6,6 +6,7 @@ import { Cluster } from 'ioredis';
 import { PostgresTokenSource, RedisLockClient, RedlockClient } from 'lockstock';
 import { EtcdLockClient } from 'lockstock/etcd';
 import { ZooKeeperLockClient } from 'lockstock/zookeeper';
+import { PostgresLockClient } from 'lockstock/postgres';
 
 const rw = (client, name) => client.readWrite(name);
 
@@ -94,6 +95,12 @@ export function connect(backend) {
       sessionTtlSeconds: backend.sessionTtlSeconds ?? 10,
       watchdogTimeoutMs: backend.watchdogTimeoutMs ?? 30_000,
     });
+  }
+  if (backend.kind === 'postgres') {
+    // pg is loaded only here, when a PostgreSQL client is made.
+    const client = new PostgresLockClient({ postgres: backend.url });
+    client.on('connectionError', () => undefined); // sessions the test terminates are reported here
+    return client;
   }
   if (backend.kind === 'zookeeper') {
     // node-zookeeper-client is loaded only here, when a ZooKeeper client is made.
