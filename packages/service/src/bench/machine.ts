@@ -10,15 +10,18 @@ export interface MachineInfo {
 }
 
 /** What a benchmark ran on, printed and stored with its figures. */
-export async function describeMachine(redisUrl: string): Promise<MachineInfo> {
-  const redis = new Redis(redisUrl);
-  const info = await redis.info('server');
-  redis.disconnect();
+export async function describeMachine(redisUrl: string | undefined): Promise<MachineInfo> {
+  let info = '';
+  if (redisUrl !== undefined) {
+    const redis = new Redis(redisUrl);
+    info = await redis.info('server');
+    redis.disconnect();
+  }
   return {
     cpu: cpus()[0]?.model.trim() ?? 'unknown',
     cores: cpus().length,
     memoryGiB: Math.round(totalmem() / 2 ** 30),
     node: process.version,
-    redis: /redis_version:(\S+)/.exec(info)?.[1] ?? 'unknown',
+    redis: /redis_version:(\S+)/.exec(info)?.[1] ?? (redisUrl === undefined ? 'none' : 'unknown'),
   };
 }

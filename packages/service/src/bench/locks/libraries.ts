@@ -1,5 +1,14 @@
 import { RedisLockClient, RedlockClient } from 'lockstock';
-import { connect, disconnect, type ClientSetting, type Connections, type Target } from './targets.js';
+import type { Etcd3 } from 'etcd3';
+import { EtcdLockClient } from 'lockstock/etcd';
+import {
+  connect,
+  disconnect,
+  type ClientSetting,
+  type Connections,
+  type Target,
+  type Topology,
+} from './targets.js';
 
 /**
  * The libraries compared; the peers are dev dependencies, loaded only when benchmarked. `floor` is no
@@ -7,7 +16,14 @@ import { connect, disconnect, type ClientSetting, type Connections, type Target 
  * (`SET NX PX` + a compare-and-delete script; on Redlock's masters, both on all five at once) — what
  * no lock on that store can beat.
  */
-export const LIBRARIES = ['lockstock', 'redlock', 'redis-semaphore', 'redlock-universal', 'floor'] as const;
+export const LIBRARIES = [
+  'lockstock',
+  'redlock',
+  'redis-semaphore',
+  'redlock-universal',
+  'etcd3',
+  'floor',
+] as const;
 export type LibraryName = (typeof LIBRARIES)[number];
 
 /**
@@ -24,8 +40,15 @@ export const PRIMITIVES: Record<LibraryName, readonly Kind[]> = {
   redlock: ['mutex', 'redlock'],
   'redis-semaphore': ['mutex', 'semaphore', 'redlock'],
   'redlock-universal': ['mutex', 'redlock'],
+  etcd3: ['mutex'],
   floor: ['mutex', 'redlock'],
 };
+
+/** Where each library runs: the Redis libraries on Redis, the etcd3 package on etcd; ours and the floor everywhere. */
+export function runsOn(library: LibraryName, topology: Topology): boolean {
+  if (library === 'lockstock' || library === 'floor') return true;
+  return (library === 'etcd3') === (topology === 'etcd');
+}
 
 /** Libraries a lockstock row is compared with as its peers (the floor is its own column). */
 export const isPeer = (library: LibraryName): boolean => library !== 'lockstock' && library !== 'floor';
@@ -103,8 +126,13 @@ export async function createAdapter(spec: AdapterSpec): Promise<LockAdapter> {
         return { ...(await redisSemaphore(spec, connections)), close };
       case 'redlock-universal':
         return { ...(await redlockUniversal(connections)), close };
+      case 'etcd3':
+        return { ...(await etcd3Lock(connections)), close };
       case 'floor':
-        return { ...floor(connections), close };
+        return {
+          ...(connections.topology === 'etcd' ? etcdFloor(connections.client) : floor(connections)),
+          close,
+        };
     }
   } catch (error) {
     disconnect(connections);
@@ -128,6 +156,17 @@ function lockstock(spec: AdapterSpec, connections: Connections): LockAdapter {
     };
   }
   if (connections.topology === 'masters-5') throw new Error(`lockstock ${spec.kind} runs on one Redis`);
+  if (connections.topology === 'etcd') {
+    if (spec.kind !== 'mutex') throw new Error(`lockstock ${spec.kind} is benchmarked on Redis`);
+    const etcd = new EtcdLockClient({ etcd: connections.client });
+    return {
+      acquire: (key) => etcd.mutex(key).acquire(),
+      close: async () => {
+        await etcd.close();
+        disconnect(connections);
+      },
+    };
+  }
   const locks = new RedisLockClient({ redis: connections.client });
   const acquire: LockAdapter['acquire'] = {
     mutex: (key: string) => locks.mutex(key).acquire(),
@@ -146,6 +185,7 @@ function lockstock(spec: AdapterSpec, connections: Connections): LockAdapter {
 
 /** The clients a peer is given: the one client, or the 5 masters. */
 function clientsOf(connections: Connections) {
+  if (connections.topology === 'etcd') throw new Error('the Redis libraries run on Redis');
   return connections.topology === 'masters-5' ? connections.clients : [connections.client];
 }
 
@@ -174,6 +214,7 @@ async function redisSemaphore(spec: AdapterSpec, connections: Connections): Prom
     await importPeer<SemaphoreModule>('redis-semaphore');
   // One object per acquisition (it carries the holder's identifier). Defaults: 10 s lock refreshed
   // in the background, 10 ms retry interval, 10 s acquire timeout.
+  if (connections.topology === 'etcd') throw new Error('redis-semaphore runs on Redis');
   const create = (key: string) => {
     if (connections.topology === 'masters-5') return new RedlockMutex(connections.clients, key);
     if (spec.kind === 'semaphore') return new Semaphore(connections.client, key, spec.permits);
@@ -254,6 +295,52 @@ function floor(connections: Connections): Acquire {
         release: () =>
           Promise.all(clients.map((c) => (c as unknown as WithRelease).floorRelease(key, value))),
       };
+    },
+  };
+}
+
+/**
+ * The etcd3 package's lock (`client.lock(key)`): it tries once and throws when the key is taken, so
+ * the benchmark retries it at once, as an application would have to.
+ */
+async function etcd3Lock(connections: Connections): Promise<Acquire> {
+  if (connections.topology !== 'etcd') throw new Error('the etcd3 lock runs on etcd');
+  const { client } = connections;
+  const { EtcdLockFailedError } = await import('etcd3');
+  return {
+    acquire: async (key) => {
+      for (;;) {
+        const lock = client.lock(key).ttl(LEASE_MS / 1000);
+        try {
+          await lock.acquire();
+          return lock;
+        } catch (error) {
+          if (!(error instanceof EtcdLockFailedError)) throw error;
+        }
+      }
+    },
+  };
+}
+
+/**
+ * etcd's floor: one acquire + release as raw requests on one client — a put of the key bound to a
+ * lease granted once (a transaction: only if the key does not exist), then a delete.
+ */
+function etcdFloor(client: Etcd3): Acquire {
+  const lease = client.lease(LEASE_MS / 1000, { autoKeepAlive: true });
+  let counter = 0;
+  return {
+    acquire: async (key) => {
+      const leaseId = await lease.grant();
+      const value = `floor-${++counter}`;
+      for (;;) {
+        const { succeeded } = await client
+          .if(key, 'Create', '==', 0)
+          .then(client.put(key).value(value).lease(leaseId))
+          .commit();
+        if (succeeded) break;
+      }
+      return { release: () => client.delete().key(key).exec() };
     },
   };
 }

@@ -1,4 +1,12 @@
-import { isPeer, LIBRARIES, PEER_KIND, PRIMITIVES, type Kind, type LibraryName } from './libraries.js';
+import {
+  isPeer,
+  LIBRARIES,
+  PEER_KIND,
+  PRIMITIVES,
+  runsOn,
+  type Kind,
+  type LibraryName,
+} from './libraries.js';
 import type { Topology } from './targets.js';
 
 /**
@@ -20,6 +28,7 @@ export const COVERAGE: Record<Scenario, ReadonlyArray<{ kind: Kind; topology: To
     { kind: 'semaphore', topology: 'single' },
     { kind: 'redlock', topology: 'masters-5' },
     { kind: 'mutex', topology: 'cluster' },
+    { kind: 'mutex', topology: 'etcd' },
   ],
   contended: [
     { kind: 'mutex', topology: 'single' },
@@ -72,7 +81,7 @@ export function planSubjects(
     for (const { kind, topology } of COVERAGE[scenario].filter((c) => kinds.includes(c.kind))) {
       if (libraries.includes('lockstock')) add({ scenario, topology, library: 'lockstock', kind });
       for (const library of LIBRARIES.filter((l) => isPeer(l) && libraries.includes(l))) {
-        if (PRIMITIVES[library].includes(PEER_KIND[kind]))
+        if (PRIMITIVES[library].includes(PEER_KIND[kind]) && runsOn(library, topology))
           add({ scenario, topology, library, kind: PEER_KIND[kind] });
       }
       // The floor is a pair of raw commands: measured where pairs are (uncontended).

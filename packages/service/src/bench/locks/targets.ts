@@ -1,13 +1,16 @@
+import { readFileSync } from 'node:fs';
+import { Etcd3 } from 'etcd3';
 import { Cluster, Redis, type RedisOptions } from 'ioredis';
-import { RedisCluster, RedisServer, startRedisServers } from '@lockstock/servers';
+import { EtcdServer, RedisCluster, RedisServer, startRedisServers } from '@lockstock/servers';
 
 /**
  * Where a row's locks live:
  * - `single`: one redis-server;
  * - `cluster`: a Redis Cluster of 3 masters (no replicas), through an ioredis `Cluster` client;
- * - `masters-5`: 5 independent redis-servers (no replication between them), the Redlock setting.
+ * - `masters-5`: 5 independent redis-servers (no replication between them), the Redlock setting;
+ * - `etcd`: one etcd member (lockstock's etcd backend, the etcd3 package's lock).
  */
-export const TOPOLOGIES = ['single', 'cluster', 'masters-5'] as const;
+export const TOPOLOGIES = ['single', 'cluster', 'masters-5', 'etcd'] as const;
 export type Topology = (typeof TOPOLOGIES)[number];
 
 /** ioredis settings of a benchmark run; every library in a run gets the same ones. */
@@ -18,7 +21,8 @@ export type ClientSetting = (typeof CLIENT_SETTINGS)[number];
 export type Target =
   | { topology: 'single'; url: string }
   | { topology: 'cluster'; nodes: Array<{ host: string; port: number }> }
-  | { topology: 'masters-5'; urls: string[] };
+  | { topology: 'masters-5'; urls: string[] }
+  | { topology: 'etcd'; endpoint: string; pid: number };
 
 export function redisOptions(setting: ClientSetting): RedisOptions {
   return setting === 'autoPipelining' ? { enableAutoPipelining: true } : {};
@@ -28,7 +32,8 @@ export function redisOptions(setting: ClientSetting): RedisOptions {
 export type Connections =
   | { topology: 'single'; client: Redis }
   | { topology: 'cluster'; client: Cluster }
-  | { topology: 'masters-5'; clients: Redis[] };
+  | { topology: 'masters-5'; clients: Redis[] }
+  | { topology: 'etcd'; client: Etcd3 };
 
 /** Opens connections to `target` with the run's ioredis settings, and waits until they answer. */
 export async function connect(target: Target, setting: ClientSetting): Promise<Connections> {
@@ -50,11 +55,18 @@ export async function connect(target: Target, setting: ClientSetting): Promise<C
       await Promise.all(clients.map((client) => client.ping()));
       return { topology: 'masters-5', clients };
     }
+    case 'etcd': {
+      // One gRPC channel per library, as an application has (ioredis settings do not apply).
+      const client = new Etcd3({ hosts: target.endpoint });
+      await client.get('bench-ping').string();
+      return { topology: 'etcd', client };
+    }
   }
 }
 
-/** The address of every server of `target` (a cluster's masters). */
+/** The address of every Redis of `target` (a cluster's masters; none for etcd). */
 function serverUrls(target: Target): string[] {
+  if (target.topology === 'etcd') return [];
   if (target.topology === 'single') return [target.url];
   if (target.topology === 'masters-5') return target.urls;
   return target.nodes.map((node) => `redis://${node.host}:${node.port}`);
@@ -65,6 +77,17 @@ function serverUrls(target: Target): string[] {
  * connections of its own (idle while a row runs): what a lock pair costs on the Redis side.
  */
 export function openRedisCpuReader(target: Target): { read(): Promise<number>; close(): void } {
+  if (target.topology === 'etcd') {
+    // etcd reports no CPU time of its own: read its process's (utime + stime, in clock ticks).
+    const ticksPerSecond = 100;
+    return {
+      read: async () => {
+        const fields = readFileSync(`/proc/${target.pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+        return ((Number(fields[11]) + Number(fields[12])) / ticksPerSecond) * 1e6;
+      },
+      close: () => undefined,
+    };
+  }
   const clients = serverUrls(target).map((url) => new Redis(url));
   const cpuOf = async (client: Redis) => {
     const info = await client.info('cpu');
@@ -78,7 +101,8 @@ export function openRedisCpuReader(target: Target): { read(): Promise<number>; c
 }
 
 export function disconnect(connections: Connections): void {
-  if (connections.topology === 'masters-5') connections.clients.forEach((client) => client.disconnect());
+  if (connections.topology === 'etcd') connections.client.close();
+  else if (connections.topology === 'masters-5') connections.clients.forEach((client) => client.disconnect());
   else connections.client.disconnect();
 }
 
@@ -107,6 +131,11 @@ export class BenchServers {
         stops.push(() => Promise.all(masters.map((m) => m.stop())).then(() => undefined));
         targets.set('masters-5', { topology: 'masters-5', urls: masters.map((m) => m.url) });
       }
+      if (topologies.has('etcd')) {
+        const etcd = await EtcdServer.start();
+        stops.push(() => etcd.stop());
+        targets.set('etcd', { topology: 'etcd', endpoint: etcd.endpoint, pid: etcd.pid as number });
+      }
       if (topologies.has('cluster')) {
         const cluster = await RedisCluster.start({ masters: 3 });
         stops.push(() => cluster.stop());
@@ -126,10 +155,8 @@ export class BenchServers {
   }
 
   /** One Redis of every topology started, for describing the machine. */
-  get anyUrl(): string {
-    const [first] = this.targets.values();
-    if (!first) throw new Error('no servers were started');
-    return serverUrls(first)[0] as string;
+  get anyUrl(): string | undefined {
+    return [...this.targets.values()].flatMap(serverUrls)[0];
   }
 
   async stop(): Promise<void> {
