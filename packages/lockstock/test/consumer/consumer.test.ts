@@ -20,7 +20,12 @@ const run = promisify(execFile);
 const IOREDIS_MAJORS = [5, 6] as const;
 /** Packages lockstock may bring into an install besides ioredis and its dependencies (itself included). */
 const MAX_PACKAGES = 3;
-const MAX_UNPACKED_BYTES = 1_000_000;
+/**
+ * Seven backends' code (dist with source and declaration maps, and src) in one package: each backend's
+ * driver is an optional peer, so a team installs only its own driver, but every team gets every
+ * backend's few hundred kB of our code.
+ */
+const MAX_UNPACKED_BYTES = 2_000_000;
 
 /** The README blocks a consumer with only lockstock and ioredis can run: the lock examples. */
 const lockBlocks: ReadmeBlock[] = readmeBlocks(
@@ -159,7 +164,7 @@ describe('lockstock installed from its tarball', () => {
   });
 
   describe.each(IOREDIS_MAJORS)('with ioredis %i', (major) => {
-    it('installs at most 3 packages besides ioredis, under 1 MB unpacked', () => {
+    it('installs at most 3 packages besides ioredis, under 2 MB unpacked', () => {
       const dir = dirs.get(major) as string;
       const installed = JSON.parse(
         readFileSync(join(dir, 'node_modules', 'ioredis', 'package.json'), 'utf8'),
