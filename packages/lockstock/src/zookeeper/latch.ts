@@ -4,7 +4,7 @@ import { InvalidLockOptionError } from '../locks/errors.js';
 import { resolveAcquireOptions } from '../locks/options.js';
 import type { CountDownLatch } from '../locks/types.js';
 import { createWithParents } from './nodes.js';
-import { BAD_VERSION, codeOf, NO_NODE, NODE_EXISTS, type ZooKeeperSession } from './session.js';
+import { BAD_VERSION, codeOf, NO_NODE, NODE_EXISTS, unanswered, type ZooKeeperSession } from './session.js';
 
 const RELEASED = { value: true, more: true } as const;
 
@@ -81,6 +81,7 @@ export class ZooKeeperCountDownLatch implements CountDownLatch {
         } catch (error) {
           watch.cancel();
           if (codeOf(error) === NO_NODE) return RELEASED;
+          if (unanswered(error)) return new Busy(undefined, this.session.whenConnected()); // ride it out
           throw error;
         }
       },

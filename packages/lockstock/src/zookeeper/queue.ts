@@ -13,7 +13,7 @@ import {
 import { LockLostError } from '../locks/errors.js';
 import type { OwnNode, OwnNodes } from './nodes.js';
 import { sortQueue, tokenOf, type QueueEntry } from './paths.js';
-import { codeOf, NO_NODE } from './session.js';
+import { codeOf, NO_NODE, unanswered } from './session.js';
 
 /** Whether the node at `index` of the sorted queue holds the lock, else the node its waiter watches. */
 export type Verdict = { readonly granted: true } | { readonly granted: false; readonly watch: string };
@@ -119,36 +119,47 @@ export abstract class QueueResource implements LockResource {
     const trust = session.trust;
     const created = node === undefined; // made by this try: a refused first try deletes it
     node ??= nodes.add(this.key(owner), this.parent, this.options.type);
-    for (let round = 1; ; round++) {
-      const queue = await nodes.enqueue(node, Buffer.from(owner));
-      const index = queue?.findIndex((entry) => entry.name === node.name) ?? -1;
-      if (queue === undefined || index < 0) {
-        // Our node is gone (force-unlocked while we waited): queue again, at the end.
-        if (round >= MAX_ROUNDS) throw new Error(`lock "${this.name}": our queue node keeps vanishing`);
-        node.path = node.name = undefined;
-        continue;
+    const queued = node;
+    try {
+      for (let round = 1; ; round++) {
+        const queue = await nodes.enqueue(node, Buffer.from(owner));
+        const index = queue?.findIndex((entry) => entry.name === node.name) ?? -1;
+        if (queue === undefined || index < 0) {
+          // Our node is gone (force-unlocked while we waited): queue again, at the end.
+          if (round >= MAX_ROUNDS) throw new Error(`lock "${this.name}": our queue node keeps vanishing`);
+          node.path = node.name = undefined;
+          continue;
+        }
+        const verdict = this.decide(queue, index);
+        if (verdict.granted) {
+          const granted = await this.grant(node, trust, waiting);
+          if (granted !== 'vanished') return granted;
+          node.path = node.name = undefined;
+          continue;
+        }
+        if (!waiting) {
+          if (created) await nodes.abandon(node);
+          return new Busy(undefined);
+        }
+        const { watcher, watch } = session.newWatch();
+        try {
+          // getData, not exists: no watch is left behind on a node that is already gone (Curator).
+          await session.getData(`${this.parent}/${verdict.watch}`, watcher);
+          return new Busy(undefined, watch);
+        } catch (error) {
+          watch.cancel();
+          if (codeOf(error) !== NO_NODE) throw error;
+          // What we would watch went meanwhile: look again.
+        }
       }
-      const verdict = this.decide(queue, index);
-      if (verdict.granted) {
-        const granted = await this.grant(node, trust, waiting);
-        if (granted !== 'vanished') return granted;
-        node.path = node.name = undefined;
-        continue;
-      }
-      if (!waiting) {
-        if (created) await nodes.abandon(node);
-        return new Busy(undefined);
-      }
-      const { watcher, watch } = session.newWatch();
-      try {
-        // getData, not exists: no watch is left behind on a node that is already gone (Curator).
-        await session.getData(`${this.parent}/${verdict.watch}`, watcher);
-        return new Busy(undefined, watch);
-      } catch (error) {
-        watch.cancel();
-        if (codeOf(error) !== NO_NODE) throw error;
-        // What we would watch went meanwhile: look again.
-      }
+    } catch (error) {
+      // A waiter rides out a lost connection (Curator retries it): it looks again once connected
+      // (its node, if the create went through, is found by its prefix), or in a new session.
+      if (waiting && unanswered(error)) return new Busy(undefined, session.whenConnected());
+      // A first try that failed (a create whose answer never came) must not leave a node behind;
+      // a waiter's is deleted by its leave.
+      if (!waiting && created) nodes.abandonLater(queued);
+      throw error;
     }
   }
 

@@ -14,7 +14,7 @@ import { PermitsMismatchError } from '../locks/errors.js';
 import { createWithParents, type OwnNode, type OwnNodes } from './nodes.js';
 import { sortQueue } from './paths.js';
 import { dropWatch, ExclusiveQueue, grantNode, releaseNode } from './queue.js';
-import { codeOf, NO_NODE, NODE_EXISTS } from './session.js';
+import { codeOf, NO_NODE, NODE_EXISTS, unanswered } from './session.js';
 
 const MAX_ROUNDS = 5;
 
@@ -59,7 +59,15 @@ export class SemaphoreResource implements LockResource {
   }
 
   attempt(request: AttemptRequest): Promise<AttemptResult> {
-    return this.nodes.serialize(this.key(request.owner), () => this.attemptNow(request));
+    return this.nodes.serialize(this.key(request.owner), async () => {
+      try {
+        return await this.attemptNow(request);
+      } catch (error) {
+        // A waiter rides out a lost connection: it looks again once connected (see QueueResource).
+        if (!request.waiting || !unanswered(error)) throw error;
+        return new Busy(undefined, this.nodes.session.whenConnected());
+      }
+    });
   }
 
   private async attemptNow({ owner, waiting }: AttemptRequest): Promise<AttemptResult> {

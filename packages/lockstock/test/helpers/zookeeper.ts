@@ -1,0 +1,62 @@
+import * as zookeeper from 'node-zookeeper-client';
+import type { Client } from 'node-zookeeper-client';
+import { encodeName } from '../../src/zookeeper/paths.js';
+
+/** A driver client of the test's own (an operator's view of the ensemble), once connected. */
+export async function adminClient(connectString: string, sessionTimeout = 10_000): Promise<Client> {
+  const zk = zookeeper.createClient(connectString, { sessionTimeout, retries: 0 });
+  const connected = new Promise<void>((resolve) => zk.once('connected', resolve));
+  zk.connect();
+  await connected;
+  return zk;
+}
+
+/**
+ * The queue of one lock (its nodes' names in sequence order), as ZooKeeper has it; `below`: a path
+ * under the lock's node (a semaphore's `/leases`).
+ */
+export function queueOf(zk: Client, family: string, name: string, below = ''): Promise<string[]> {
+  return new Promise((resolve, reject) =>
+    zk.getChildren(`/lockstock/${family}/${encodeName(name)}${below}`, (error, children) => {
+      if (error && (error as zookeeper.Exception).getCode?.() === zookeeper.Exception.NO_NODE) resolve([]);
+      else if (error) reject(error as Error);
+      else resolve([...children].sort((a, b) => a.slice(-10).localeCompare(b.slice(-10))));
+    }),
+  );
+}
+
+/**
+ * Ends another client's session on the server, as an operator or a long partition would (Curator's
+ * old KillSession): connects with the victim's session id and password — the server moves the
+ * session to this connection, dropping the victim's — then closes it. The victim learns it when it
+ * reconnects: EXPIRED. Keep the victim's link down meanwhile (a FaultProxy blackhole), or its own
+ * reconnection may take the session back first.
+ */
+export async function closeSessionOf(connectString: string, victim: Client): Promise<void> {
+  const killer = zookeeper.createClient(connectString, {
+    sessionTimeout: victim.getSessionTimeout(),
+    retries: 0,
+    sessionId: victim.getSessionId(),
+    sessionPassword: victim.getSessionPassword(),
+  } as Partial<zookeeper.Option>);
+  const connected = new Promise<void>((resolve) => killer.once('connected', resolve));
+  killer.connect();
+  await connected;
+  const closed = new Promise<void>((resolve) => killer.once('disconnected', resolve));
+  killer.close();
+  await closed;
+}
+
+/** Counts the driver calls a client makes (each lock attempt lists its queue once: getChildren). */
+export function countCalls(zk: Client): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const method of ['create', 'remove', 'getChildren', 'getData', 'exists', 'setData'] as const) {
+    const original = zk[method] as (...args: unknown[]) => void;
+    counts[method] = 0;
+    (zk as unknown as Record<string, unknown>)[method] = function (this: Client, ...args: unknown[]) {
+      counts[method]!++;
+      return original.apply(this, args);
+    };
+  }
+  return counts;
+}
