@@ -60,3 +60,20 @@ export function countCalls(zk: Client): Record<string, number> {
   }
   return counts;
 }
+
+/** The ensemble member a session is connected to (its `cons` lists the session), if any answers. */
+export async function memberOf<N extends { running: boolean; fourLetterWord(word: string): Promise<string> }>(
+  nodes: readonly N[],
+  sessionId: string | undefined,
+): Promise<N | undefined> {
+  if (sessionId === undefined) return undefined;
+  const wanted = BigInt(`0x${sessionId}`);
+  for (const node of nodes) {
+    if (!node.running) continue;
+    const connections = await node.fourLetterWord('cons').catch(() => '');
+    for (const [, sid] of connections.matchAll(/sid=0x([0-9a-f]+)/g)) {
+      if (BigInt(`0x${sid}`) === wanted) return node;
+    }
+  }
+  return undefined;
+}
