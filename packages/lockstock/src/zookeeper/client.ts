@@ -204,7 +204,7 @@ function resolveOptions(options: ZooKeeperLockClientOptions): ResolvedOptions {
 }
 
 /**
- * Locks of every kind on ZooKeeper (3.4 or later), with the one API: a thin shell over the generic
+ * Locks of every kind on ZooKeeper (tested on 3.8), with the one API: a thin shell over the generic
  * client and the ZooKeeper backend. Holds have no lease (`leaseMs` is refused): they last until
  * released, or until the session is lost — then every hold's signal aborts at once ('session_lost').
  */

@@ -4,7 +4,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { EtcdServer, PostgresServer, RedisServer } from '@lockstock/servers';
+import { EtcdServer, PostgresServer, RedisServer, ZooKeeperServer } from '@lockstock/servers';
 import {
   compileBlocks,
   readmeBlocks,
@@ -38,6 +38,7 @@ let compiled: Compiled;
 let redis: RedisServer;
 let postgres: PostgresServer | undefined;
 let etcd: EtcdServer | undefined;
+let zookeeper: ZooKeeperServer | undefined;
 
 beforeAll(async () => {
   // Under the workspace's node_modules, so the blocks resolve `lockstock`, `ioredis` and `pg` there.
@@ -46,17 +47,19 @@ beforeAll(async () => {
   dir = mkdtempSync(join(cache, 'lockstock-readme-'));
   const needsPostgres = blocks.some((b) => b.mode !== 'typecheck-only' && serversOf(b).postgres);
   const needsEtcd = blocks.some((b) => b.mode !== 'typecheck-only' && serversOf(b).etcd);
-  [redis, postgres, etcd, compiled] = await Promise.all([
+  const needsZooKeeper = blocks.some((b) => b.mode !== 'typecheck-only' && serversOf(b).zookeeper);
+  [redis, postgres, etcd, zookeeper, compiled] = await Promise.all([
     RedisServer.start(),
     needsPostgres ? PostgresServer.start() : undefined,
     needsEtcd ? EtcdServer.start() : undefined,
+    needsZooKeeper ? ZooKeeperServer.start() : undefined,
     Promise.resolve().then(() =>
       compileBlocks(blocks, dir, { declarations: [join(root, 'packages/lockstock/dist')] }),
     ),
   ]);
 });
 afterAll(async () => {
-  await Promise.all([redis?.stop(), postgres?.stop(), etcd?.stop()]);
+  await Promise.all([redis?.stop(), postgres?.stop(), etcd?.stop(), zookeeper?.stop()]);
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
@@ -64,6 +67,7 @@ const env = () => ({
   REDIS_URL: redis.url,
   ...(postgres ? { DATABASE_URL: postgres.url } : {}),
   ...(etcd ? { ETCD_URL: etcd.endpoint } : {}),
+  ...(zookeeper ? { ZOOKEEPER_CONNECT: zookeeper.connectString } : {}),
 });
 const compiledOf = (block: ReadmeBlock) => compiled.blocks.find((c) => c.block === block) as CompiledBlock;
 
@@ -98,6 +102,9 @@ describe('README code blocks', () => {
     if (needs.postgres)
       expect(code, 'a runnable block reads DATABASE_URL').toContain('process.env.DATABASE_URL');
     if (needs.etcd) expect(code, 'a runnable block reads ETCD_URL').toContain('process.env.ETCD_URL');
+    if (needs.zookeeper) {
+      expect(code, 'a runnable block reads ZOOKEEPER_CONNECT').toContain('process.env.ZOOKEEPER_CONNECT');
+    }
     const run = await runBlock(js, env());
     expect(run.timedOut, `did not exit by itself (a missing close()?)\n${run.output}`).toBe(false);
     expect(run.code, run.output).toBe(0);
