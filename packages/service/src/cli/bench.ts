@@ -6,8 +6,11 @@ import { lockBenchTable } from '../bench/locks/table.js';
 import { CLIENT_SETTINGS } from '../bench/locks/targets.js';
 import type { MachineInfo } from '../bench/machine.js';
 import { benchSale, saleBenchTable } from '../bench/sale/run.js';
+import { benchShards, shardsBenchTable } from '../bench/sale/shards.js';
+import { MAX_SHARDS } from '../sale/shards/layout.js';
 import { renderTable, tableStyleFor, type TableData } from '../support/table.js';
 import { action, type Resources } from './lifecycle.js';
+import { InvalidArgumentError } from 'commander';
 import { intOption, listOption } from './options.js';
 import { createProgress } from './progress.js';
 
@@ -66,8 +69,35 @@ export function registerBench(program: Command): void {
     .option('--runs <n>', 'runs (the report shows medians)', intOption(1, 100), 3)
     .option('--duration <s>', 'duration of one measurement, seconds', intOption(1, 600), 3)
     .option('--orders <n>', 'orders the pipeline records per run', intOption(100, 10_000_000), 100_000)
+    .option(
+      '--shards <list>',
+      "instead: one hot sale split into K parts on a K-master Cluster, per K of the list (e.g. 1,2,3): reservations/s, Redis CPU per reservation and each master's share",
+      shardList,
+    )
+    .option(
+      '--processes <n>',
+      'with --shards: load processes (default: cores − the largest K, at least 1)',
+      intOption(1, 256),
+    )
+    .option('--loops <n>', 'with --shards: buying loops per load process', intOption(1, 10_000), 64)
     .action(
       action(async (resources, opts) => {
+        if (opts.shards) {
+          const report = await benchShards({
+            shards: opts.shards,
+            ...(opts.processes ? { processes: opts.processes } : {}),
+            loops: opts.loops,
+            durationSeconds: opts.duration,
+            runs: opts.runs,
+            json: opts.json,
+            progress: progress(resources),
+          });
+          const { processes, loops, durationSeconds } = report.load;
+          printReport(report.machine, shardsBenchTable(report), opts.markdown === true, [
+            `load: ${processes} process${processes === 1 ? '' : 'es'} × ${loops} loops buying through the Reserver, ${durationSeconds} s per run, medians of ${opts.runs}`,
+          ]);
+          return;
+        }
         const { machine, results } = await benchSale({
           runs: opts.runs,
           durationSeconds: opts.duration,
@@ -87,11 +117,23 @@ function progress(resources: Resources) {
   return reporter;
 }
 
+/** `--shards 1,2,3`: parts per run, each from 1 to MAX_SHARDS. */
+function shardList(value: string): number[] {
+  const list = value.split(',').map((s) => Number(s.trim()));
+  if (list.length === 0 || list.some((k) => !Number.isSafeInteger(k) || k < 1 || k > MAX_SHARDS)) {
+    throw new InvalidArgumentError(
+      `expected a comma-separated list of parts from 1 to ${MAX_SHARDS}, got "${value}"`,
+    );
+  }
+  return list;
+}
+
 /** The report on stdout: what it ran on, then the table. */
-function printReport(machine: MachineInfo, table: TableData, markdown: boolean): void {
+function printReport(machine: MachineInfo, table: TableData, markdown: boolean, notes: string[] = []): void {
   const style = tableStyleFor(process.stdout, markdown);
   const lines = [
     `machine: ${machine.cpu}, ${machine.cores} cores, ${machine.memoryGiB} GiB, node ${machine.node}, redis ${machine.redis}`,
+    ...notes,
     '',
     ...renderTable(table, style, process.stdout.columns),
   ];
