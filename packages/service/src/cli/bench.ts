@@ -71,7 +71,7 @@ export function registerBench(program: Command): void {
     .option('--orders <n>', 'orders the pipeline records per run', intOption(100, 10_000_000), 100_000)
     .option(
       '--shards <list>',
-      "instead: one hot sale split into K parts on a K-master Cluster, per K of the list (e.g. 1,2,3): reservations/s, Redis CPU per reservation and each master's share",
+      "instead: one hot sale split into K parts on a K-master Cluster, per K (3: 1, 2 and 3; or a list, e.g. 1,2,4): reservations/s, Redis CPU per reservation and each master's share",
       shardList,
     )
     .option(
@@ -117,9 +117,18 @@ function progress(resources: Resources) {
   return reporter;
 }
 
-/** `--shards 1,2,3`: parts per run, each from 1 to MAX_SHARDS. */
+/** `--shards 1,2,4`: those parts; `--shards 3`: 1, 2 and 3 parts. Each from 1 to MAX_SHARDS. */
 function shardList(value: string): number[] {
   const list = value.split(',').map((s) => Number(s.trim()));
+  const [only] = list;
+  if (
+    list.length === 1 &&
+    only !== undefined &&
+    Number.isSafeInteger(only) &&
+    only >= 1 &&
+    only <= MAX_SHARDS
+  )
+    return Array.from({ length: only }, (_, i) => i + 1);
   if (list.length === 0 || list.some((k) => !Number.isSafeInteger(k) || k < 1 || k > MAX_SHARDS)) {
     throw new InvalidArgumentError(
       `expected a comma-separated list of parts from 1 to ${MAX_SHARDS}, got "${value}"`,
