@@ -41,6 +41,8 @@ describe('bench locks end to end (figures are not checked, only what was measure
       'uncontended mutex/cluster floor',
       'uncontended mutex/etcd lockstock',
       'uncontended mutex/etcd floor',
+      'uncontended mutex/zookeeper lockstock',
+      'uncontended mutex/zookeeper floor',
       'contended mutex/single lockstock',
       'contended mutex/single redis-semaphore',
       'contended fair/single lockstock',
@@ -54,8 +56,8 @@ describe('bench locks end to end (figures are not checked, only what was measure
       expect(r.opsPerSec, row(r)).toBeGreaterThan(0);
       expect(r.runs, row(r)).toBe(1);
       // Compared with the peer that offers the counterpart (a mutex for fair and read-write); on
-      // etcd no Redis library runs.
-      const onRedis = r.topology !== 'etcd';
+      // etcd and ZooKeeper no Redis library runs.
+      const onRedis = r.topology !== 'etcd' && r.topology !== 'zookeeper';
       expect(r.bestPeer, row(r)).toBe(r.library === 'lockstock' && onRedis ? 'redis-semaphore' : null);
       expect(r.timesBestPeer !== null, row(r)).toBe(r.library === 'lockstock' && onRedis);
       // Against the raw commands of a pair on the same client, where pairs are measured.

@@ -1,6 +1,8 @@
 import { RedisLockClient, RedlockClient } from 'lockstock';
 import type { Etcd3 } from 'etcd3';
 import { EtcdLockClient } from 'lockstock/etcd';
+import { ZooKeeperLockClient } from 'lockstock/zookeeper';
+import zookeeper from 'node-zookeeper-client';
 import {
   connect,
   disconnect,
@@ -47,6 +49,7 @@ export const PRIMITIVES: Record<LibraryName, readonly Kind[]> = {
 /** Where each library runs: the Redis libraries on Redis, the etcd3 package on etcd; ours and the floor everywhere. */
 export function runsOn(library: LibraryName, topology: Topology): boolean {
   if (library === 'lockstock' || library === 'floor') return true;
+  if (topology === 'zookeeper') return false; // no Node library offers ZooKeeper locks (no Curator)
   return (library === 'etcd3') === (topology === 'etcd');
 }
 
@@ -129,10 +132,9 @@ export async function createAdapter(spec: AdapterSpec): Promise<LockAdapter> {
       case 'etcd3':
         return { ...(await etcd3Lock(connections)), close };
       case 'floor':
-        return {
-          ...(connections.topology === 'etcd' ? etcdFloor(connections.client) : floor(connections)),
-          close,
-        };
+        if (connections.topology === 'etcd') return { ...etcdFloor(connections.client), close };
+        if (connections.topology === 'zookeeper') return { ...zookeeperFloor(connections.client), close };
+        return { ...floor(connections), close };
     }
   } catch (error) {
     disconnect(connections);
@@ -156,6 +158,17 @@ function lockstock(spec: AdapterSpec, connections: Connections): LockAdapter {
     };
   }
   if (connections.topology === 'masters-5') throw new Error(`lockstock ${spec.kind} runs on one Redis`);
+  if (connections.topology === 'zookeeper') {
+    if (spec.kind !== 'mutex') throw new Error(`lockstock ${spec.kind} is benchmarked on Redis`);
+    const zk = new ZooKeeperLockClient({ client: connections.client });
+    return {
+      acquire: (key) => zk.mutex(key).acquire(),
+      close: async () => {
+        await zk.close();
+        disconnect(connections);
+      },
+    };
+  }
   if (connections.topology === 'etcd') {
     if (spec.kind !== 'mutex') throw new Error(`lockstock ${spec.kind} is benchmarked on Redis`);
     const etcd = new EtcdLockClient({ etcd: connections.client });
@@ -185,7 +198,8 @@ function lockstock(spec: AdapterSpec, connections: Connections): LockAdapter {
 
 /** The clients a peer is given: the one client, or the 5 masters. */
 function clientsOf(connections: Connections) {
-  if (connections.topology === 'etcd') throw new Error('the Redis libraries run on Redis');
+  if (connections.topology === 'etcd' || connections.topology === 'zookeeper')
+    throw new Error('the Redis libraries run on Redis');
   return connections.topology === 'masters-5' ? connections.clients : [connections.client];
 }
 
@@ -214,7 +228,8 @@ async function redisSemaphore(spec: AdapterSpec, connections: Connections): Prom
     await importPeer<SemaphoreModule>('redis-semaphore');
   // One object per acquisition (it carries the holder's identifier). Defaults: 10 s lock refreshed
   // in the background, 10 ms retry interval, 10 s acquire timeout.
-  if (connections.topology === 'etcd') throw new Error('redis-semaphore runs on Redis');
+  if (connections.topology === 'etcd' || connections.topology === 'zookeeper')
+    throw new Error('redis-semaphore runs on Redis');
   const create = (key: string) => {
     if (connections.topology === 'masters-5') return new RedlockMutex(connections.clients, key);
     if (spec.kind === 'semaphore') return new Semaphore(connections.client, key, spec.permits);
@@ -341,6 +356,28 @@ function etcdFloor(client: Etcd3): Acquire {
         if (succeeded) break;
       }
       return { release: () => client.delete().key(key).exec() };
+    },
+  };
+}
+
+/**
+ * ZooKeeper's floor: one acquire + release as raw requests on one client — create an ephemeral node
+ * (under a parent made once), then delete it.
+ */
+function zookeeperFloor(client: zookeeper.Client): Acquire {
+  const call = <T>(run: (done: (error: unknown, value?: T) => void) => void) =>
+    new Promise<T>((resolve, reject) =>
+      run((error, value) => (error ? reject(error as Error) : resolve(value as T))),
+    );
+  const parent = call<string>((done) => client.mkdirp('/bench-floor', done));
+  let counter = 0;
+  return {
+    acquire: async (key) => {
+      await parent;
+      const path = `/bench-floor/${key}`;
+      const data = Buffer.from(`floor-${++counter}`);
+      await call((done) => client.create(path, data, zookeeper.CreateMode.EPHEMERAL, done));
+      return { release: () => call((done) => client.remove(path, -1, done)) };
     },
   };
 }

@@ -29,6 +29,7 @@ export const COVERAGE: Record<Scenario, ReadonlyArray<{ kind: Kind; topology: To
     { kind: 'redlock', topology: 'masters-5' },
     { kind: 'mutex', topology: 'cluster' },
     { kind: 'mutex', topology: 'etcd' },
+    { kind: 'mutex', topology: 'zookeeper' },
   ],
   contended: [
     { kind: 'mutex', topology: 'single' },

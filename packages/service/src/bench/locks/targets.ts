@@ -1,16 +1,24 @@
 import { readFileSync } from 'node:fs';
 import { Etcd3 } from 'etcd3';
 import { Cluster, Redis, type RedisOptions } from 'ioredis';
-import { EtcdServer, RedisCluster, RedisServer, startRedisServers } from '@lockstock/servers';
+import zookeeper from 'node-zookeeper-client';
+import {
+  EtcdServer,
+  RedisCluster,
+  RedisServer,
+  startRedisServers,
+  ZooKeeperServer,
+} from '@lockstock/servers';
 
 /**
  * Where a row's locks live:
  * - `single`: one redis-server;
  * - `cluster`: a Redis Cluster of 3 masters (no replicas), through an ioredis `Cluster` client;
  * - `masters-5`: 5 independent redis-servers (no replication between them), the Redlock setting;
- * - `etcd`: one etcd member (lockstock's etcd backend, the etcd3 package's lock).
+ * - `etcd`: one etcd member (lockstock's etcd backend, the etcd3 package's lock);
+ * - `zookeeper`: one standalone ZooKeeper (lockstock's ZooKeeper backend; Node has no Curator).
  */
-export const TOPOLOGIES = ['single', 'cluster', 'masters-5', 'etcd'] as const;
+export const TOPOLOGIES = ['single', 'cluster', 'masters-5', 'etcd', 'zookeeper'] as const;
 export type Topology = (typeof TOPOLOGIES)[number];
 
 /** ioredis settings of a benchmark run; every library in a run gets the same ones. */
@@ -22,7 +30,8 @@ export type Target =
   | { topology: 'single'; url: string }
   | { topology: 'cluster'; nodes: Array<{ host: string; port: number }> }
   | { topology: 'masters-5'; urls: string[] }
-  | { topology: 'etcd'; endpoint: string; pid: number };
+  | { topology: 'etcd'; endpoint: string; pid: number }
+  | { topology: 'zookeeper'; connectString: string; pid: number };
 
 export function redisOptions(setting: ClientSetting): RedisOptions {
   return setting === 'autoPipelining' ? { enableAutoPipelining: true } : {};
@@ -33,7 +42,8 @@ export type Connections =
   | { topology: 'single'; client: Redis }
   | { topology: 'cluster'; client: Cluster }
   | { topology: 'masters-5'; clients: Redis[] }
-  | { topology: 'etcd'; client: Etcd3 };
+  | { topology: 'etcd'; client: Etcd3 }
+  | { topology: 'zookeeper'; client: zookeeper.Client };
 
 /** Opens connections to `target` with the run's ioredis settings, and waits until they answer. */
 export async function connect(target: Target, setting: ClientSetting): Promise<Connections> {
@@ -61,12 +71,20 @@ export async function connect(target: Target, setting: ClientSetting): Promise<C
       await client.get('bench-ping').string();
       return { topology: 'etcd', client };
     }
+    case 'zookeeper': {
+      const client = zookeeper.createClient(target.connectString, { sessionTimeout: 30_000, retries: 0 });
+      await new Promise<void>((resolve) => {
+        client.once('connected', () => resolve());
+        client.connect();
+      });
+      return { topology: 'zookeeper', client };
+    }
   }
 }
 
 /** The address of every Redis of `target` (a cluster's masters; none for etcd). */
 function serverUrls(target: Target): string[] {
-  if (target.topology === 'etcd') return [];
+  if (target.topology === 'etcd' || target.topology === 'zookeeper') return [];
   if (target.topology === 'single') return [target.url];
   if (target.topology === 'masters-5') return target.urls;
   return target.nodes.map((node) => `redis://${node.host}:${node.port}`);
@@ -77,8 +95,8 @@ function serverUrls(target: Target): string[] {
  * connections of its own (idle while a row runs): what a lock pair costs on the Redis side.
  */
 export function openRedisCpuReader(target: Target): { read(): Promise<number>; close(): void } {
-  if (target.topology === 'etcd') {
-    // etcd reports no CPU time of its own: read its process's (utime + stime, in clock ticks).
+  if (target.topology === 'etcd' || target.topology === 'zookeeper') {
+    // etcd and ZooKeeper report no CPU time of their own: read the process's (utime + stime, ticks).
     const ticksPerSecond = 100;
     return {
       read: async () => {
@@ -101,7 +119,7 @@ export function openRedisCpuReader(target: Target): { read(): Promise<number>; c
 }
 
 export function disconnect(connections: Connections): void {
-  if (connections.topology === 'etcd') connections.client.close();
+  if (connections.topology === 'etcd' || connections.topology === 'zookeeper') connections.client.close();
   else if (connections.topology === 'masters-5') connections.clients.forEach((client) => client.disconnect());
   else connections.client.disconnect();
 }
@@ -135,6 +153,15 @@ export class BenchServers {
         const etcd = await EtcdServer.start();
         stops.push(() => etcd.stop());
         targets.set('etcd', { topology: 'etcd', endpoint: etcd.endpoint, pid: etcd.pid as number });
+      }
+      if (topologies.has('zookeeper')) {
+        const zk = await ZooKeeperServer.start();
+        stops.push(() => zk.stop());
+        targets.set('zookeeper', {
+          topology: 'zookeeper',
+          connectString: zk.connectString,
+          pid: zk.pid as number,
+        });
       }
       if (topologies.has('cluster')) {
         const cluster = await RedisCluster.start({ masters: 3 });
