@@ -38,6 +38,12 @@ export interface OwnNode {
 export class OwnNodes {
   private readonly entries = new Map<string, OwnNode>();
   private readonly chains = new Map<string, Promise<unknown>>();
+  /**
+   * Waiting nodes an ended session took, by key, until their waiter's next attempt learns of it:
+   * `current()` drops a stale node the first time anyone looks (holdCount, inspect of a hold, leave),
+   * and the attempt must still see that its place in the queue went with the session.
+   */
+  private readonly lostWaits = new Map<string, OwnNode>();
 
   constructor(
     readonly session: ZooKeeperSession,
@@ -55,9 +61,17 @@ export class OwnNodes {
     const node = this.entries.get(key);
     if (node && node.generation !== this.session.generation) {
       node.drop();
+      if (node.holds === 0) this.lostWaits.set(key, node);
       return { node: undefined, stale: node };
     }
     return { node, stale: undefined };
+  }
+
+  /** The waiting node of `key` an ended session took, once (see lostWaits); undefined if none. */
+  takeLostWait(key: string): OwnNode | undefined {
+    const node = this.lostWaits.get(key);
+    this.lostWaits.delete(key);
+    return node;
   }
 
   add(key: string, parent: string, type: string): OwnNode {

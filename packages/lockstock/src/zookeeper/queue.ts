@@ -96,7 +96,8 @@ export abstract class QueueResource implements LockResource {
     const { nodes } = this;
     const { session } = nodes;
     const current = nodes.current(this.key(owner));
-    const stale = current.stale;
+    // Seen by this look, or by an earlier one of another path (which dropped the node first).
+    const stale = nodes.takeLostWait(this.key(owner)) ?? current.stale;
     let node = current.node;
     if (stale && stale.holds === 0 && this.options.abortWaitOnSessionLoss) {
       // Its place in the queue went with its session: an election campaign ends there.
@@ -186,6 +187,7 @@ export abstract class QueueResource implements LockResource {
     void this.nodes
       .serialize(this.key(owner), async () => {
         const { node } = this.nodes.current(this.key(owner));
+        this.nodes.takeLostWait(this.key(owner)); // the waiter is gone: nobody will ask any more
         if (node !== undefined && node.holds === 0) await this.nodes.abandon(node);
       })
       .catch(() => undefined); // reported by abandon

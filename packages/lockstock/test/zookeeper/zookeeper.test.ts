@@ -267,9 +267,10 @@ describe('what the session does to holds', () => {
     const [m, r] = [lockName('expired-mutex'), lockName('expired-rw')];
     const holds = [await locks.mutex(m).acquire(), await locks.readWrite(r).read.acquire()];
     const blocker = await other.mutex(lockName('expired-wait')).acquire();
-    const waiting = locks.mutex(blocker.name).acquire({ waitMs: 10_000 });
+    // Generous bounds: expiring a session and opening the next takes seconds on a loaded machine.
+    const waiting = locks.mutex(blocker.name).acquire({ waitMs: 40_000 });
     const leading = await other.election(lockName('expired-election')).campaign('other');
-    const campaign = locks.election(leading.election).campaign('mine', { waitMs: 10_000 });
+    const campaign = locks.election(leading.election).campaign('mine', { waitMs: 40_000 });
     await expect.poll(() => queueOf(admin, 'elections', leading.election)).toHaveLength(2);
     const session = locks.sessionId;
     // The server ends the session while the client's link is down (it cannot take the session back).
