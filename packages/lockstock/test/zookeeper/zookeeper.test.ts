@@ -231,7 +231,10 @@ describe('ZooKeeper queues', () => {
     const name = lockName('election');
     const seen: Array<string | undefined> = [];
     const stop = b.election(name).observe((leader) => seen.push(leader?.value), { intervalMs: 20 });
+    // Observers look every interval (no watch): each term below lasts until it has been seen.
+    await expect.poll(() => seen).toEqual([undefined]);
     const first = await a.election(name).campaign('node-a');
+    await expect.poll(() => seen).toContain('node-a');
     const second = b.election(name).campaign('node-b', { waitMs: 5_000 });
     expect(await b.election(name).leader()).toEqual({ value: 'node-a', fencingToken: first.fencingToken });
     await expect.poll(() => queueOf(admin, 'elections', name)).toHaveLength(2);
@@ -239,7 +242,7 @@ describe('ZooKeeper queues', () => {
     const term = await second;
     expect(term.fencingToken).toBeGreaterThan(first.fencingToken);
     expect(await a.election(name).leader()).toEqual({ value: 'node-b', fencingToken: term.fencingToken });
-    await expect.poll(() => seen).toContain('node-b'); // observers look every interval: let it see
+    await expect.poll(() => seen).toContain('node-b');
     await term.resign();
     await expect.poll(() => seen).toEqual([undefined, 'node-a', 'node-b', undefined]);
     stop();
