@@ -1,7 +1,8 @@
-import { findPostgresBinDir, findRedisServer } from '@lockstock/servers';
+import { findMariaDb, findPostgresBinDir, findRedisServer } from '@lockstock/servers';
 
 /** Installs missing server packages once, before parallel test files race to do it. */
 export default function setup(): void {
   findRedisServer();
   findPostgresBinDir();
+  findMariaDb();
 }

@@ -8,6 +8,13 @@ export { freePort, freePorts } from './ports.js';
 export { RedisServer, startRedisServers, findRedisServer, type RedisServerOptions } from './redis.js';
 export { PostgresServer, findPostgresBinDir, type PostgresServerOptions } from './postgres.js';
 export { PgBouncerServer, findPgBouncer, type PgBouncerServerOptions } from './pgbouncer.js';
+export {
+  MariaDbServer,
+  findMariaDb,
+  mysqlGreets,
+  type MariaDbServerOptions,
+  type MariaDbInstallation,
+} from './mariadb.js';
 export { installDebianPackages, whichExecutable } from './packages.js';
 export { RedisCluster, type RedisClusterOptions } from './cluster.js';
 export { RedisSentinelGroup, type SentinelGroupOptions } from './sentinel.js';
