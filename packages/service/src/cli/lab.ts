@@ -41,6 +41,8 @@ export function registerLab(program: Command): void {
       'PostgreSQL (DATABASE_URL); default: a private server',
       process.env.DATABASE_URL,
     )
+    .option('--zookeeper <hosts>', 'ZooKeeper for zookeeper-lock (host:port,...); default: a private server')
+    .option('--etcd <url>', 'etcd for etcd-lock (http://host:port); default: a private server')
     .option('--markdown', 'print the table as Markdown (the default when stdout is not a terminal)')
     .option('--list', 'list the strategies with a line on each, and exit')
     .action(
@@ -75,6 +77,10 @@ export function registerLab(program: Command): void {
             ...(opts.set ? { strategyOptions: opts.set } : {}),
             ...(opts.redis ? { redisUrl: opts.redis } : {}),
             ...(opts.database ? { databaseUrl: opts.database } : {}),
+            servers: {
+              ...(opts.zookeeper ? { zookeeper: opts.zookeeper } : {}),
+              ...(opts.etcd ? { etcd: opts.etcd } : {}),
+            },
             onRunStart: () => {
               doneByProcess.fill(0);
               progress.start();

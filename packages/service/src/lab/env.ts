@@ -4,14 +4,16 @@ import { RedisLockClient } from 'lockstock';
 import { ScriptRunner } from 'lockstock/redis';
 import { postgresDatabase } from '../sale/store/db.js';
 import { migrate } from '../sale/store/migrate.js';
+import type { LabServers } from './servers.js';
 import { labQueries } from './sql/queries.js';
 import type { LabEnv } from './types.js';
 
-/** Connects a process of the lab to the shared Redis and PostgreSQL. */
+/** Connects a process of the lab to the shared Redis and PostgreSQL (and names the extra servers). */
 export async function connectLab(
   redisUrl: string,
   databaseUrl: string,
   poolSize = 10,
+  servers: LabServers = {},
 ): Promise<LabEnv & { close(): Promise<void> }> {
   const redis = new Redis(redisUrl);
   await redis.ping();
@@ -19,14 +21,28 @@ export async function connectLab(
   pool.on('error', () => undefined); // idle connections dropped at shutdown
   const db = postgresDatabase(databaseUrl, { max: 4 });
   const locks = new RedisLockClient({ redis });
+  const shared = new Map<string, { value: unknown; close: () => Promise<void> }>();
   return {
     redis,
     redisUrl,
     pg: pool,
+    databaseUrl,
+    servers,
     db,
     locks,
     scripts: new ScriptRunner(redis),
+    shared<T>(key: string, open: () => T, close: (value: T) => Promise<void>): T {
+      const found = shared.get(key);
+      if (found) return found.value as T;
+      const value = open();
+      shared.set(key, { value, close: () => close(value) });
+      return value;
+    },
     async close() {
+      // Before the lab's own connections: a lock client may be built on them (env.locks is).
+      const opened = [...shared.values()];
+      shared.clear();
+      await Promise.all(opened.map((entry) => entry.close()));
       await locks.close();
       await Promise.all([pool.end(), db.close()]);
       redis.disconnect();

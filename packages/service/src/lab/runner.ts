@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { PostgresServer, RedisServer } from '@lockstock/servers';
 import { checkRun, type RunResult } from './checker.js';
 import { connectLab, prepareLabDatabase } from './env.js';
+import { startLabServers, type LabServers } from './servers.js';
 import { STRATEGIES, strategyByName } from './strategies/index.js';
 import type { Attempt, LabRun } from './types.js';
 import type { FromWorker, ToWorker } from './worker.js';
@@ -21,6 +22,8 @@ export interface LabOptions {
   strategyOptions?: Record<string, Record<string, number | string | boolean>>;
   redisUrl?: string;
   databaseUrl?: string;
+  /** Extra servers to use rather than start (ZooKeeper, etcd), for strategies that need them. */
+  servers?: LabServers;
   /** Progress callbacks (the CLI draws bars with them). */
   onRunStart?: (strategy: string, run: number) => void;
   onProgress?: (processIndex: number, done: number, total: number) => void;
@@ -32,8 +35,15 @@ interface Worker {
   next<T extends FromWorker['type']>(type: T): Promise<Extract<FromWorker, { type: T }>>;
 }
 
-function startWorker(redisUrl: string, databaseUrl: string, onProgress: (done: number) => void): Worker {
-  const child = fork(workerPath, [redisUrl, databaseUrl], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+function startWorker(
+  redisUrl: string,
+  databaseUrl: string,
+  servers: LabServers,
+  onProgress: (done: number) => void,
+): Worker {
+  const child = fork(workerPath, [redisUrl, databaseUrl, JSON.stringify(servers)], {
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
   const waiting = new Map<string, (message: FromWorker) => void>();
   let failure: Error | undefined;
   child.on('message', (message: FromWorker) => {
@@ -64,19 +74,31 @@ function startWorker(redisUrl: string, databaseUrl: string, onProgress: (done: n
 /**
  * Runs each strategy `runs` times as a real flash sale: fresh state, `processes` worker processes ×
  * `concurrency` concurrent buyers, a start barrier, then the checker reads what was recorded.
- * Without URLs it starts its own redis-server and PostgreSQL (several processes must share them).
+ * Without URLs it starts its own redis-server and PostgreSQL (several processes must share them),
+ * and the extra servers (ZooKeeper, etcd) only when a selected strategy runs on them.
  */
 export async function runLab(options: LabOptions): Promise<RunResult[]> {
+  const selected = options.strategies.map(strategyByName);
   const redisServer = options.redisUrl ? undefined : await RedisServer.start();
   const postgres = options.databaseUrl ? undefined : await PostgresServer.start();
+  const extraServers = await startLabServers(
+    selected.flatMap((s) => s.servers ?? []),
+    options.servers,
+  ).catch(async (error: unknown) => {
+    await Promise.all([redisServer?.stop(), postgres?.stop()]);
+    throw error;
+  });
   const redisUrl = options.redisUrl ?? (redisServer as RedisServer).url;
   const databaseUrl = options.databaseUrl ?? (postgres as PostgresServer).url;
-  const env = await connectLab(redisUrl, databaseUrl);
   const workers: Worker[] = [];
+  let env: Awaited<ReturnType<typeof connectLab>> | undefined;
   try {
+    env = await connectLab(redisUrl, databaseUrl, 10, extraServers.servers);
     await prepareLabDatabase(env);
     for (let i = 0; i < options.processes; i++) {
-      workers.push(startWorker(redisUrl, databaseUrl, (done) => options.onProgress?.(i, done, 0)));
+      workers.push(
+        startWorker(redisUrl, databaseUrl, extraServers.servers, (done) => options.onProgress?.(i, done, 0)),
+      );
     }
     await Promise.all(workers.map((w) => w.next('ready')));
     const results: RunResult[] = [];
@@ -136,10 +158,11 @@ export async function runLab(options: LabOptions): Promise<RunResult[]> {
         w.child.exitCode === null ? new Promise((resolve) => w.child.once('exit', resolve)) : undefined,
       ),
     );
-    await env.close();
+    await env?.close();
     await Promise.all([
       redisServer?.stop(),
       postgres?.stop(),
+      extraServers.stop(),
       ...STRATEGIES.filter((s) => options.strategies.includes(s.name)).map((s) => s.teardown?.()),
     ]);
   }

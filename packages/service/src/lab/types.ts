@@ -3,6 +3,7 @@ import type pg from 'pg';
 import type { RedisLockClient } from 'lockstock';
 import type { ScriptRunner } from 'lockstock/redis';
 import type { Database } from '../sale/store/db.js';
+import type { LabServerKind, LabServers } from './servers.js';
 
 /** What a strategy runs on, in the coordinator and in every worker process. */
 export interface LabEnv {
@@ -10,10 +11,20 @@ export interface LabEnv {
   /** The lab's Redis, for strategies that open connections of their own (Redlock, Sentinel). */
   readonly redisUrl: string;
   readonly pg: pg.Pool;
+  /** The lab's PostgreSQL, for strategies that open connections of their own (advisory locks). */
+  readonly databaseUrl: string;
+  /** The extra servers the selected strategies need (Strategy.servers), by kind. */
+  readonly servers: LabServers;
   readonly locks: RedisLockClient;
   readonly scripts: ScriptRunner;
   /** The same PostgreSQL as `pg`, behind the sale layer's interface (for the service strategy). */
   readonly db: Database;
+  /**
+   * What this process keeps across runs under `key` (a lock client, a connection pool): opened by
+   * the first call, closed with the env. Workers serve many runs; a client per run would pay its
+   * session's setup in every run and leave sessions behind.
+   */
+  shared<T>(key: string, open: () => T, close: (value: T) => Promise<void>): T;
 }
 
 /** One run of one strategy: fresh state under its own id. */
@@ -43,6 +54,8 @@ export interface Strategy {
   readonly expectation: Expectation;
   /** Our reading where the seed's claim needs a caveat (shown in the HTML report). */
   readonly note?: string;
+  /** Servers beyond Redis and PostgreSQL that it runs on; the lab starts them only when needed. */
+  readonly servers?: readonly LabServerKind[];
   /**
    * Sets up fresh state for `run` (coordinator). May return options for the workers (e.g. the id of
    * what it created); they are merged into `run.options`.

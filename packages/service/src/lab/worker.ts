@@ -3,6 +3,7 @@
  * it is given, after a start barrier, and reports every attempt's outcome and latency.
  */
 import { connectLab } from './env.js';
+import type { LabServers } from './servers.js';
 import { strategyByName } from './strategies/index.js';
 import type { Attempt, LabRun } from './types.js';
 
@@ -21,8 +22,8 @@ export type FromWorker =
 const send = (message: FromWorker) => process.send?.(message);
 
 async function main(): Promise<void> {
-  const [redisUrl, databaseUrl] = process.argv.slice(2) as [string, string];
-  const env = await connectLab(redisUrl, databaseUrl, 12);
+  const [redisUrl, databaseUrl, servers] = process.argv.slice(2) as [string, string, string];
+  const env = await connectLab(redisUrl, databaseUrl, 12, JSON.parse(servers) as LabServers);
   let pending:
     { buy: (buyer: string) => Promise<boolean>; buyers: string[]; concurrency: number } | undefined;
 

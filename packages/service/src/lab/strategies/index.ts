@@ -1,6 +1,7 @@
 import type { Strategy } from '../types.js';
 import { clusterNaiveSplit } from './cluster-naive-split.js';
 import { clusterSplitSale } from './cluster-split-sale.js';
+import { etcdLock, postgresAdvisoryLock, zookeeperLock } from './lock-backends.js';
 import { localMutex } from './local-mutex.js';
 import { localMutexCommitRace } from './local-mutex-commit-race.js';
 import { naiveRedis } from './naive-redis.js';
@@ -39,6 +40,9 @@ export const STRATEGIES: readonly Strategy[] = [
   redisLockFenced,
   redisReentrantLock,
   redlock,
+  zookeeperLock,
+  etcdLock,
+  postgresAdvisoryLock,
   redisLockFailover,
   redisWatch,
   redisLuaGetSet,

@@ -1,28 +1,16 @@
 import type { Strategy } from '../types.js';
-import {
-  inspectRedis,
-  interleave,
-  labKeys,
-  prepareRedisStock,
-  recordRedisOrder,
-  redisReadCheckWrite,
-} from './support.js';
+import { lockSale } from './lock-sale.js';
+import { inspectRedis, interleave, labKeys, prepareRedisStock, recordRedisOrder } from './support.js';
 
 /** Seeds 000-004: a distributed lock around the read-check-write — here lockstock's mutex. */
-export const redisLock: Strategy = {
+export const redisLock = lockSale({
   name: 'redis-lock',
   title: 'Redis lock (lockstock mutex)',
   claim:
     'Seeds 000-004: SET NX PX with a unique owner, released by compare-and-delete, waited for without busy polling; the read-check-write inside is safe across processes.',
   expectation: 'correct',
-  prepare: prepareRedisStock,
-  async buyer(env, run) {
-    const keys = labKeys(run.runId);
-    const lock = env.locks.mutex(keys.lock);
-    return (buyer) => lock.run(() => redisReadCheckWrite(env, run, buyer));
-  },
-  inspect: inspectRedis,
-};
+  client: (env) => env.locks,
+});
 
 /** Seeds 000/004: the reentrant lock — the decrement helper takes the same lock again. */
 export const redisReentrantLock: Strategy = {
