@@ -11,5 +11,8 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 120_000,
     pool: 'forks',
+    // `serve` defaults to one HTTP process per core; the suites start one unless a test asks for more
+    // (test/cli/serve-processes.test.ts, and the first hour, which runs the default as users do).
+    env: { LOCKSTOCK_PROCESSES: '1' },
   },
 });

@@ -22,7 +22,11 @@ export interface OrderThreadData {
 
 type Metrics = Array<MetricObjectWithValues<MetricValue<string>>>;
 
-export type HostMessage = { kind: 'metrics'; id: number } | { kind: 'stop' };
+export type HostMessage =
+  | { kind: 'metrics'; id: number }
+  | { kind: 'stop' }
+  /** Serve the embedded store on one more port (one per HTTP process of `serve --processes N`). */
+  | { kind: 'serve-db'; port: MessagePort };
 export type ThreadMessage =
   | { kind: 'ready'; applied: string[]; consumers: string[] }
   | { kind: 'failed'; message: string }
@@ -42,6 +46,11 @@ export interface OrderThread {
    * change of it), for /healthz: a pipeline whose database is down shows as `retrying`.
    */
   pipelines(): readonly PipelineHealth[];
+  /**
+   * A new link to the embedded store (undefined with a PostgreSQL server): `serve --processes N`
+   * relays one to each HTTP process. Closing it rolls back what it left open.
+   */
+  openDatabaseLink(): MessagePort | undefined;
   /** Stops the pipelines and the sweeper after their current batch, closes the store, ends the thread. */
   stop(): Promise<void>;
 }
@@ -94,6 +103,12 @@ export async function startOrderThread(
     db: channel ? remoteDatabase(channel.port1, 'pglite') : undefined,
     applied,
     pipelines: () => pipelines,
+    openDatabaseLink: () => {
+      if (!channel || stopped) return undefined;
+      const link = new MessageChannel();
+      worker.postMessage({ kind: 'serve-db', port: link.port2 } satisfies HostMessage, [link.port2]);
+      return link.port1;
+    },
     metrics: () =>
       new Promise((resolve) => {
         if (stopped || worker.threadId < 0) return resolve([]);
@@ -120,6 +135,11 @@ export async function startOrderThread(
 export class ThreadedRegistry extends Registry {
   constructor(private readonly thread: () => Promise<Metrics>) {
     super();
+  }
+
+  /** The order thread's metrics alone. */
+  threadMetrics(): Promise<Metrics> {
+    return this.thread();
   }
 
   override async metrics(): Promise<string> {

@@ -34,6 +34,20 @@ async function start() {
   try {
     const applied = await migrate(db);
     const stopServing = data.dbPort ? serveDatabase(data.dbPort, db) : undefined;
+    // Links of the HTTP processes of `serve --processes N` (relayed by the primary): each served
+    // until it closes (its process ended: its open transactions are rolled back) or the thread stops.
+    const links = new Set<MessagePort>();
+    const serveLink = (link: MessagePort) => {
+      const stop = serveDatabase(link, db);
+      links.add(link);
+      link.on('close', () => {
+        stop();
+        links.delete(link);
+      });
+    };
+    closers.unshift(async () => {
+      for (const link of links) link.close();
+    });
     const redis = connectSaleRedis(data.redisUrl, { maxRetriesPerRequest: 2, connectTimeout: 5_000 });
     redis.on('error', (error) => logger.warn({ err: error }, 'redis connection error'));
     closers.unshift(() => redis.quit().catch(() => redis.disconnect()));
@@ -70,7 +84,7 @@ async function start() {
     );
     report.unref();
     closers.unshift(async () => clearInterval(report));
-    return { applied, metrics, consumers: pipelines.map((p) => p.consumer), closers };
+    return { applied, metrics, consumers: pipelines.map((p) => p.consumer), closers, serveLink };
   } catch (error) {
     for (const close of closers) await close().catch(() => undefined);
     throw error;
@@ -78,12 +92,15 @@ async function start() {
 }
 
 try {
-  const { applied, metrics, consumers, closers } = await start();
+  const { applied, metrics, consumers, closers, serveLink } = await start();
   port.on('message', (message: HostMessage) => {
     if (message.kind === 'metrics') {
       void metrics.registry
         .getMetricsAsJSON()
         .then((values) => post({ kind: 'metrics', id: message.id, values }));
+    } else if (message.kind === 'serve-db') {
+      if (data.dbPort) serveLink(message.port);
+      else message.port.close();
     } else if (message.kind === 'stop') {
       void (async () => {
         for (const close of closers) {

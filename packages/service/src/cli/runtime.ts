@@ -3,6 +3,8 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'n
 import { join, resolve } from 'node:path';
 import { connectSaleRedis, type SaleRedis } from '../sale/redis.js';
 import pino, { type Logger } from 'pino';
+import type { Registry } from 'prom-client';
+import type { MessagePort } from 'node:worker_threads';
 import { SnowflakeIdGenerator } from '../sale/ids/snowflake.js';
 import { createSaleMetrics, type SaleMetrics } from '../sale/metrics.js';
 import { ExpirySweeper } from '../sale/lifecycle/sweeper.js';
@@ -26,6 +28,13 @@ export interface RuntimeOptions {
   redisUrl?: string;
   /** DATABASE_URL; without it the order store is PGlite with its data in `dataDir`. */
   databaseUrl?: string;
+  /**
+   * An order record opened by the caller, used as it is (not migrated, not closed by the runtime's
+   * owner): an HTTP process of `serve --processes N` reaches the primary's embedded store this way.
+   */
+  record?: Database;
+  /** The registry of this process's metrics (an HTTP process's answers for the whole service). */
+  metricsRegistry?: Registry;
   /** Where embedded data lives. @default ".lockstock" */
   dataDir?: string;
   /** Order pipeline workers in this process. @default 1 */
@@ -84,6 +93,8 @@ export interface Runtime {
   /** The recovery gate of this process (absent when it does not sell). */
   readonly recovery?: RecoveryMonitor;
   readonly durability: DurabilityReport;
+  /** A new link to the embedded store in the order thread (undefined when there is none). */
+  openDatabaseLink(): MessagePort | undefined;
 }
 
 /** Logs as JSON lines: on stdout for `serve` and `worker`; on stderr (fd 2) for tools whose stdout is their report. */
@@ -174,7 +185,9 @@ export async function startRuntime(options: RuntimeOptions, resources: Resources
     );
   }
 
-  const metrics = createSaleMetrics(thread ? new ThreadedRegistry(() => thread.metrics()) : undefined);
+  const metrics = createSaleMetrics(
+    options.metricsRegistry ?? (thread ? new ThreadedRegistry(() => thread.metrics()) : undefined),
+  );
   const ids = new SnowflakeIdGenerator(redis, {
     onLeaseLost: (error) =>
       logger.error({ err: error }, 'snowflake worker id lease lost; orders pause until re-leased'),
@@ -241,6 +254,7 @@ export async function startRuntime(options: RuntimeOptions, resources: Resources
     dataDir,
     redisUrl,
     embedded: { redis: redisServer !== undefined, database: !options.databaseUrl },
+    openDatabaseLink: () => thread?.openDatabaseLink(),
     ...(recovery ? { recovery } : {}),
     durability: { ...durabilityReport, recordFsync },
   };
@@ -259,6 +273,7 @@ async function openRecord(
   logger: Logger,
   resources: Resources,
 ): Promise<{ db: Database; thread: OrderThread | undefined; applied: readonly string[] }> {
+  if (options.record) return { db: options.record, thread: undefined, applied: [] };
   const pgliteDir = join(dataDir, 'pgdata');
   if (!options.databaseUrl) mkdirSync(dataDir, { recursive: true });
   const pipelineCount = options.pipelines ?? 1;

@@ -55,8 +55,9 @@ async function startServe(
   cwd: string,
   port: number,
 ): Promise<{ cli: CliProcess; curl: string; address: string }> {
-  // As `npm start` runs it: `lockstock serve` with the defaults, in the user's directory.
-  const cli = spawnCli(['serve'], { PORT: String(port) }, { cwd });
+  // As `npm start` runs it: `lockstock serve` with the defaults (one HTTP process per core, beside
+  // the primary on a multi-core machine), in the user's directory.
+  const cli = spawnCli(['serve'], { PORT: String(port), LOCKSTOCK_PROCESSES: undefined }, { cwd });
   const curl = await cli.waitForLine(/^\s+curl -s -X POST /);
   const address = `http://127.0.0.1:${port}`;
   return { cli, curl: curl.trim(), address };

@@ -53,14 +53,19 @@ export class CliProcess {
   }
 }
 
+/** Runs the built CLI; an `env` entry set to undefined removes that variable (a suite's default). */
 export function spawnCli(
   args: string[],
-  env: Record<string, string> = {},
+  env: Record<string, string | undefined> = {},
   options: { cwd?: string } = {},
 ): CliProcess {
   const child = spawn(process.execPath, [cli, ...args], {
     ...options,
-    env: { ...process.env, LOG_LEVEL: 'warn', ...env },
+    env: Object.fromEntries(
+      Object.entries({ ...process.env, LOG_LEVEL: 'warn', ...env }).filter(
+        ([, value]) => value !== undefined,
+      ),
+    ),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   return new CliProcess(child);

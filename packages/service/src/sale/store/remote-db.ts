@@ -1,12 +1,25 @@
-import type { MessagePort } from 'node:worker_threads';
 import type { Database, QueryResult, Queryable } from './db.js';
 
 /**
- * A Database in another thread, over a MessagePort: the embedded order store (PGlite, WASM) runs in
- * the order thread, off the HTTP event loop, and the HTTP side still sees the one Database interface.
- * Transactions work across the port too (begin, statements tagged with the transaction, commit or
+ * A Database in another thread or process, over a message link: the embedded order store (PGlite,
+ * WASM) runs in the order thread, off the HTTP event loop, and the HTTP side still sees the one
+ * Database interface; `serve --processes N` relays the same messages to its HTTP processes.
+ * Transactions work across the link too (begin, statements tagged with the transaction, commit or
  * rollback); the owning side runs each inside the database's own transaction.
  */
+
+/**
+ * Either end of a link that carries structured-clone messages: a worker_threads MessagePort, or a
+ * process IPC channel shaped like one (ProcessLink in cli/serve-ipc.ts). 'close' fires on both ends
+ * when either closes or goes away.
+ */
+export interface MessageLink {
+  postMessage(message: unknown): void;
+  /** 'message' (with the message) and 'close' (without). */
+  on(event: string, listener: (message: unknown) => void): unknown;
+  off(event: string, listener: (message: unknown) => void): unknown;
+  close(): void;
+}
 
 type Request =
   | { id: number; op: 'query'; sql: string; params?: unknown[]; tx?: number }
@@ -57,11 +70,12 @@ function serialize(error: unknown): SerializedError {
 }
 
 /** The calling side. `kind` is the owning side's database kind. */
-export function remoteDatabase(port: MessagePort, kind: Database['kind']): Database {
+export function remoteDatabase(port: MessageLink, kind: Database['kind']): Database {
   let nextId = 1;
   let closed: Error | undefined;
   const waiting = new Map<number, { resolve(value: unknown): void; reject(error: Error): void }>();
-  port.on('message', (response: Response) => {
+  port.on('message', (message) => {
+    const response = message as Response;
     const call = waiting.get(response.id);
     if (!call) return;
     waiting.delete(response.id);
@@ -138,7 +152,7 @@ function openTransaction(db: Database): Promise<OpenTransaction> {
  * The owning side: answers requests arriving on `port` with `db`. Returns a function that stops
  * answering (open transactions are rolled back).
  */
-export function serveDatabase(port: MessagePort, db: Database): () => void {
+export function serveDatabase(port: MessageLink, db: Database): () => void {
   let nextTx = 1;
   const open = new Map<number, OpenTransaction>();
   const target = (tx?: number): Queryable => {
@@ -167,7 +181,8 @@ export function serveDatabase(port: MessagePort, db: Database): () => void {
       }
     }
   };
-  const onMessage = (request: Request) => {
+  const onMessage = (message: unknown) => {
+    const request = message as Request;
     handle(request).then(
       (result) => {
         const response: Response = { id: request.id, ok: true, ...(result === undefined ? {} : { result }) };
