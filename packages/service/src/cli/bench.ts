@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import type { Command } from 'commander';
 import { KINDS, LIBRARIES } from '../bench/locks/libraries.js';
 import { benchLocks } from '../bench/locks/run.js';
@@ -80,6 +81,12 @@ export function registerBench(program: Command): void {
       intOption(1, 256),
     )
     .option('--loops <n>', 'with --shards: buying loops per load process', intOption(1, 10_000), 64)
+    .option(
+      '--serve-processes <n>',
+      'also measure serve with N HTTP processes on one port against one (1: not measured)',
+      intOption(1, 256),
+      availableParallelism(),
+    )
     .action(
       action(async (resources, opts) => {
         if (opts.shards) {
@@ -102,6 +109,7 @@ export function registerBench(program: Command): void {
           runs: opts.runs,
           durationSeconds: opts.duration,
           pipelineOrders: opts.orders,
+          serveProcesses: opts.serveProcesses,
           json: opts.json,
           progress: progress(resources),
         });

@@ -22,6 +22,8 @@ describe('bench sale', () => {
       '1',
       '--orders',
       '2000',
+      '--serve-processes',
+      '2',
       '--json',
       json,
     ]);
@@ -37,6 +39,8 @@ describe('bench sale', () => {
       'purchases, embedded default',
       'sold-out answers, embedded default',
       'purchases, embedded default, durability fsync vs memory',
+      'purchases, serve --workers 0 --processes 2 vs 1',
+      'purchases per HTTP process, serve --workers 0 --processes 2',
       'pipeline into PostgreSQL',
     ]);
     // The purchase is measured against the minimal hand-written endpoint (issue 28's reference).

@@ -42,7 +42,11 @@ export interface HttpRun {
   embedded: { purchases: HttpSample; soldOut: HttpSample };
   /** The embedded default with `--durability memory` (appendfsync everysec): the cost of fsync. */
   embeddedMemory: { purchases: HttpSample; soldOut: HttpSample };
+  /** `serve --workers 0 --processes N` (N HTTP processes on one port), when asked for. */
+  serveProcesses?: { processes: number; purchases: HttpSample; soldOut: HttpSample };
 }
+
+type LockstockMode = 'serve' | 'serve-limited' | 'embedded' | 'embedded-memory' | 'serve-processes';
 
 interface Server {
   url: string;
@@ -83,18 +87,17 @@ async function startProcess(args: string[], env: NodeJS.ProcessEnv, probeUrl: st
 }
 
 /** The `lockstock serve` CLI as a user runs it (rate limits off: one load generator address). */
-async function startLockstock(
-  mode: 'serve' | 'serve-limited' | 'embedded' | 'embedded-memory',
-  redisUrl: string,
-  databaseUrl: string,
-) {
+async function startLockstock(mode: LockstockMode, redisUrl: string, databaseUrl: string, processes = 1) {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
   const dataDir = mkdtempSync(join(tmpdir(), 'lockstock-bench-'));
-  const args =
-    mode === 'serve' || mode === 'serve-limited'
+  const args = [
+    // One HTTP process unless the row is about more: the comparisons are process against process.
+    ...['--processes', String(mode === 'serve-processes' ? processes : 1)],
+    ...(mode === 'serve' || mode === 'serve-limited' || mode === 'serve-processes'
       ? ['--workers', '0', '--redis', redisUrl, '--database', databaseUrl]
-      : ['--data-dir', dataDir, '--durability', mode === 'embedded' ? 'fsync' : 'memory'];
+      : ['--data-dir', dataDir, '--durability', mode === 'embedded' ? 'fsync' : 'memory']),
+  ];
   const env = {
     LOCKSTOCK_JWT_SECRET: SECRET,
     // Limited: the shipped per-user limit (each buyer sends one request: none is refused) and a per-
@@ -235,6 +238,7 @@ export async function benchHttp(
   tokens: BuyerTokens,
   load: HttpLoad,
   runIndex: number,
+  options: { serveProcesses: number } = { serveProcesses: 1 },
 ): Promise<HttpRun> {
   const measureHello = async () => {
     const hello = await startHello();
@@ -255,8 +259,8 @@ export async function benchHttp(
       await hello.stop();
     }
   };
-  const measureServe = async (mode: 'serve' | 'serve-limited' | 'embedded' | 'embedded-memory') => {
-    const server = await startLockstock(mode, redisUrl, databaseUrl);
+  const measureServe = async (mode: LockstockMode) => {
+    const server = await startLockstock(mode, redisUrl, databaseUrl, options.serveProcesses);
     try {
       return await measurePurchases(server, tokens, load);
     } finally {
@@ -281,6 +285,14 @@ export async function benchHttp(
       serveLimited: () => measureServe('serve-limited'),
       embedded: () => measureServe('embedded'),
       embeddedMemory: () => measureServe('embedded-memory'),
+      ...(options.serveProcesses > 1
+        ? {
+            serveProcesses: async () => ({
+              processes: options.serveProcesses,
+              ...(await measureServe('serve-processes')),
+            }),
+          }
+        : {}),
     },
     runIndex,
   );

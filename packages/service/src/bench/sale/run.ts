@@ -17,6 +17,11 @@ export interface BenchSaleOptions {
   durationSeconds: number;
   /** Orders the pipeline records per run. @default 100000 */
   pipelineOrders?: number;
+  /**
+   * Also measure `serve --workers 0 --processes N` (N HTTP processes sharing the port) against one
+   * process; 1 or less: not measured. @default 1
+   */
+  serveProcesses?: number;
   json?: string;
   /** Each path × run is one step, weighted by its planned duration. */
   progress?: StepProgress;
@@ -31,6 +36,8 @@ export type SalePath =
   | 'purchases, embedded default'
   | 'sold-out answers, embedded default'
   | 'purchases, embedded default, durability fsync vs memory'
+  | `purchases, serve --workers 0 --processes ${number} vs 1`
+  | `purchases per HTTP process, serve --workers 0 --processes ${number}`
   | 'pipeline into PostgreSQL';
 
 export interface SaleBenchResult {
@@ -90,7 +97,9 @@ export async function benchSale(options: BenchSaleOptions) {
         // hello: warm-up + 1; minimal and each of the four lockstock servers: warm-up + 2.
         weight: 2 * (ms + 1000) + 5 * (2 * ms + 1000) + OVERHEAD_MS.http,
         run: async (runIndex: number) => {
-          const s = await benchHttp(redisServer.url, postgres.url, tokens, load, runIndex);
+          const s = await benchHttp(redisServer.url, postgres.url, tokens, load, runIndex, {
+            serveProcesses: options.serveProcesses ?? 1,
+          });
           http.push(s);
           return (
             `HTTP/s hello ${Math.round(s.hello.perSec)}, minimal ${Math.round(s.minimal.purchases.perSec)}, ` +
@@ -235,6 +244,27 @@ function summarise(reservations: Sample[], http: HttpRun[], pipelines: Sample[])
         http.map((r) => r.embeddedMemory.purchases.perSec),
         undefined,
         'purchases, embedded default with --durability memory',
+      ),
+    );
+  }
+  const processes = http[0]?.serveProcesses?.processes ?? 1;
+  if (processes > 1) {
+    const many = http.flatMap((r) => (r.serveProcesses ? [r.serveProcesses.purchases] : []));
+    const one = http.map((r) => r.serve.purchases.perSec);
+    results.push(
+      httpRow(
+        `purchases, serve --workers 0 --processes ${processes} vs 1`,
+        many,
+        one,
+        undefined,
+        'purchases, serve --workers 0 (one process, above)',
+      ),
+      httpRow(
+        `purchases per HTTP process, serve --workers 0 --processes ${processes}`,
+        many.map((s) => ({ ...s, perSec: s.perSec / processes })),
+        one,
+        undefined,
+        'purchases, serve --workers 0 (one process, above)',
       ),
     );
   }
