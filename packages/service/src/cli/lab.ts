@@ -43,6 +43,10 @@ export function registerLab(program: Command): void {
     )
     .option('--zookeeper <hosts>', 'ZooKeeper for zookeeper-lock (host:port,...); default: a private server')
     .option('--etcd <url>', 'etcd for etcd-lock (http://host:port); default: a private server')
+    .option(
+      '--mysql <url>',
+      'MySQL/MariaDB for the mysql-* strategies (mysql://user@host:port/database); default: a private mariadbd',
+    )
     .option('--markdown', 'print the table as Markdown (the default when stdout is not a terminal)')
     .option('--list', 'list the strategies with a line on each, and exit')
     .action(
@@ -80,6 +84,7 @@ export function registerLab(program: Command): void {
             servers: {
               ...(opts.zookeeper ? { zookeeper: opts.zookeeper } : {}),
               ...(opts.etcd ? { etcd: opts.etcd } : {}),
+              ...(opts.mysql ? { mysql: opts.mysql } : {}),
             },
             onRunStart: () => {
               doneByProcess.fill(0);

@@ -1,15 +1,16 @@
-import { EtcdServer, ZooKeeperServer } from '@lockstock/servers';
+import { EtcdServer, MariaDbServer, ZooKeeperServer } from '@lockstock/servers';
 
 /**
  * Servers beside the lab's Redis and PostgreSQL that some strategies need (a lock backend of their
  * own). The runner starts only those a selected strategy names, once per lab, before the workers:
- * a default lab without these strategies starts no JVM.
+ * a lab without these strategies starts no JVM and no mariadbd.
  */
-export type LabServerKind = 'zookeeper' | 'etcd';
+export type LabServerKind = 'zookeeper' | 'etcd' | 'mysql';
 
 /**
  * Where each extra server answers, as its lock client takes it: ZooKeeper's connect string
- * (`127.0.0.1:2181`), etcd's client URL (`http://127.0.0.1:2379`).
+ * (`127.0.0.1:2181`), etcd's client URL (`http://127.0.0.1:2379`), MySQL's URL with a database
+ * (`mysql://root@127.0.0.1:3306/lockstock`; MariaDB serves it).
  */
 export type LabServers = Partial<Record<LabServerKind, string>>;
 
@@ -26,6 +27,10 @@ const launchers: Record<LabServerKind, () => Promise<Started>> = {
   async etcd() {
     const server = await EtcdServer.start();
     return { address: server.endpoint, stop: () => server.stop() };
+  },
+  async mysql() {
+    const server = await MariaDbServer.start();
+    return { address: server.url, stop: () => server.stop() };
   },
 };
 

@@ -14,11 +14,11 @@ import { redisLuaDecr, redisLuaGetSet, redisLuaHash } from './redis-lua.js';
 import { redisLuaSegmented } from './redis-lua-segmented.js';
 import { redisWatch } from './redis-watch.js';
 import { service } from './service.js';
-import { sqlAtomic } from './sql-atomic.js';
-import { sqlForUpdate } from './sql-for-update.js';
-import { sqlLockTable } from './sql-lock-table.js';
-import { sqlOptimistic } from './sql-optimistic.js';
-import { sqlUncheckedDecrement } from './sql-unchecked-decrement.js';
+import { mysqlAtomic, sqlAtomic } from './sql-atomic.js';
+import { mysqlForUpdate, sqlForUpdate } from './sql-for-update.js';
+import { mysqlLockTable, sqlLockTable } from './sql-lock-table.js';
+import { mysqlOptimistic, sqlOptimistic } from './sql-optimistic.js';
+import { mysqlUncheckedDecrement, sqlUncheckedDecrement } from './sql-unchecked-decrement.js';
 import { redisLockNoExpiry, redisLockSetnxExpire, redisLockUnownedRelease } from './unsafe-redis-locks.js';
 
 /** Every strategy, in the order of the tour (broken first, then the remedies). */
@@ -32,6 +32,11 @@ export const STRATEGIES: readonly Strategy[] = [
   sqlOptimistic,
   sqlForUpdate,
   sqlLockTable,
+  mysqlUncheckedDecrement,
+  mysqlAtomic,
+  mysqlOptimistic,
+  mysqlForUpdate,
+  mysqlLockTable,
   redisLock,
   redisLockNoExpiry,
   redisLockSetnxExpire,

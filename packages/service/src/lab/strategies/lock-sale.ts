@@ -1,13 +1,13 @@
 import type { LockClient } from 'lockstock';
 import type { LabEnv, LabRun, Strategy } from '../types.js';
+import { labDatabase } from './databases.js';
 import {
   inspectRedis,
-  inspectSql,
   labKeys,
   prepareRedisStock,
-  prepareSqlStock,
   redisReadCheckWrite,
   sqlReadCheckWrite,
+  sqlRecord,
 } from './support.js';
 
 /** Where the stock and the orders a lock guards are kept; the checker reads the same record. */
@@ -15,7 +15,11 @@ export type LockedRecord = 'redis' | 'sql';
 
 const RECORDS = {
   redis: { prepare: prepareRedisStock, section: redisReadCheckWrite, inspect: inspectRedis },
-  sql: { prepare: prepareSqlStock, section: sqlReadCheckWrite, inspect: inspectSql },
+  sql: {
+    ...sqlRecord('postgres'),
+    section: (env: LabEnv, run: LabRun, buyer: string) =>
+      sqlReadCheckWrite(labDatabase(env, 'postgres'), run, buyer),
+  },
 } as const;
 
 export interface LockSaleSpec extends Pick<
@@ -29,7 +33,8 @@ export interface LockSaleSpec extends Pick<
   client(env: LabEnv, run: LabRun): LockClient;
   /**
    * The read-check-write the lock guards. 'redis' (GET, compare, SET, RPUSH the order) costs about
-   * the same under every lock, so the lock-based rows compare the locks' own costs.
+   * the same under every lock, so the lock-based rows compare the locks' own costs; 'sql' is the
+   * same on PostgreSQL.
    * @default 'redis'
    */
   record?: LockedRecord;

@@ -1,5 +1,6 @@
 import type { Strategy } from '../types.js';
-import { inspectSql, prepareSqlStock, sqlReadCheckWrite } from './support.js';
+import { labDatabase } from './databases.js';
+import { sqlReadCheckWrite, sqlRecord } from './support.js';
 
 /** Seed 003 "wrong case 1": SELECT, compute in memory, UPDATE to the computed value. */
 export const naiveSql: Strategy = {
@@ -8,11 +9,9 @@ export const naiveSql: Strategy = {
   claim:
     'Seed 003, wrong case 1: each buyer writes back the stock it read minus one, so concurrent buyers overwrite each other (lost update).',
   expectation: 'oversells',
-  prepare: prepareSqlStock,
+  ...sqlRecord('postgres'),
   async buyer(env, run) {
-    return async (buyer) => {
-      return sqlReadCheckWrite(env, run, buyer);
-    };
+    const db = labDatabase(env, 'postgres');
+    return (buyer) => sqlReadCheckWrite(db, run, buyer);
   },
-  inspect: inspectSql,
 };

@@ -1,38 +1,38 @@
 import type { Strategy } from '../types.js';
-import { inspectSql, interleave, prepareSqlStock } from './support.js';
-import { labQueries } from '../sql/queries.js';
+import { DATABASES, labDatabase, type LabDatabaseName } from './databases.js';
+import { interleave, sqlRecord } from './support.js';
 
 /** Seed 001: pessimistic lock — SELECT ... FOR UPDATE inside the transaction. */
-export const sqlForUpdate: Strategy = {
-  name: 'sql-for-update',
-  title: 'SQL SELECT ... FOR UPDATE',
-  claim:
-    'Seed 001: lock the stock row for the whole read-check-write transaction; correct, at the price of serialising every buyer on the row.',
-  expectation: 'correct',
-  prepare: prepareSqlStock,
-  async buyer(env, run) {
-    return async (buyer) => {
-      const client = await env.pg.connect();
-      try {
-        await client.query('BEGIN');
-        const { rows } = await client.query<{ stock: number }>(labQueries.readStockForUpdate, [run.runId]);
-        const stock = rows[0]?.stock ?? 0;
-        let sold = false;
-        if (stock >= 1) {
-          await interleave();
-          await client.query(labQueries.writeStock, [run.runId, stock - 1]);
-          await client.query(labQueries.insertOrder, [run.runId, buyer]);
-          sold = true;
+export function sqlForUpdateOn(database: LabDatabaseName): Strategy {
+  const { prefix, label, servers } = DATABASES[database];
+  return {
+    name: `${prefix}-for-update`,
+    title: `${label} SELECT ... FOR UPDATE`,
+    claim:
+      'Seed 001: lock the stock row for the whole read-check-write transaction; correct, at the price of serialising every buyer on the row.',
+    expectation: 'correct',
+    ...(database === 'mysql'
+      ? {
+          note: 'On InnoDB (REPEATABLE READ by default) the FOR UPDATE is what makes it correct twice over: it locks the row and reads its latest committed version — a plain SELECT in the same transaction would read the transaction’s snapshot.',
         }
-        await client.query('COMMIT');
-        return sold;
-      } catch (error) {
-        await client.query('ROLLBACK').catch(() => undefined);
-        throw error;
-      } finally {
-        client.release();
-      }
-    };
-  },
-  inspect: inspectSql,
-};
+      : {}),
+    servers,
+    ...sqlRecord(database),
+    async buyer(env, run) {
+      const db = labDatabase(env, database);
+      return (buyer) =>
+        db.transaction(async (query) => {
+          const { rows } = await query<{ stock: number }>('readStockForUpdate', [run.runId]);
+          const stock = rows[0]?.stock ?? 0;
+          if (stock < 1) return false;
+          await interleave();
+          await query('writeStock', [run.runId, stock - 1]);
+          await query('insertOrder', [run.runId, buyer]);
+          return true;
+        });
+    },
+  };
+}
+
+export const sqlForUpdate = sqlForUpdateOn('postgres');
+export const mysqlForUpdate = sqlForUpdateOn('mysql');

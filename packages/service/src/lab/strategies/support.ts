@@ -1,5 +1,5 @@
-import type { LabEnv, LabRun } from '../types.js';
-import { labQueries } from '../sql/queries.js';
+import type { LabEnv, LabRun, Strategy } from '../types.js';
+import { labDatabase, type LabDatabase, type LabDatabaseName } from './databases.js';
 
 /** Redis keys of a lab run; one hash tag per run keeps a strategy's keys on one Cluster slot. */
 export const labKeys = (runId: string) => ({
@@ -30,18 +30,26 @@ export async function inspectRedis(
 export const recordRedisOrder = (env: LabEnv, run: LabRun, buyer: string) =>
   env.redis.rpush(labKeys(run.runId).orders, buyer);
 
-export async function prepareSqlStock(env: LabEnv, run: LabRun): Promise<void> {
-  await env.pg.query(labQueries.insertStock, [run.runId, run.stock]);
+export async function prepareSqlStock(db: LabDatabase, run: LabRun): Promise<void> {
+  await db.prepare();
+  await db.query('insertStock', [run.runId, run.stock]);
 }
 
 export async function inspectSql(
-  env: LabEnv,
+  db: LabDatabase,
   run: LabRun,
 ): Promise<{ orders: string[]; finalStock: number }> {
-  const orders = await env.pg.query<{ buyer: string }>(labQueries.listOrders, [run.runId]);
-  const stock = await env.pg.query<{ stock: number }>(labQueries.readStock, [run.runId]);
+  const orders = await db.query<{ buyer: string }>('listOrders', [run.runId]);
+  const stock = await db.query<{ stock: number }>('readStock', [run.runId]);
   return { orders: orders.rows.map((r) => r.buyer), finalStock: stock.rows[0]?.stock ?? 0 };
 }
+
+/** A strategy's `prepare` and `inspect` when its stock and orders are rows on `database`. */
+export const sqlRecord = (database: LabDatabaseName) =>
+  ({
+    prepare: (env, run) => prepareSqlStock(labDatabase(env, database), run),
+    inspect: (env, run) => inspectSql(labDatabase(env, database), run),
+  }) satisfies Pick<Strategy, 'prepare' | 'inspect'>;
 
 /**
  * Gives other buyers a chance to run between a read and the write that depends on it, as the
@@ -67,12 +75,12 @@ export async function redisReadCheckWrite(env: LabEnv, run: LabRun, buyer: strin
 }
 
 /** The same read-check-write in SQL (SELECT, compare, UPDATE to the computed value, INSERT the order). */
-export async function sqlReadCheckWrite(env: LabEnv, run: LabRun, buyer: string) {
-  const { rows } = await env.pg.query<{ stock: number }>(labQueries.readStock, [run.runId]);
+export async function sqlReadCheckWrite(db: LabDatabase, run: LabRun, buyer: string) {
+  const { rows } = await db.query<{ stock: number }>('readStock', [run.runId]);
   const stock = rows[0]?.stock ?? 0;
   if (stock < 1) return false;
   await interleave();
-  await env.pg.query(labQueries.writeStock, [run.runId, stock - 1]);
-  await env.pg.query(labQueries.insertOrder, [run.runId, buyer]);
+  await db.query('writeStock', [run.runId, stock - 1]);
+  await db.query('insertOrder', [run.runId, buyer]);
   return true;
 }
