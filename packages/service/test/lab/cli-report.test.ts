@@ -100,7 +100,8 @@ describe('lockstock lab (CLI)', () => {
       const cli = spawnCli(['lab', ...args]);
       const [code] = (await cli.exited) as [number | null];
       expect(code).not.toBe(0);
-      expect(cli.output()).toMatch(message);
+      // All of it: commander prints the usage after the error, longer than output()'s last lines.
+      expect(cli.allLines().join('\n')).toMatch(message);
     }
   });
 });
