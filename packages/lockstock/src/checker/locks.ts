@@ -9,7 +9,9 @@ import type { HistoryEvent } from './history.js';
  * 'x' exclusive (default), 'r'/'w' read-write, 'p' a permit of `permits`), `release` (its invoke ends
  * the hold: Maelstrom's rule), `lost` (`ok`: the client learned it lost the hold). Resource events
  * (`src: 'resource'`): `write` answered `ok` (accepted) or `fail` with `error: 'fence'`, with the
- * writer's `token` and `owner`, per resource `res`.
+ * writer's `token` and `owner`, per resource `res`. Harness events (`src: 'harness'`): a fault
+ * `{ f: 'fault', fault: 'kill', target: proc }` (SIGKILL) ends every hold of `target` then — a dead
+ * process acts no more (RELIABILITY.md §4.2 L1: process death ends the interval).
  */
 
 export interface Overlap {
@@ -63,7 +65,9 @@ export function checkLockHistory(
   events: readonly HistoryEvent[],
   options: { strict?: boolean } = {},
 ): LockCheckReport {
-  const client = events.filter((e) => e.src !== 'resource' && e.src !== 'harness');
+  const client = events.filter(
+    (e) => (e.src !== 'resource' && e.src !== 'harness') || (e.src === 'harness' && isKill(e)),
+  );
   const { holds, indeterminate } = holdsOf(client, events, options.strict ?? false);
   const exclusion = overlaps(holds);
   const tokens = tokenOrder(client, events);
@@ -95,6 +99,15 @@ function holdsOf(client: readonly HistoryEvent[], all: readonly HistoryEvent[], 
   let indeterminate = 0;
   for (const event of client) {
     const t = timeOf(event, index.get(event)!);
+    if (isKill(event)) {
+      const victim = `${String(event.target)}\u0000`;
+      for (const [slot, list] of open) {
+        if (!slot.startsWith(victim)) continue;
+        for (const hold of list) if (hold.end > t) hold.end = t;
+        open.delete(slot);
+      }
+      continue;
+    }
     const lock = String(event.lock ?? 'lock');
     const slot = `${event.proc}\u0000${lock}`;
     if (event.type === 'invoke') {
@@ -131,6 +144,13 @@ function holdsOf(client: readonly HistoryEvent[], all: readonly HistoryEvent[], 
   for (const event of invokes.values()) if (event.f === 'acquire') indeterminate++;
   return { holds, indeterminate };
 }
+
+/** A harness event saying a process was SIGKILLed (its holds end there). */
+const isKill = (event: HistoryEvent): boolean =>
+  event.src === 'harness' &&
+  event.f === 'fault' &&
+  event.fault === 'kill' &&
+  typeof event.target === 'string';
 
 /** Sweeps each lock's hold endpoints; reports each stretch where the mode's bound was exceeded. */
 function overlaps(holds: readonly Hold[]): Overlap[] {

@@ -44,6 +44,25 @@ describe('direct lock checks', () => {
     expect(checkLockHistory(events, { strict: true }).checks.exclusion.valid).toBe(false);
   });
 
+  it("a harness kill ends the victim's holds (a dead process acts no more); other processes' stay", () => {
+    const kill = (target: string) => ({
+      src: 'harness',
+      proc: 'harness',
+      type: 'info' as const,
+      f: 'fault',
+      fault: 'kill',
+      target,
+    });
+    const killed = at([...acquire('a', 1), kill('a'), ...acquire('b', 2), ...release('b')]);
+    expect(checkLockHistory(killed, { strict: true }).checks.exclusion.valid).toBe(true);
+    // Without the kill, a's hold lasts to the end of the history: the overlap is found.
+    const unkilled = at([...acquire('a', 1), ...acquire('b', 2), ...release('b')]);
+    expect(checkLockHistory(unkilled).checks.exclusion.valid).toBe(false);
+    // Killing another process ends nothing of a's.
+    const other = at([...acquire('a', 1), kill('c'), ...acquire('b', 2), ...release('b')]);
+    expect(checkLockHistory(other).checks.exclusion.valid).toBe(false);
+  });
+
   it('permits and read-write modes', () => {
     const permit = (proc: string, token: number) => acquire(proc, token, { mode: 'p', permits: 2 });
     expect(checkLockHistory(at([...permit('a', 1), ...permit('b', 2)])).checks.exclusion.valid).toBe(true);
