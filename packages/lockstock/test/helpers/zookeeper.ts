@@ -33,11 +33,23 @@ export function queueOf(zk: Client, family: string, name: string, below = ''): P
  * reconnection may take the session back first.
  */
 export async function closeSessionOf(connectString: string, victim: Client): Promise<void> {
-  const killer = zookeeper.createClient(connectString, {
-    sessionTimeout: victim.getSessionTimeout(),
-    retries: 0,
+  await closeSession(connectString, {
     sessionId: victim.getSessionId(),
-    sessionPassword: victim.getSessionPassword(),
+    password: victim.getSessionPassword(),
+    timeoutMs: victim.getSessionTimeout(),
+  });
+}
+
+/** closeSessionOf for a session of another process, by its id and password (as its client reads them). */
+export async function closeSession(
+  connectString: string,
+  session: { sessionId: Buffer; password: Buffer; timeoutMs: number },
+): Promise<void> {
+  const killer = zookeeper.createClient(connectString, {
+    sessionTimeout: session.timeoutMs,
+    retries: 0,
+    sessionId: session.sessionId,
+    sessionPassword: session.password,
   } as Partial<zookeeper.Option>);
   const connected = new Promise<void>((resolve) => killer.once('connected', resolve));
   killer.connect();

@@ -1,0 +1,79 @@
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll } from 'vitest';
+import { parseHistory, type HistoryEvent } from '../../src/checker/index.js';
+import { forkFixtures, type Contender } from './processes.js';
+
+/**
+ * What the crash tests and the session backends' fault rows repeat: fork fixture processes that are
+ * always killed at the end of the file (resumed first: a stopped process ignores SIGKILL until
+ * continued on some kernels, and never exits while stopped), give each a JSON Lines history file of
+ * its own, and time how soon a lock passes on after its holder dies.
+ */
+export interface Fixtures {
+  /** Forks `fixture` with `args` (as JSON, its one argument); killed after the file's tests. */
+  fork(fixture: string, args: object): Contender;
+  /** A fresh history file for one fixture process (in a directory removed after the file's tests). */
+  historyFile(label: string): string;
+  /** Every event the fixture processes appended to their history files so far. */
+  histories(): HistoryEvent[];
+}
+
+export function useFixtures(): Fixtures {
+  const forked: Contender[] = [];
+  let dir: string | undefined;
+  let files = 0;
+  afterAll(async () => {
+    for (const fixture of forked) {
+      fixture.kill('SIGCONT');
+      fixture.kill('SIGKILL');
+    }
+    await Promise.all(
+      forked.map((f) => (f.child.exitCode === null && f.child.signalCode === null ? f.exited : undefined)),
+    );
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+  const directory = () => (dir ??= mkdtempSync(join(tmpdir(), 'lockstock-fault-histories-')));
+  return {
+    fork(fixture, args) {
+      const [contender] = forkFixtures(fixture, [[JSON.stringify(args)]]);
+      forked.push(contender!);
+      return contender!;
+    },
+    historyFile: (label) => join(directory(), `${++files}-${label}.jsonl`),
+    histories() {
+      if (!dir) return [];
+      return readdirSync(dir)
+        .filter((file) => file.endsWith('.jsonl'))
+        .flatMap((file) => parseHistory(readFileSync(join(dir!, file), 'utf8')));
+    },
+  };
+}
+
+/** Events of several writers in one history, in time order (monotonic ns: one clock per machine). */
+export function mergeHistories(...parts: ReadonlyArray<readonly HistoryEvent[]>): HistoryEvent[] {
+  return parts
+    .flat()
+    .map((event, i) => ({ event, i, t: BigInt(event.t as string) }))
+    .sort((a, b) => (a.t < b.t ? -1 : a.t > b.t ? 1 : a.i - b.i))
+    .map(({ event }) => event);
+}
+
+/** Milliseconds since `since` (a `process.hrtime.bigint()` reading). */
+export const msSince = (since: bigint): number => Number(process.hrtime.bigint() - since) / 1e6;
+
+/**
+ * SIGKILLs `holder` (waiting for its exit, so the kernel has closed its sockets) and resolves with how
+ * long `waiting` — an acquire already queued behind it — took to return after that, and its result.
+ */
+export async function killAndTime<T>(
+  holder: Contender,
+  waiting: Promise<T>,
+): Promise<{ result: T; killedAt: bigint; freedAfterMs: number }> {
+  holder.kill('SIGKILL');
+  await holder.exited;
+  const killedAt = process.hrtime.bigint();
+  const result = await waiting;
+  return { result, killedAt, freedAfterMs: msSince(killedAt) };
+}
