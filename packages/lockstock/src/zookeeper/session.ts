@@ -79,6 +79,8 @@ export class ZooKeeperSession {
   private lastHeard = monotonicNow();
   private suspendedTimer: NodeJS.Timeout | undefined;
   private heartbeat: NodeJS.Timeout | undefined;
+  /** Fires when the silence since the last answer would reach the read timeout (startHeartbeat). */
+  private silence: NodeJS.Timeout | undefined;
   /** Fire when the session ends: ZooKeeper never delivers the watches of an expired session. */
   private readonly watches = new Set<() => void>();
   private readonly reconnected = new Set<() => void>();
@@ -196,7 +198,7 @@ export class ZooKeeperSession {
     const wasConnected = this.state === 'connected';
     this.state = 'closed';
     clearTimeout(this.suspendedTimer);
-    clearInterval(this.heartbeat);
+    this.stopHeartbeat();
     this.host.sessionLost(new ZooKeeperSessionError('closed', 'the lock client was closed'));
     this.fireAll();
     for (const [zk, listener] of this.listeners) zk.removeListener('state', listener);
@@ -255,7 +257,7 @@ export class ZooKeeperSession {
   private suspend(): void {
     if (this.state !== 'connected') return; // never connected yet, or suspended already
     this.state = 'suspended';
-    clearInterval(this.heartbeat);
+    this.stopHeartbeat();
     const cause = new ZooKeeperSessionError(
       'suspended',
       'the connection to ZooKeeper was lost; the session may survive if a server answers within its timeout',
@@ -281,7 +283,7 @@ export class ZooKeeperSession {
   /** The session is over: its nodes are gone (or will be), its holds lost, a new session takes over. */
   private end(cause: ZooKeeperSessionError): void {
     clearTimeout(this.suspendedTimer);
-    clearInterval(this.heartbeat);
+    this.stopHeartbeat();
     this.generation++;
     this.sessionId = undefined;
     this.host.events.emit('connectionError', cause);
@@ -314,15 +316,12 @@ export class ZooKeeperSession {
    * the socket (the driver then reconnects, to another member if it can), else one cheap read asks.
    */
   private startHeartbeat(): void {
-    clearInterval(this.heartbeat);
+    this.stopHeartbeat();
     const timeoutMs = this.timeoutMs();
+    const readTimeoutMs = (timeoutMs * 2) / 3;
     this.heartbeat = setInterval(
       () => {
         if (this.state !== 'connected') return;
-        if (monotonicNow() - this.lastHeard > (timeoutMs * 2) / 3) {
-          this.dropConnection();
-          return;
-        }
         this.zk.exists('/', (error) => {
           if (!error || !UNANSWERED.has(codeOf(error) ?? -1)) this.lastHeard = monotonicNow();
         });
@@ -330,6 +329,23 @@ export class ZooKeeperSession {
       Math.max(10, Math.floor(timeoutMs / 3)),
     );
     this.heartbeat.unref();
+    // The silence is timed from the last answer itself, not looked at on the pings' ticks: a tick's
+    // answer arrives a moment after the tick, so the tick 2/3 of a timeout later found a silence just
+    // short of the read timeout, and only the next one — a whole session timeout after the last
+    // answer, when the server may already have expired the session — dropped the connection.
+    const watchSilence = () => {
+      if (this.state !== 'connected') return;
+      const left = this.lastHeard + readTimeoutMs - monotonicNow();
+      if (left < 0) return this.dropConnection();
+      this.silence = setTimeout(watchSilence, left + 1);
+      this.silence.unref();
+    };
+    watchSilence();
+  }
+
+  private stopHeartbeat(): void {
+    clearInterval(this.heartbeat);
+    clearTimeout(this.silence);
   }
 
   /** Closes the silent socket under the driver (it reconnects); suspends ourselves in any case. */

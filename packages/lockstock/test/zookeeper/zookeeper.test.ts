@@ -317,6 +317,42 @@ describe('what the session does to holds', () => {
     await next.release();
   });
 
+  it('the read timeout counts from the last answer: a link dark right after one drops 2/3 of the timeout later', async () => {
+    // Regression (found by the ZooKeeper partition fault row): the silence was looked at only on the
+    // pings' ticks, a third of the timeout apart, and a tick's answer comes a moment after its tick —
+    // so a link that went dark right after an answer was dropped a whole session timeout later, when
+    // the server may already have expired the session and let another client in.
+    const sessionTimeoutMs = 3_000;
+    const { proxy, locks } = await proxied({ sessionTimeoutMs });
+    const held = await locks.mutex(lockName('read-timeout')).acquire();
+    // Answers come 100 ms after their ping (50 ms each way): more than the ticks drift by, so the old
+    // check on the ticks saw 1,900 ms of silence at the tick 2,000 ms after the answer's ping.
+    proxy.set('delay', { delayMs: 50 });
+    const zk = locks.zookeeper as unknown as { exists: (...args: unknown[]) => void };
+    const exists = zk.exists.bind(zk);
+    // The link goes dark the moment the client has taken in the answer to one of its pings.
+    const darkAt = await new Promise<number>((resolve) => {
+      zk.exists = (path: unknown, ...rest: unknown[]) => {
+        const done = rest.pop() as (...results: unknown[]) => void;
+        exists(path, ...rest, (...results: unknown[]) => {
+          done(...results);
+          if (path !== '/') return;
+          proxy.set('blackhole');
+          resolve(performance.now());
+        });
+      };
+    });
+    await aborted(held.signal);
+    const lostAfterMs = performance.now() - darkAt;
+    console.info(
+      `read timeout: a link dark after an answer dropped after ${Math.round(lostAfterMs)} ms (2/3 of ${sessionTimeoutMs})`,
+    );
+    // 2,000 ms after that answer; 2,900 before the fix. The bound sits between the two.
+    expect(lostAfterMs).toBeLessThan((sessionTimeoutMs * 5) / 6);
+    expect((held.lostError!.cause as Error).message).toMatch(/connection to ZooKeeper was lost/);
+    proxy.set('pass');
+  });
+
   it("policy 'lost': holds survive a blip shorter than the session; they are lost once it lasts the timeout", async () => {
     const { proxy, locks } = await proxied({ sessionTimeoutMs: 1_500, connectionLossPolicy: 'lost' });
     const name = lockName('lost-policy');
