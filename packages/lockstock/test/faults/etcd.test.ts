@@ -122,7 +122,9 @@ describe('lock faults on etcd', () => {
     paused.kill('SIGSTOP');
     const stoppedAt = process.hrtime.bigint();
     const c = client();
-    const second = await recorder.acquire('second', name, () => c.mutex(name).acquire({ owner: 'second', waitMs: 10_000 }));
+    const second = await recorder.acquire('second', name, () =>
+      c.mutex(name).acquire({ owner: 'second', waitMs: 10_000 }),
+    );
     const takenAfterMs = msSince(stoppedAt);
     expect(second.fencingToken).toBeGreaterThan(pausedToken as number);
     recorder.resourceAnswered(
@@ -194,7 +196,9 @@ describe('lock faults on etcd', () => {
     const { token, owner, leaseId } = await revoked.next('holding');
     const recorder = new HistoryRecorder();
     const c = client();
-    const waiting = recorder.acquire('second', name, () => c.mutex(name).acquire({ owner: 'second', waitMs: 10_000 }));
+    const waiting = recorder.acquire('second', name, () =>
+      c.mutex(name).acquire({ owner: 'second', waitMs: 10_000 }),
+    );
     await expect.poll(() => queue(name)).toHaveLength(2);
     recorder.record({
       src: 'harness',
@@ -259,7 +263,10 @@ describe('lock faults on etcd', () => {
   it('holder partitioned from etcd: it learns its loss before anyone else gets the lock; its late write is refused', async () => {
     const name = lockName('partitioned');
     const url = new URL(server.endpoint);
-    const proxy = await FaultProxy.start({ host: url.hostname, port: Number(url.port) });
+    const proxy = await FaultProxy.start(
+      { host: url.hostname, port: Number(url.port) },
+      { closes: 'dropped-while-dark' },
+    );
     try {
       const cut = holder(name, { ttl: 1, hosts: [`http://127.0.0.1:${proxy.port}`], watch: true });
       const { token, owner } = await cut.next('holding');
@@ -276,7 +283,9 @@ describe('lock faults on etcd', () => {
       proxy.set('blackhole');
       const cutAt = process.hrtime.bigint();
       const c = client();
-      const second = await recorder.acquire('second', name, () => c.mutex(name).acquire({ owner: 'second', waitMs: 15_000 }));
+      const second = await recorder.acquire('second', name, () =>
+        c.mutex(name).acquire({ owner: 'second', waitMs: 15_000 }),
+      );
       const takenAfterMs = msSince(cutAt);
       expect(second.fencingToken).toBeGreaterThan(token as number);
       recorder.resourceAnswered(

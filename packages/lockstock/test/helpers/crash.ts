@@ -64,16 +64,18 @@ export function mergeHistories(...parts: ReadonlyArray<readonly HistoryEvent[]>)
 export const msSince = (since: bigint): number => Number(process.hrtime.bigint() - since) / 1e6;
 
 /**
- * SIGKILLs `holder` (waiting for its exit, so the kernel has closed its sockets) and resolves with how
- * long `waiting` — an acquire already queued behind it — took to return after that, and its result.
+ * SIGKILLs `holder` and resolves with how long `waiting` — an acquire already queued behind it — took
+ * to return after the signal was sent (the process's teardown included), and its result, once the
+ * holder has exited.
  */
 export async function killAndTime<T>(
   holder: Contender,
   waiting: Promise<T>,
 ): Promise<{ result: T; killedAt: bigint; freedAfterMs: number }> {
-  holder.kill('SIGKILL');
-  await holder.exited;
   const killedAt = process.hrtime.bigint();
+  holder.kill('SIGKILL');
   const result = await waiting;
-  return { result, killedAt, freedAfterMs: msSince(killedAt) };
+  const freedAfterMs = msSince(killedAt);
+  await holder.exited;
+  return { result, killedAt, freedAfterMs };
 }

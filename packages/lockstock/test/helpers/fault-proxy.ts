@@ -12,6 +12,10 @@ import { createConnection, createServer, type Server, type Socket } from 'node:n
  * Bytes that arrive while blackholed are dropped, as a partition drops packets (TCP would retransmit
  * them; a dropped chunk here makes the stream unusable — which is what a client sees after a long
  * partition: it reconnects).
+ * By default a side that closes is closed on the other side too, even while blackholed. With
+ * `{ closes: 'dropped-while-dark' }` a close made while blackholed stays unseen by the other side
+ * until the link heals (any other mode) or `reset()`: in a real partition the FIN is lost as well, and
+ * a server keeps the session of a client that gave up on it.
  */
 export type LinkMode = 'pass' | 'delay' | 'blackhole' | 'half-open';
 
@@ -20,20 +24,26 @@ export class FaultProxy {
   private delayMs = 0;
   private jitterMs = 0;
   private readonly pairs = new Set<[Socket, Socket]>();
+  /** Pairs one side of which closed while blackholed, the other side not told yet. */
+  private readonly unseenCloses = new Set<[Socket, Socket]>();
 
   private constructor(
     private readonly server: Server,
     readonly port: number,
+    private readonly closes: 'forwarded' | 'dropped-while-dark',
   ) {}
 
   /** Listens on a free loopback port and forwards to `target` (host:port of the real server). */
-  static async start(target: { host: string; port: number }): Promise<FaultProxy> {
+  static async start(
+    target: { host: string; port: number },
+    options: { closes?: 'forwarded' | 'dropped-while-dark' } = {},
+  ): Promise<FaultProxy> {
     const self: { proxy?: FaultProxy } = {}; // connections arrive only once it is set (after listen)
     const server = createServer((client) => self.proxy?.connect(client, target));
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const address = server.address();
     if (address === null || typeof address === 'string') throw new Error('proxy has no TCP address');
-    self.proxy = new FaultProxy(server, address.port);
+    self.proxy = new FaultProxy(server, address.port, options.closes ?? 'forwarded');
     return self.proxy;
   }
 
@@ -45,6 +55,13 @@ export class FaultProxy {
     this.mode = mode;
     this.delayMs = options.delayMs ?? 0;
     this.jitterMs = options.jitterMs ?? 0;
+    if (mode === 'blackhole') return;
+    // Healed: the closes the partition swallowed arrive now.
+    for (const [client, upstream] of this.unseenCloses) {
+      client.destroy();
+      upstream.destroy();
+    }
+    this.unseenCloses.clear();
   }
 
   /** Closes every open connection with a RST (the client sees ECONNRESET). */
@@ -54,6 +71,7 @@ export class FaultProxy {
       upstream.resetAndDestroy();
     }
     this.pairs.clear();
+    this.unseenCloses.clear();
   }
 
   async stop(): Promise<void> {
@@ -66,7 +84,12 @@ export class FaultProxy {
     const pair: [Socket, Socket] = [client, upstream];
     this.pairs.add(pair);
     const drop = () => {
+      if (this.mode === 'blackhole' && this.closes === 'dropped-while-dark') {
+        this.unseenCloses.add(pair);
+        return;
+      }
       this.pairs.delete(pair);
+      this.unseenCloses.delete(pair);
       client.destroy();
       upstream.destroy();
     };
