@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EtcdServer } from '@lockstock/servers';
 import { EtcdLockClient } from '../../src/etcd/index.js';
 import { ETCD_ONE_SECOND_LEASES } from '../contract/backends.js';
-import { forkFixtures, type Contender } from '../helpers/processes.js';
+import { killAndTime, useFixtures } from '../helpers/crash.js';
 
 /**
  * The etcd backend across OS processes, with real faults: SIGKILLed holders, waiters and leaders,
@@ -34,22 +34,14 @@ async function queue(name: string, family: string): Promise<string[]> {
   return (await admin.getAll().prefix(dir).sort('Create', 'Ascend').keys()).map((k) => k.slice(dir.length));
 }
 
-const fixtures: Contender[] = [];
-function fork(name: string, args: object): Contender {
-  const [fixture] = forkFixtures(name, [[JSON.stringify(args)]]);
-  fixtures.push(fixture!);
-  return fixture!;
-}
+const fixtures = useFixtures();
+const fork = (name: string, args: object) => fixtures.fork(name, args);
 
 beforeAll(async () => {
   server = await EtcdServer.start({ args: ETCD_ONE_SECOND_LEASES });
   admin = new Etcd3({ hosts: server.endpoint });
 });
 afterAll(async () => {
-  for (const fixture of fixtures) {
-    fixture.kill('SIGCONT');
-    fixture.kill('SIGKILL');
-  }
   await Promise.all(clients.map((c) => c.close()));
   admin.close();
   await server.stop();
@@ -71,11 +63,7 @@ describe('etcd locks across OS processes', () => {
         .mutex(name)
         .acquire({ waitMs: ttl * 1_000 + 5_000 });
       await expect.poll(() => queue(name, 'mutex')).toHaveLength(2);
-      holder.kill('SIGKILL');
-      await holder.exited;
-      const killedAt = performance.now();
-      const handle = await waiting;
-      const freedAfterMs = performance.now() - killedAt;
+      const { result: handle, freedAfterMs } = await killAndTime(holder, waiting);
       expect(handle.fencingToken).toBeGreaterThan((tokens as number[])[0]!);
       expect(freedAfterMs).toBeLessThanOrEqual(ttl * 1_000 + EXPIRY_SLACK_MS);
       await handle.release();

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ZooKeeperServer } from '@lockstock/servers';
 import { ZooKeeperLockClient } from '../../src/zookeeper/index.js';
 import { ZOOKEEPER_TICK_MS } from '../contract/backends.js';
-import { forkFixtures, type Contender } from '../helpers/processes.js';
+import { killAndTime, useFixtures } from '../helpers/crash.js';
 import { fencedRead, fencedWrite } from '../helpers/zk-fence.mjs';
 import { adminClient, queueOf } from '../helpers/zookeeper.js';
 
@@ -32,22 +32,14 @@ const lockName = (label: string) => `crash-${label}-${process.pid}-${++unique}`;
 /** How late the server may expire a session after its timeout (a tick), and a loaded machine. */
 const EXPIRY_SLACK_MS = 1_500;
 
-const fixtures: Contender[] = [];
-function fork(name: string, args: object): Contender {
-  const [fixture] = forkFixtures(name, [[JSON.stringify(args)]]);
-  fixtures.push(fixture!);
-  return fixture!;
-}
+const fixtures = useFixtures();
+const fork = (name: string, args: object) => fixtures.fork(name, args);
 
 beforeAll(async () => {
   server = await ZooKeeperServer.start({ tickTimeMs: ZOOKEEPER_TICK_MS });
   admin = await adminClient(server.connectString);
 });
 afterAll(async () => {
-  for (const fixture of fixtures) {
-    fixture.kill('SIGCONT');
-    fixture.kill('SIGKILL');
-  }
   await Promise.all(clients.map((c) => c.close()));
   admin.close();
   await server.stop();
@@ -70,11 +62,7 @@ describe('ZooKeeper locks across OS processes', () => {
         .mutex(name)
         .acquire({ waitMs: sessionTimeoutMs + 5_000 });
       await expect.poll(() => queueOf(admin, 'locks', name)).toHaveLength(2);
-      holder.kill('SIGKILL');
-      await holder.exited;
-      const killedAt = performance.now();
-      const handle = await waiting;
-      const freedAfterMs = performance.now() - killedAt;
+      const { result: handle, freedAfterMs } = await killAndTime(holder, waiting);
       measured.push(`${sessionTimeoutMs} ms session: ${Math.round(freedAfterMs)} ms`);
       expect(handle.fencingToken).toBeGreaterThan((tokens as number[])[0]!);
       expect(freedAfterMs).toBeLessThanOrEqual(sessionTimeoutMs + EXPIRY_SLACK_MS);
