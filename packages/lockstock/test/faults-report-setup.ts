@@ -6,8 +6,15 @@ import type { TestProject } from 'vitest/node';
 
 /** The table's order: by fault, then backend; rows not listed here follow, by name. */
 const ORDER = [
+  'holder-killed',
   'holder-paused',
   'holder-partitioned',
+  'holder-partitioned-policy-lost',
+  'holder-partitioned-no-server-timeout',
+  'lease-expired',
+  'session-expired',
+  'connection-terminated',
+  'connection-terminated-xact',
   'latency-spike-holder',
   'latency-spike-late-grant',
   'restart-empty',
@@ -23,7 +30,7 @@ const ORDER = [
   'herd-10000',
   'herd-500',
 ];
-const BACKENDS = ['redis', 'cluster', 'sentinel', 'redlock'];
+const BACKENDS = ['redis', 'cluster', 'sentinel', 'redlock', 'etcd', 'zookeeper', 'postgres'];
 const rank = (list: string[], value: string) => (list.includes(value) ? list.indexOf(value) : list.length);
 
 /**
