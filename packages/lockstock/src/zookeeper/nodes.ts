@@ -1,6 +1,8 @@
 import * as zookeeper from 'node-zookeeper-client';
+import type { Event as ZooKeeperEvent, Stat } from 'node-zookeeper-client';
 import type { BackendHost, LockLostReason } from '../backend/index.js';
-import { protectedPrefix, sortQueue, type QueueEntry } from './paths.js';
+import { formatSequence, protectedPrefix, sortQueue, type QueueEntry } from './paths.js';
+import { QuietQueues } from './quiet.js';
 import { codeOf, NO_NODE, NODE_EXISTS, unanswered, type ZooKeeperSession } from './session.js';
 
 /**
@@ -25,6 +27,8 @@ export interface OwnNode {
   lost: Promise<LockLostReason> | undefined;
   /** The held node was deleted behind our back: re-entry must not pretend it is still held. */
   gone: boolean;
+  /** Its queue held this node alone at some moment after it was created (see QuietQueues). */
+  alone: boolean;
   /** Settles when the entry is dropped (its node released or abandoned). */
   readonly dropped: Promise<void>;
   drop(): void;
@@ -44,11 +48,13 @@ export class OwnNodes {
    * and the attempt must still see that its place in the queue went with the session.
    */
   private readonly lostWaits = new Map<string, OwnNode>();
+  readonly quiet: QuietQueues;
 
   constructor(
     readonly session: ZooKeeperSession,
     private readonly host: BackendHost,
   ) {
+    this.quiet = new QuietQueues(session);
     session.onHoldsLost((ended) => this.holdsLost(ended));
   }
 
@@ -89,6 +95,7 @@ export class OwnNodes {
       token: 0,
       lost: undefined,
       gone: false,
+      alone: false,
       dropped,
       drop: () => {
         if (this.entries.get(key) === node) this.entries.delete(key);
@@ -144,8 +151,11 @@ export class OwnNodes {
    */
   async enqueue(node: OwnNode, data: Buffer, watcher?: () => void): Promise<QueueEntry[] | undefined> {
     const creating = node.path === undefined;
-    const ensuring = this.ensure(node, data); // sends the create now (unless it must look first)
-    const listing = this.children(node.parent, watcher);
+    // Sends the create now (unless it must look first) and the listing, in one write.
+    const [ensuring, listing] = this.session.batch(() => [
+      this.ensure(node, data),
+      this.children(node.parent, watcher),
+    ]);
     listing.catch(() => undefined); // awaited below, unless the create fails first
     await ensuring;
     let queue = sortQueue(await listing);
@@ -154,6 +164,57 @@ export class OwnNodes {
       queue = sortQueue(await this.children(node.parent, watcher));
     }
     return queue.some((entry) => entry.name === node.name) ? queue : undefined;
+  }
+
+  /**
+   * A lock queue's `enqueue`: creates the node if needed and learns its place. When this client had
+   * the queue to itself and the create's sequence proves nobody came by since (QuietQueues), the
+   * queue is known without listing it. `ownWatcher`, if given, is armed on our node by a read sent
+   * with the create (at the sequence expected), whose stat gives the fencing token: `own` carries it
+   * when that read found the node (`stat` undefined: the expected node was ours but is gone).
+   * `alone`: the queue held our node alone when we looked.
+   */
+  async join(
+    node: OwnNode,
+    data: Buffer,
+    ownWatcher?: (event: ZooKeeperEvent) => void,
+  ): Promise<{ queue: QueueEntry[]; alone: boolean; own?: { stat: Stat | undefined } } | undefined> {
+    const expected = node.path === undefined && !node.uncertain ? this.quiet.take(node.parent) : undefined;
+    if (expected === undefined) return this.list(node, data);
+    const name = `${node.prefix}${formatSequence(expected)}`;
+    // The create first (the read sees the node), both in one write.
+    const [ensuring, reading] = this.session.batch(() => [
+      this.ensure(node, data),
+      ownWatcher ? this.readNode(`${node.parent}/${name}`, ownWatcher) : undefined,
+    ]);
+    reading?.catch(() => undefined); // awaited below, unless the create fails first
+    await ensuring;
+    const stat = await reading;
+    if (node.name === name && this.quiet.guarded(node.parent)) {
+      return { queue: sortQueue([name]), alone: true, ...(reading ? { own: { stat } } : {}) };
+    }
+    // Someone came by: list the queue, as always (the read found nothing, or our node: then it serves).
+    const listed = await this.list(node, data);
+    return listed && { ...listed, ...(stat ? { own: { stat } } : {}) };
+  }
+
+  /** `join` without knowledge: create (if needed) and list in one round trip. */
+  private async list(
+    node: OwnNode,
+    data: Buffer,
+  ): Promise<{ queue: QueueEntry[]; alone: boolean } | undefined> {
+    const queue = await this.enqueue(node, data);
+    return queue && { queue, alone: queue.length === 1 };
+  }
+
+  /** The node's stat, read with `watcher` armed on it; undefined (and no watch left) when it is gone. */
+  private async readNode(path: string, watcher: (event: ZooKeeperEvent) => void): Promise<Stat | undefined> {
+    try {
+      return (await this.session.getData(path, watcher)).stat;
+    } catch (error) {
+      if (codeOf(error) === NO_NODE) return undefined;
+      throw error;
+    }
   }
 
   /** Children of `parent`; none when it does not exist (yet). */

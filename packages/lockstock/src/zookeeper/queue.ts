@@ -1,4 +1,3 @@
-import * as zookeeper from 'node-zookeeper-client';
 import {
   Busy,
   Granted,
@@ -6,13 +5,13 @@ import {
   type AttemptResult,
   type ExtendStatus,
   type LockInfo,
-  type LockLostReason,
   type LockResource,
   type ReleaseResult,
 } from '../backend/index.js';
 import { LockLostError } from '../locks/errors.js';
+import { grantNode, releaseNode, watchOwnNode, type SeenNode } from './grant.js';
 import type { OwnNode, OwnNodes } from './nodes.js';
-import { sortQueue, tokenOf, type QueueEntry } from './paths.js';
+import { sortQueue, type QueueEntry } from './paths.js';
 import { codeOf, NO_NODE, unanswered } from './session.js';
 
 /** Whether the node at `index` of the sorted queue holds the lock, else the node its waiter watches. */
@@ -123,9 +122,12 @@ export abstract class QueueResource implements LockResource {
     const queued = node;
     try {
       for (let round = 1; ; round++) {
-        const queue = await nodes.enqueue(node, Buffer.from(owner));
+        // A lock's hold watches its own node (lost when deleted behind its back): armed with the create.
+        const own = this.options.internal ? undefined : watchOwnNode(nodes, node);
+        const joined = await nodes.join(node, Buffer.from(owner), own?.watcher);
+        const queue = joined?.queue;
         const index = queue?.findIndex((entry) => entry.name === node.name) ?? -1;
-        if (queue === undefined || index < 0) {
+        if (joined === undefined || queue === undefined || index < 0) {
           // Our node is gone (force-unlocked while we waited): queue again, at the end.
           if (round >= MAX_ROUNDS) throw new Error(`lock "${this.name}": our queue node keeps vanishing`);
           node.path = node.name = undefined;
@@ -133,8 +135,12 @@ export abstract class QueueResource implements LockResource {
         }
         const verdict = this.decide(queue, index);
         if (verdict.granted) {
-          const granted = await this.grant(node, trust, waiting);
-          if (granted !== 'vanished') return granted;
+          const seen = own && joined.own ? { stat: joined.own.stat, lost: own.lost } : undefined;
+          const granted = await this.grant(node, trust, waiting, seen);
+          if (granted !== 'vanished') {
+            node.alone = joined.alone;
+            return granted;
+          }
           node.path = node.name = undefined;
           continue;
         }
@@ -164,12 +170,18 @@ export abstract class QueueResource implements LockResource {
     }
   }
 
-  protected grant(node: OwnNode, trust: number, waiting: boolean): Promise<AttemptResult | 'vanished'> {
+  protected grant(
+    node: OwnNode,
+    trust: number,
+    waiting: boolean,
+    seen?: SeenNode,
+  ): Promise<AttemptResult | 'vanished'> {
     return grantNode(this.nodes, node, {
       trust,
       waiting,
       shared: this.shared,
       internal: this.options.internal,
+      seen,
     });
   }
 
@@ -222,74 +234,6 @@ export abstract class QueueResource implements LockResource {
     }
     return deleted;
   }
-}
-
-/**
- * The node holds: its token (czxid), and a watch on it that loses the hold if the node is deleted
- * behind our back. Not granted if the connection was lost (or the session ended) while we looked.
- */
-export async function grantNode(
-  nodes: OwnNodes,
-  node: OwnNode,
-  options: { trust: number; waiting: boolean; shared: boolean; internal?: boolean | undefined },
-): Promise<AttemptResult | 'vanished'> {
-  const { session } = nodes;
-  let lost: Promise<LockLostReason> | undefined;
-  let token = 0;
-  if (!options.internal) {
-    let onDeleted!: () => void;
-    lost = new Promise<LockLostReason>((resolve) => (onDeleted = () => resolve('expired')));
-    const path = node.path as string;
-    const deleted = () => {
-      node.gone = true;
-      onDeleted();
-    };
-    const watcher = (event: zookeeper.Event) => {
-      if (event.getType() === zookeeper.Event.NODE_DELETED) return deleted();
-      // Not a deletion (nobody writes lock nodes, but an admin might): watch on.
-      void session.exists(path, watcher).then(
-        (stat) => stat ?? deleted(),
-        () => undefined,
-      );
-    };
-    const stat = await session.exists(path, watcher);
-    if (stat === undefined) return 'vanished';
-    token = tokenOf(stat);
-  }
-  if (session.trust !== options.trust || node.generation !== session.generation) {
-    if (!options.waiting || node.generation !== session.generation) {
-      nodes.abandonLater(node);
-      return new Busy(undefined);
-    }
-    return new Busy(undefined, session.whenConnected()); // still queued: look again once back
-  }
-  node.holds = 1;
-  node.token = token;
-  node.lost = lost;
-  return new Granted(token, options.shared, lost);
-}
-
-/** Releases the owner's hold of `key`: one re-entry, or its node. */
-export async function releaseNode(nodes: OwnNodes, key: string): Promise<ReleaseResult> {
-  const { node } = nodes.current(key);
-  if (node === undefined || node.holds === 0) return { outcome: 'expired' };
-  if (node.gone) {
-    node.drop();
-    return { outcome: 'expired' };
-  }
-  if (node.holds > 1) {
-    node.holds--;
-    return { outcome: 'still_held' };
-  }
-  node.drop();
-  try {
-    await nodes.session.remove(node.path as string);
-  } catch (error) {
-    if (codeOf(error) === NO_NODE) return { outcome: 'expired' };
-    nodes.abandonLater(node); // retried on reconnection: the lock must not stay taken
-    throw error;
-  }
-  return { outcome: 'released' };
 }
 
 /** Settles when the owner's own hold ends here (it waits for itself: one hold per owner). */

@@ -13,7 +13,8 @@ import {
 import { PermitsMismatchError } from '../locks/errors.js';
 import { createWithParents, type OwnNode, type OwnNodes } from './nodes.js';
 import { sortQueue } from './paths.js';
-import { dropWatch, ExclusiveQueue, grantNode, releaseNode } from './queue.js';
+import { grantNode, releaseNode } from './grant.js';
+import { dropWatch, ExclusiveQueue } from './queue.js';
 import { codeOf, NO_NODE, NODE_EXISTS, unanswered } from './session.js';
 
 const MAX_ROUNDS = 5;
