@@ -46,6 +46,35 @@ function barChart(id: string, title: string, labels: string[], series: Series[],
   return `<figure id="${id}"><figcaption>${escape(title)}</figcaption><svg class="chart" xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}">${legend}${bars}</svg></figure>`;
 }
 
+/**
+ * The lock-based sale under each lock backend, side by side (the same body, so the rows differ by
+ * the lock alone): only when the lab ran two or more of them.
+ */
+function lockCharts(summaries: StrategySummary[]): string[] {
+  const locks = summaries.filter((s) => s.lockBackend !== undefined);
+  if (locks.length < 2) return [];
+  const labels = locks.map((s) => s.lockBackend ?? s.strategy);
+  return [
+    barChart(
+      'chart-locks',
+      'One lock-based sale on each lock backend: attempts per second (median of runs)',
+      labels,
+      [{ label: 'attempts/s', color: '#00798c', values: locks.map((s) => s.throughputPerSec) }],
+      '/s',
+    ),
+    barChart(
+      'chart-locks-latency',
+      'The same, latency of one purchase attempt (median of runs)',
+      labels,
+      [
+        { label: 'p50 ms', color: '#30638e', values: locks.map((s) => s.p50) },
+        { label: 'p99 ms', color: '#003d5b', values: locks.map((s) => s.p99) },
+      ],
+      'ms',
+    ),
+  ];
+}
+
 /** A self-contained report: charts of oversell, throughput and latency, and a paragraph per strategy. */
 export function renderHtmlReport(
   summaries: StrategySummary[],
@@ -91,6 +120,7 @@ export function renderHtmlReport(
       ],
       'ms',
     ),
+    ...lockCharts(summaries),
   ].join('\n');
   const paragraphs = summaries
     .map(

@@ -9,6 +9,8 @@ export interface StrategySummary {
   claim: string;
   expectation: string;
   note?: string;
+  /** The lock backend of a lock-based sale (Strategy.lockBackend). */
+  lockBackend?: string;
   runs: number;
   runsOversold: number;
   oversold: number;
@@ -42,6 +44,7 @@ export function summarize(results: RunResult[]): StrategySummary[] {
       claim: strategy.claim,
       expectation: strategy.expectation,
       ...(strategy.note ? { note: strategy.note } : {}),
+      ...(strategy.lockBackend ? { lockBackend: strategy.lockBackend } : {}),
       runs: runs.length,
       runsOversold: runs.filter((r) => r.oversold > 0).length,
       oversold: runs.reduce((s, r) => s + r.oversold, 0),

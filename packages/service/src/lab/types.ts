@@ -54,6 +54,11 @@ export interface Strategy {
   readonly expectation: Expectation;
   /** Our reading where the seed's claim needs a caveat (shown in the HTML report). */
   readonly note?: string;
+  /**
+   * The lock backend of a lock-based sale (strategies/lock-sale.ts), e.g. 'ZooKeeper': the report
+   * sets these rows side by side.
+   */
+  readonly lockBackend?: string;
   /** Servers beyond Redis and PostgreSQL that it runs on; the lab starts them only when needed. */
   readonly servers?: readonly LabServerKind[];
   /**

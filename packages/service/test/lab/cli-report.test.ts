@@ -19,7 +19,15 @@ describe('lockstock lab (CLI)', () => {
   it('prints a table, writes the JSON of DESIGN.md and an HTML report whose charts render', async () => {
     const json = join(dir, 'lab.json');
     const html = join(dir, 'lab.html');
-    const strategies = ['naive-redis', 'sql-atomic', 'redis-lua'];
+    // Two lock-based sales (their own charts) and a MySQL remedy (the lab starts a mariadbd for it).
+    const strategies = [
+      'naive-redis',
+      'sql-atomic',
+      'redis-lua',
+      'redis-lock',
+      'postgres-advisory-lock',
+      'mysql-atomic',
+    ];
     const cli = spawnCli([
       'lab',
       '--strategies',
@@ -42,7 +50,7 @@ describe('lockstock lab (CLI)', () => {
     expect(cli.output()).toMatch(/\| redis-lua \| correct \| yes \| 0 \(0\/2\)/);
 
     const report = JSON.parse(readFileSync(json, 'utf8'));
-    expect(report.runs).toHaveLength(6);
+    expect(report.runs).toHaveLength(strategies.length * 2);
     for (const run of report.runs) {
       expect(Object.keys(run)).toEqual(
         expect.arrayContaining([
@@ -69,14 +77,25 @@ describe('lockstock lab (CLI)', () => {
       const errors: string[] = [];
       page.on('pageerror', (error) => errors.push(error.message));
       await page.goto(pathToFileURL(html).href);
-      for (const id of ['chart-oversold', 'chart-throughput', 'chart-latency']) {
+      for (const id of [
+        'chart-oversold',
+        'chart-throughput',
+        'chart-latency',
+        'chart-locks',
+        'chart-locks-latency',
+      ]) {
         const chart = page.locator(`#${id} svg`);
         const box = await chart.boundingBox();
         expect(box?.width, id).toBeGreaterThan(100);
         expect(box?.height, id).toBeGreaterThan(50);
-        // One row per strategy; every strategy sold something, so throughput bars have width.
-        expect(await page.locator(`#${id} .bar`).count(), id).toBeGreaterThanOrEqual(strategies.length);
+        // One row per strategy (per lock-based one in the lock charts); every strategy sold
+        // something, so throughput bars have width.
+        const rows = id.startsWith('chart-locks') ? 2 : strategies.length;
+        expect(await page.locator(`#${id} .bar`).count(), id).toBeGreaterThanOrEqual(rows);
       }
+      expect(await page.locator('#chart-locks text').allTextContents()).toEqual(
+        expect.arrayContaining(['Redis', 'PostgreSQL']),
+      );
       const throughputWidths = await page
         .locator('#chart-throughput .bar')
         .evaluateAll((bars) =>

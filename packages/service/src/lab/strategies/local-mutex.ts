@@ -4,6 +4,9 @@ import { lockSale } from './lock-sale.js';
 /** Seeds 000/001/003: an in-process lock around read-check-write, committed before unlocking. */
 export const localMutex = lockSale({
   name: 'local-mutex',
+  // Beside the others in the report's lock charts, but not their like: it guards nothing across
+  // processes and keeps its record in PostgreSQL.
+  lockBackend: 'in-process (oversells)',
   title: 'In-process mutex (synchronized: lockstock LocalLockClient)',
   claim:
     'Seeds 000, 001, 003: correct on one instance; as soon as two instances run behind a load balancer, each has its own lock and they oversell.',

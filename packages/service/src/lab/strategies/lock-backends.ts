@@ -17,6 +17,7 @@ const close = (client: { close(): Promise<void> }) => client.close();
 /** Seeds 003, 004: Curator's InterProcessMutex recipe, lockstock's ZooKeeper mutex. */
 export const zookeeperLock = lockSale({
   name: 'zookeeper-lock',
+  lockBackend: 'ZooKeeper',
   title: 'ZooKeeper lock (lockstock ZooKeeperLockClient)',
   claim:
     'Seeds 003, 004: an ephemeral sequential node per contender under the lock’s node; the lowest holds it, each other watches only the one before it (no herd), and a crashed holder’s node goes with its session. CP, slower than Redis.',
@@ -34,6 +35,7 @@ export const zookeeperLock = lockSale({
 /** Seed 004: etcd's concurrency.Mutex, lockstock's etcd mutex. */
 export const etcdLock = lockSale({
   name: 'etcd-lock',
+  lockBackend: 'etcd',
   title: 'etcd lock (lockstock EtcdLockClient)',
   claim:
     'Seed 004: etcd as the CP lock service — a key per contender on the session’s lease, the lowest create revision holds, each waiter watches the key just before its own; the lease’s end frees a crashed holder’s key.',
@@ -46,6 +48,7 @@ export const etcdLock = lockSale({
 /** The database's own lock (seeds 003, 004 "基于数据库实现分布式锁"): a PostgreSQL advisory lock. */
 export const postgresAdvisoryLock = lockSale({
   name: 'postgres-advisory-lock',
+  lockBackend: 'PostgreSQL',
   title: 'PostgreSQL advisory lock (lockstock PostgresLockClient)',
   claim:
     'Seeds 003, 004: a lock in the database everyone already runs — here pg_advisory_lock on a pinned session, waiters queued by PostgreSQL itself, released by the holder or by its connection’s end.',

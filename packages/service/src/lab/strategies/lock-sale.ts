@@ -26,6 +26,8 @@ export interface LockSaleSpec extends Pick<
   Strategy,
   'name' | 'title' | 'claim' | 'expectation' | 'note' | 'servers' | 'teardown'
 > {
+  /** The backend's name as the report shows it ('Redis', 'ZooKeeper', …). */
+  lockBackend: string;
   /**
    * This worker process's lock client for the run: kept across runs (`env.shared`), so a session
    * backend opens its session once per process, as an application does.

@@ -5,6 +5,7 @@ import { inspectRedis, interleave, labKeys, prepareRedisStock, recordRedisOrder 
 /** Seeds 000-004: a distributed lock around the read-check-write — here lockstock's mutex. */
 export const redisLock = lockSale({
   name: 'redis-lock',
+  lockBackend: 'Redis',
   title: 'Redis lock (lockstock mutex)',
   claim:
     'Seeds 000-004: SET NX PX with a unique owner, released by compare-and-delete, waited for without busy polling; the read-check-write inside is safe across processes.',

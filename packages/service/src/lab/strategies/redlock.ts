@@ -9,6 +9,7 @@ const MASTERS = 5;
 /** Seeds 003, 004: Redlock — SET NX PX on a majority of independent masters, validity = TTL − elapsed. */
 export const redlock = lockSale({
   name: 'redlock',
+  lockBackend: 'Redlock',
   title: 'Redlock on 5 independent masters (lockstock RedlockClient)',
   claim:
     'Seeds 003, 004: take the lock on a majority (N/2+1) of independent masters in less than its TTL; release everywhere on failure. A master failing does not lose the lock, unlike one master with a replica.',
