@@ -8,6 +8,7 @@ import { CLIENT_SETTINGS } from '../bench/locks/targets.js';
 import type { MachineInfo } from '../bench/machine.js';
 import { benchSale, saleBenchTable } from '../bench/sale/run.js';
 import { benchShards, shardsBenchTable } from '../bench/sale/shards.js';
+import { profileTable } from '../bench/sale/profile.js';
 import { MAX_SHARDS } from '../sale/shards/layout.js';
 import { renderTable, tableStyleFor, type TableData } from '../support/table.js';
 import { action, type Resources } from './lifecycle.js';
@@ -82,6 +83,10 @@ export function registerBench(program: Command): void {
     )
     .option('--loops <n>', 'with --shards: buying loops per load process', intOption(1, 10_000), 64)
     .option(
+      '--profile',
+      'instead: CPU profiles of serve --workers 0 and the minimal endpoint under wrk, per request, side by side (--runs rounds)',
+    )
+    .option(
       '--serve-processes <n>',
       'also measure serve with N HTTP processes on one port against one (1: not measured)',
       intOption(1, 256),
@@ -105,15 +110,20 @@ export function registerBench(program: Command): void {
           ]);
           return;
         }
-        const { machine, results } = await benchSale({
+        const { machine, results, profile } = await benchSale({
           runs: opts.runs,
           durationSeconds: opts.duration,
           pipelineOrders: opts.orders,
           serveProcesses: opts.serveProcesses,
+          profile: opts.profile === true,
           json: opts.json,
           progress: progress(resources),
         });
-        printReport(machine, saleBenchTable(results), opts.markdown === true);
+        if (profile) {
+          printReport(machine, profileTable(profile), opts.markdown === true, [
+            `medians of ${profile.rounds} rounds; each server alone under wrk (64 connections, distinct buyers), its main thread sampled every 200 µs while wrk measured`,
+          ]);
+        } else printReport(machine, saleBenchTable(results), opts.markdown === true);
       }),
     );
 }

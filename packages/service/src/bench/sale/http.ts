@@ -87,7 +87,13 @@ async function startProcess(args: string[], env: NodeJS.ProcessEnv, probeUrl: st
 }
 
 /** The `lockstock serve` CLI as a user runs it (rate limits off: one load generator address). */
-async function startLockstock(mode: LockstockMode, redisUrl: string, databaseUrl: string, processes = 1) {
+export async function startLockstock(
+  mode: LockstockMode,
+  redisUrl: string,
+  databaseUrl: string,
+  processes = 1,
+  nodeArgs: string[] = [],
+) {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
   const dataDir = mkdtempSync(join(tmpdir(), 'lockstock-bench-'));
@@ -108,7 +114,7 @@ async function startLockstock(mode: LockstockMode, redisUrl: string, databaseUrl
     DATABASE_URL: '',
   };
   const server = await startProcess(
-    [cliPath, 'serve', '--port', String(port), ...args],
+    [...nodeArgs, cliPath, 'serve', '--port', String(port), ...args],
     env,
     `${url}/healthz`,
     () => rmSync(dataDir, { recursive: true, force: true }),
@@ -117,13 +123,16 @@ async function startLockstock(mode: LockstockMode, redisUrl: string, databaseUrl
 }
 
 /** The minimal hand-written endpoint, seeding a sale with stock and a sold-out one on `redisUrl`. */
-async function startMinimal(redisUrl: string): Promise<Server & { open: string; gone: string }> {
+export async function startMinimal(
+  redisUrl: string,
+  nodeArgs: string[] = [],
+): Promise<Server & { open: string; gone: string }> {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
   const run = `minimal${Date.now().toString(36)}`;
   const [open, gone] = [`${run}open`, `${run}gone`];
   const server = await startProcess(
-    [minimalPath, String(port), redisUrl, SECRET, open, gone],
+    [...nodeArgs, minimalPath, String(port), redisUrl, SECRET, open, gone],
     {},
     `${url}/ready`,
   );
@@ -137,7 +146,7 @@ async function startHello(): Promise<Server> {
   return { url, stop: server.stop };
 }
 
-async function createSale(url: string, stock: number): Promise<string> {
+export async function createSale(url: string, stock: number): Promise<string> {
   const response = await fetch(`${url}/api/sales`, {
     method: 'POST',
     headers: {

@@ -8,6 +8,7 @@ import { describeMachine } from '../machine.js';
 import { median, round } from '../stats.js';
 import { benchHttp, BuyerTokens, type HttpRun, type HttpSample } from './http.js';
 import { benchPipeline } from './pipeline.js';
+import { profilePurchases } from './profile.js';
 import { benchReservations } from './reservations.js';
 import { findWrk } from './wrk.js';
 
@@ -22,6 +23,11 @@ export interface BenchSaleOptions {
    * process; 1 or less: not measured. @default 1
    */
   serveProcesses?: number;
+  /**
+   * Instead of the table: CPU profiles of `serve --workers 0` and the minimal endpoint under wrk,
+   * side by side per request (profile.ts), `runs` rounds.
+   */
+  profile?: boolean;
   json?: string;
   /** Each path × run is one step, weighted by its planned duration. */
   progress?: StepProgress;
@@ -80,6 +86,12 @@ export async function benchSale(options: BenchSaleOptions) {
   try {
     await migrate(db);
     const machine = await describeMachine(redisServer.url);
+    if (options.profile) {
+      const profile = await profilePurchases(redisServer.url, postgres.url, tokens, load, options.runs);
+      if (options.json)
+        writeFileSync(options.json, `${JSON.stringify({ machine, load, profile }, null, 2)}\n`);
+      return { machine, load, results: [] as SaleBenchResult[], profile };
+    }
     const reservations: Sample[] = [];
     const pipelines: Sample[] = [];
     const http: HttpRun[] = [];
@@ -142,7 +154,7 @@ export async function benchSale(options: BenchSaleOptions) {
       progress.end();
     }
     const results = summarise(reservations, http, pipelines);
-    const report = { machine, load, results };
+    const report = { machine, load, results, profile: undefined };
     if (options.json) writeFileSync(options.json, `${JSON.stringify(report, null, 2)}\n`);
     return report;
   } finally {
