@@ -4,7 +4,7 @@ import { KINDS, LIBRARIES } from '../bench/locks/libraries.js';
 import { benchLocks } from '../bench/locks/run.js';
 import { SCENARIOS } from '../bench/locks/scenarios.js';
 import { lockBenchTable } from '../bench/locks/table.js';
-import { CLIENT_SETTINGS } from '../bench/locks/targets.js';
+import { CLIENT_SETTINGS, TOPOLOGIES } from '../bench/locks/targets.js';
 import type { MachineInfo } from '../bench/machine.js';
 import { benchSale, saleBenchTable } from '../bench/sale/run.js';
 import { benchShards, shardsBenchTable } from '../bench/sale/shards.js';
@@ -21,7 +21,7 @@ export function registerBench(program: Command): void {
   bench
     .command('locks')
     .description(
-      "lockstock's lock kinds vs node-redlock, redis-semaphore and redlock-universal: uncontended pairs/s, " +
+      "lockstock's lock kinds vs node-redlock, redis-semaphore, redlock-universal, the etcd3 lock and advisory-lock, each against its store's floor: uncontended pairs/s, " +
         'contended hand-offs and waits, read-write and semaphore under contention',
     )
     .option('--json <file>', 'write the results as JSON')
@@ -44,6 +44,7 @@ export function registerBench(program: Command): void {
       ['default'],
     )
     .option('--libraries <list>', `libraries: ${LIBRARIES.join(', ')}`, listOption(LIBRARIES), [...LIBRARIES])
+    .option('--topologies <list>', `where: ${TOPOLOGIES.join(', ')}`, listOption(TOPOLOGIES), [...TOPOLOGIES])
     .action(
       action(async (resources, opts) => {
         const { machine, results } = await benchLocks({
@@ -55,6 +56,7 @@ export function registerBench(program: Command): void {
           kinds: opts.kinds,
           clients: opts.clients,
           libraries: opts.libraries,
+          topologies: opts.topologies,
           json: opts.json,
           progress: progress(resources),
         });

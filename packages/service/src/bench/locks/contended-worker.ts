@@ -16,6 +16,8 @@ export type Workload = 'exclusive' | 'read-write' | 'semaphore';
 export interface WorkerConfig {
   adapter: AdapterSpec;
   workload: Workload;
+  /** The Redis of the counter (the lock may be held in another store). */
+  counterUrl: string;
   lockName: string;
   /** The counter writers increment (exclusive, read-write) or the holders inside (semaphore). */
   counterKey: string;
@@ -46,9 +48,8 @@ export interface WorkerReport {
 const now = () => process.hrtime.bigint();
 
 async function main(config: WorkerConfig): Promise<void> {
-  if (config.adapter.target.topology !== 'single') throw new Error('contended runs use one Redis');
   const adapter = await createAdapter(config.adapter);
-  const redis = new Redis(config.adapter.target.url);
+  const redis = new Redis(config.counterUrl);
   const warm = await adapter.acquire(`${config.lockName}-warmup-${process.pid}`); // loads scripts
   await warm.release();
   process.send?.({ type: 'ready' });

@@ -38,11 +38,16 @@ const workerPath = fileURLToPath(new URL('./contended-worker.js', import.meta.ur
  * process writes and every other loop reads. Everything is derived from what the workers recorded
  * plus the counter.
  */
-export async function runContended(spec: AdapterSpec, options: ContendedOptions): Promise<ContendedResult> {
-  if (spec.target.topology !== 'single') throw new Error('contended runs use one Redis');
+export async function runContended(
+  spec: AdapterSpec,
+  options: ContendedOptions,
+  /** The Redis the sections' counter lives in (whatever store holds the lock). */
+  counterUrl: string,
+): Promise<ContendedResult> {
   const run = randomBytes(4).toString('hex');
   const config = (writers: number): WorkerConfig => ({
     adapter: spec,
+    counterUrl,
     workload: options.workload,
     lockName: `bench-con-${run}`,
     counterKey: `bench-con-${run}-counter`,
@@ -60,7 +65,7 @@ export async function runContended(spec: AdapterSpec, options: ContendedOptions)
     const reports = children.map((child) => nextMessage<WorkerReport>(child, 'done'));
     for (const child of children) child.send({ type: 'go' });
     const done = await Promise.all(reports);
-    const redis = new Redis(spec.target.url);
+    const redis = new Redis(counterUrl);
     const counter = Number((await redis.get(config(0).counterKey)) ?? 0);
     redis.disconnect();
     return summarize(options.workload, done, counter, options.durationMs, spec.permits);

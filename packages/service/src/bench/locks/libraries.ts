@@ -1,8 +1,8 @@
 import { RedisLockClient, RedlockClient } from 'lockstock';
-import type { Etcd3 } from 'etcd3';
 import { EtcdLockClient } from 'lockstock/etcd';
+import { PostgresLockClient } from 'lockstock/postgres';
 import { ZooKeeperLockClient } from 'lockstock/zookeeper';
-import zookeeper from 'node-zookeeper-client';
+import { advisoryLock, etcd3Lock, etcdFloor, postgresFloor, zookeeperFloor } from './stores.js';
 import {
   connect,
   disconnect,
@@ -24,6 +24,7 @@ export const LIBRARIES = [
   'redis-semaphore',
   'redlock-universal',
   'etcd3',
+  'advisory-lock',
   'floor',
 ] as const;
 export type LibraryName = (typeof LIBRARIES)[number];
@@ -43,14 +44,23 @@ export const PRIMITIVES: Record<LibraryName, readonly Kind[]> = {
   'redis-semaphore': ['mutex', 'semaphore', 'redlock'],
   'redlock-universal': ['mutex', 'redlock'],
   etcd3: ['mutex'],
+  'advisory-lock': ['mutex'],
   floor: ['mutex', 'redlock'],
 };
 
-/** Where each library runs: the Redis libraries on Redis, the etcd3 package on etcd; ours and the floor everywhere. */
+/** The stores that are not Redis, each with the peers that run on it (no Node library offers ZooKeeper locks: no Curator). */
+const STORE_PEERS: Partial<Record<Topology, readonly LibraryName[]>> = {
+  etcd: ['etcd3'],
+  zookeeper: [],
+  postgres: ['advisory-lock'],
+};
+
+/** Where each library runs: ours and the floor everywhere, a store's peers on it, the Redis libraries on Redis. */
 export function runsOn(library: LibraryName, topology: Topology): boolean {
   if (library === 'lockstock' || library === 'floor') return true;
-  if (topology === 'zookeeper') return false; // no Node library offers ZooKeeper locks (no Curator)
-  return (library === 'etcd3') === (topology === 'etcd');
+  const onStore = STORE_PEERS[topology];
+  if (onStore) return onStore.includes(library);
+  return !Object.values(STORE_PEERS).some((peers) => peers.includes(library));
 }
 
 /** Libraries a lockstock row is compared with as its peers (the floor is its own column). */
@@ -130,10 +140,18 @@ export async function createAdapter(spec: AdapterSpec): Promise<LockAdapter> {
       case 'redlock-universal':
         return { ...(await redlockUniversal(connections)), close };
       case 'etcd3':
-        return { ...(await etcd3Lock(connections)), close };
+        if (connections.topology !== 'etcd') throw new Error('the etcd3 lock runs on etcd');
+        return { ...(await etcd3Lock(connections.client)), close };
+      case 'advisory-lock':
+        if (connections.topology !== 'postgres') throw new Error('advisory-lock runs on PostgreSQL');
+        return { ...advisoryLock(await importPeer('advisory-lock'), connections.url), close };
       case 'floor':
         if (connections.topology === 'etcd') return { ...etcdFloor(connections.client), close };
         if (connections.topology === 'zookeeper') return { ...zookeeperFloor(connections.client), close };
+        if (connections.topology === 'postgres') {
+          const raw = postgresFloor(connections.url);
+          return { acquire: raw.acquire, close: async () => raw.close?.() };
+        }
         return { ...floor(connections), close };
     }
   } catch (error) {
@@ -169,6 +187,18 @@ function lockstock(spec: AdapterSpec, connections: Connections): LockAdapter {
       },
     };
   }
+  if (connections.topology === 'postgres') {
+    if (spec.kind !== 'mutex') throw new Error(`lockstock ${spec.kind} is benchmarked on Redis`);
+    // Each hold pins a connection, and so does each waiting caller: room for every loop of a row.
+    const locks = new PostgresLockClient({ postgres: connections.url, maxConnections: POSTGRES_CONNECTIONS });
+    return {
+      acquire: (key) => locks.mutex(key).acquire(),
+      close: async () => {
+        await locks.close();
+        disconnect(connections);
+      },
+    };
+  }
   if (connections.topology === 'etcd') {
     if (spec.kind !== 'mutex') throw new Error(`lockstock ${spec.kind} is benchmarked on Redis`);
     const etcd = new EtcdLockClient({ etcd: connections.client });
@@ -196,9 +226,16 @@ function lockstock(spec: AdapterSpec, connections: Connections): LockAdapter {
   };
 }
 
+/** Connections of lockstock's pool on PostgreSQL: the 64 loops of an uncontended row, and a few more. */
+const POSTGRES_CONNECTIONS = 72;
+
 /** The clients a peer is given: the one client, or the 5 masters. */
 function clientsOf(connections: Connections) {
-  if (connections.topology === 'etcd' || connections.topology === 'zookeeper')
+  if (
+    connections.topology === 'etcd' ||
+    connections.topology === 'zookeeper' ||
+    connections.topology === 'postgres'
+  )
     throw new Error('the Redis libraries run on Redis');
   return connections.topology === 'masters-5' ? connections.clients : [connections.client];
 }
@@ -228,7 +265,11 @@ async function redisSemaphore(spec: AdapterSpec, connections: Connections): Prom
     await importPeer<SemaphoreModule>('redis-semaphore');
   // One object per acquisition (it carries the holder's identifier). Defaults: 10 s lock refreshed
   // in the background, 10 ms retry interval, 10 s acquire timeout.
-  if (connections.topology === 'etcd' || connections.topology === 'zookeeper')
+  if (
+    connections.topology === 'etcd' ||
+    connections.topology === 'zookeeper' ||
+    connections.topology === 'postgres'
+  )
     throw new Error('redis-semaphore runs on Redis');
   const create = (key: string) => {
     if (connections.topology === 'masters-5') return new RedlockMutex(connections.clients, key);
@@ -310,74 +351,6 @@ function floor(connections: Connections): Acquire {
         release: () =>
           Promise.all(clients.map((c) => (c as unknown as WithRelease).floorRelease(key, value))),
       };
-    },
-  };
-}
-
-/**
- * The etcd3 package's lock (`client.lock(key)`): it tries once and throws when the key is taken, so
- * the benchmark retries it at once, as an application would have to.
- */
-async function etcd3Lock(connections: Connections): Promise<Acquire> {
-  if (connections.topology !== 'etcd') throw new Error('the etcd3 lock runs on etcd');
-  const { client } = connections;
-  const { EtcdLockFailedError } = await import('etcd3');
-  return {
-    acquire: async (key) => {
-      for (;;) {
-        const lock = client.lock(key).ttl(LEASE_MS / 1000);
-        try {
-          await lock.acquire();
-          return lock;
-        } catch (error) {
-          if (!(error instanceof EtcdLockFailedError)) throw error;
-        }
-      }
-    },
-  };
-}
-
-/**
- * etcd's floor: one acquire + release as raw requests on one client — a put of the key bound to a
- * lease granted once (a transaction: only if the key does not exist), then a delete.
- */
-function etcdFloor(client: Etcd3): Acquire {
-  const lease = client.lease(LEASE_MS / 1000, { autoKeepAlive: true });
-  let counter = 0;
-  return {
-    acquire: async (key) => {
-      const leaseId = await lease.grant();
-      const value = `floor-${++counter}`;
-      for (;;) {
-        const { succeeded } = await client
-          .if(key, 'Create', '==', 0)
-          .then(client.put(key).value(value).lease(leaseId))
-          .commit();
-        if (succeeded) break;
-      }
-      return { release: () => client.delete().key(key).exec() };
-    },
-  };
-}
-
-/**
- * ZooKeeper's floor: one acquire + release as raw requests on one client — create an ephemeral node
- * (under a parent made once), then delete it.
- */
-function zookeeperFloor(client: zookeeper.Client): Acquire {
-  const call = <T>(run: (done: (error: unknown, value?: T) => void) => void) =>
-    new Promise<T>((resolve, reject) =>
-      run((error, value) => (error ? reject(error as Error) : resolve(value as T))),
-    );
-  const parent = call<string>((done) => client.mkdirp('/bench-floor', done));
-  let counter = 0;
-  return {
-    acquire: async (key) => {
-      await parent;
-      const path = `/bench-floor/${key}`;
-      const data = Buffer.from(`floor-${++counter}`);
-      await call((done) => client.create(path, data, zookeeper.CreateMode.EPHEMERAL, done));
-      return { release: () => call((done) => client.remove(path, -1, done)) };
     },
   };
 }

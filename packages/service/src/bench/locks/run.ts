@@ -25,6 +25,8 @@ export interface BenchLocksOptions {
   clients: ClientSetting[];
   libraries: LibraryName[];
   scenarios: Scenario[];
+  /** Where to measure (each scenario's rows on these topologies only). @default every topology */
+  topologies?: Topology[];
   /** lockstock's kinds to measure; the peers' counterparts come with them. */
   kinds: Kind[];
   json?: string;
@@ -86,9 +88,13 @@ export async function benchLocks(
   options: BenchLocksOptions,
 ): Promise<{ machine: MachineInfo; results: LockBenchResult[] }> {
   const progress = options.progress ?? silentProgress;
-  const subjects = planSubjects(options.scenarios, options.kinds, options.libraries);
+  const subjects = planSubjects(options.scenarios, options.kinds, options.libraries, options.topologies);
   await assertPeersInstalled([...new Set(subjects.map((s) => s.library))]);
-  const servers = await BenchServers.start(new Set(subjects.map((s) => s.topology)), options.redisUrl);
+  // Contended sections keep their counter in the single Redis, whatever store holds the lock.
+  const contended = subjects.some((s) => s.scenario !== 'uncontended');
+  const topologies = new Set(subjects.map((s) => s.topology));
+  if (contended) topologies.add('single');
+  const servers = await BenchServers.start(topologies, options.redisUrl);
   try {
     const machine = await describeMachine(servers.anyUrl);
     const samples = new Map<string, Sample[]>();
@@ -132,12 +138,13 @@ export async function benchLocks(
               label: `${name} [${client}] ${of}`,
               weight: options.contendedMs + CONTENDED_SETUP_MS,
               run: async () => {
-                const result = await runContended(spec, {
-                  workload,
-                  processes: 4,
-                  loops: 8,
-                  durationMs: options.contendedMs,
-                });
+                const counter = servers.target('single');
+                if (counter.topology !== 'single') throw new Error('no Redis for the counter');
+                const result = await runContended(
+                  spec,
+                  { workload, processes: 4, loops: 8, durationMs: options.contendedMs },
+                  counter.url,
+                );
                 record({ contended: result });
                 return `${of} [${client}] ${name}: ${describeContended(result)}`;
               },

@@ -7,11 +7,12 @@ import {
   type Kind,
   type LibraryName,
 } from './libraries.js';
-import type { Topology } from './targets.js';
+import { TOPOLOGIES, type Topology } from './targets.js';
 
 /**
  * - `uncontended`: 64 async loops in one process, each on its own lock: acquire + release pairs/s.
- * - `contended`: 4 processes × 8 loops on one exclusive lock (mutex, fair lock), GET + 1 ms + SET.
+ * - `contended`: 4 processes × 8 loops on one exclusive lock (mutex, fair lock), GET + 1 ms + SET
+ *   (the counter always in a Redis: the same section whatever store holds the lock).
  * - `read-write`: 4 × 8 loops on one lock, one writing (GET + 1 ms + SET), 31 reading (GET + 1 ms +
  *   GET): reads/s and the writer's longest wait.
  * - `semaphore`: 4 × 8 loops on one semaphore of 4 permits, INCR + 1 ms + DECR.
@@ -30,14 +31,21 @@ export const COVERAGE: Record<Scenario, ReadonlyArray<{ kind: Kind; topology: To
     { kind: 'mutex', topology: 'cluster' },
     { kind: 'mutex', topology: 'etcd' },
     { kind: 'mutex', topology: 'zookeeper' },
+    { kind: 'mutex', topology: 'postgres' },
   ],
   contended: [
     { kind: 'mutex', topology: 'single' },
     { kind: 'fair', topology: 'single' },
+    { kind: 'mutex', topology: 'etcd' },
+    { kind: 'mutex', topology: 'zookeeper' },
+    { kind: 'mutex', topology: 'postgres' },
   ],
   'read-write': [{ kind: 'read-write', topology: 'single' }],
   semaphore: [{ kind: 'semaphore', topology: 'single' }],
 };
+
+/** Stores whose floor waits for a taken lock without polling: etcd and ZooKeeper watch, PostgreSQL queues. */
+const FLOOR_WAITS: readonly Topology[] = ['etcd', 'zookeeper', 'postgres'];
 
 /** Permits of the semaphores, uncontended and contended, for lockstock and redis-semaphore alike. */
 export const SEMAPHORE_PERMITS = 4;
@@ -61,6 +69,7 @@ export function planSubjects(
   scenarios: readonly Scenario[],
   kinds: readonly Kind[],
   libraries: readonly LibraryName[],
+  topologies: readonly Topology[] = TOPOLOGIES,
 ): Subject[] {
   for (const kind of kinds) {
     const where = SCENARIOS.filter((s) => COVERAGE[s].some((c) => c.kind === kind));
@@ -79,14 +88,20 @@ export function planSubjects(
     if (!subjects.some(same)) subjects.push(subject);
   };
   for (const scenario of SCENARIOS.filter((s) => scenarios.includes(s))) {
-    for (const { kind, topology } of COVERAGE[scenario].filter((c) => kinds.includes(c.kind))) {
+    const covered = COVERAGE[scenario].filter(
+      (c) => kinds.includes(c.kind) && topologies.includes(c.topology),
+    );
+    for (const { kind, topology } of covered) {
       if (libraries.includes('lockstock')) add({ scenario, topology, library: 'lockstock', kind });
       for (const library of LIBRARIES.filter((l) => isPeer(l) && libraries.includes(l))) {
         if (PRIMITIVES[library].includes(PEER_KIND[kind]) && runsOn(library, topology))
           add({ scenario, topology, library, kind: PEER_KIND[kind] });
       }
-      // The floor is a pair of raw commands: measured where pairs are (uncontended).
-      if (scenario === 'uncontended' && libraries.includes('floor'))
+      // The floor is a pair of raw commands: measured where pairs are (uncontended), and under
+      // contention where the store lets raw requests wait without polling (a watch, a lock queue).
+      const floorHere =
+        scenario === 'uncontended' || (scenario === 'contended' && FLOOR_WAITS.includes(topology));
+      if (floorHere && libraries.includes('floor'))
         add({
           scenario,
           topology,

@@ -1,9 +1,10 @@
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { Etcd3 } from 'etcd3';
 import { Cluster, Redis, type RedisOptions } from 'ioredis';
 import zookeeper from 'node-zookeeper-client';
 import {
   EtcdServer,
+  PostgresServer,
   RedisCluster,
   RedisServer,
   startRedisServers,
@@ -16,9 +17,10 @@ import {
  * - `cluster`: a Redis Cluster of 3 masters (no replicas), through an ioredis `Cluster` client;
  * - `masters-5`: 5 independent redis-servers (no replication between them), the Redlock setting;
  * - `etcd`: one etcd member (lockstock's etcd backend, the etcd3 package's lock);
- * - `zookeeper`: one standalone ZooKeeper (lockstock's ZooKeeper backend; Node has no Curator).
+ * - `zookeeper`: one standalone ZooKeeper (lockstock's ZooKeeper backend; Node has no Curator);
+ * - `postgres`: one PostgreSQL (lockstock's PostgreSQL backend, the advisory-lock package).
  */
-export const TOPOLOGIES = ['single', 'cluster', 'masters-5', 'etcd', 'zookeeper'] as const;
+export const TOPOLOGIES = ['single', 'cluster', 'masters-5', 'etcd', 'zookeeper', 'postgres'] as const;
 export type Topology = (typeof TOPOLOGIES)[number];
 
 /** ioredis settings of a benchmark run; every library in a run gets the same ones. */
@@ -31,7 +33,8 @@ export type Target =
   | { topology: 'cluster'; nodes: Array<{ host: string; port: number }> }
   | { topology: 'masters-5'; urls: string[] }
   | { topology: 'etcd'; endpoint: string; pid: number }
-  | { topology: 'zookeeper'; connectString: string; pid: number };
+  | { topology: 'zookeeper'; connectString: string; pid: number }
+  | { topology: 'postgres'; url: string; pid: number };
 
 export function redisOptions(setting: ClientSetting): RedisOptions {
   return setting === 'autoPipelining' ? { enableAutoPipelining: true } : {};
@@ -43,7 +46,8 @@ export type Connections =
   | { topology: 'cluster'; client: Cluster }
   | { topology: 'masters-5'; clients: Redis[] }
   | { topology: 'etcd'; client: Etcd3 }
-  | { topology: 'zookeeper'; client: zookeeper.Client };
+  | { topology: 'zookeeper'; client: zookeeper.Client }
+  | { topology: 'postgres'; url: string };
 
 /** Opens connections to `target` with the run's ioredis settings, and waits until they answer. */
 export async function connect(target: Target, setting: ClientSetting): Promise<Connections> {
@@ -79,12 +83,16 @@ export async function connect(target: Target, setting: ClientSetting): Promise<C
       });
       return { topology: 'zookeeper', client };
     }
+    case 'postgres':
+      // Every library on PostgreSQL opens its own connections (pinned per hold, or per acquisition).
+      return { topology: 'postgres', url: target.url };
   }
 }
 
 /** The address of every Redis of `target` (a cluster's masters; none for etcd). */
 function serverUrls(target: Target): string[] {
-  if (target.topology === 'etcd' || target.topology === 'zookeeper') return [];
+  if (target.topology === 'etcd' || target.topology === 'zookeeper' || target.topology === 'postgres')
+    return [];
   if (target.topology === 'single') return [target.url];
   if (target.topology === 'masters-5') return target.urls;
   return target.nodes.map((node) => `redis://${node.host}:${node.port}`);
@@ -96,15 +104,12 @@ function serverUrls(target: Target): string[] {
  */
 export function openRedisCpuReader(target: Target): { read(): Promise<number>; close(): void } {
   if (target.topology === 'etcd' || target.topology === 'zookeeper') {
-    // etcd and ZooKeeper report no CPU time of their own: read the process's (utime + stime, ticks).
-    const ticksPerSecond = 100;
-    return {
-      read: async () => {
-        const fields = readFileSync(`/proc/${target.pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
-        return ((Number(fields[11]) + Number(fields[12])) / ticksPerSecond) * 1e6;
-      },
-      close: () => undefined,
-    };
+    // etcd and ZooKeeper report no CPU time of their own: read the process's.
+    return { read: async () => processCpuUs(target.pid).own, close: () => undefined };
+  }
+  if (target.topology === 'postgres') {
+    // A backend process per connection: the postmaster's own, its ended children's, the live ones'.
+    return { read: async () => postgresCpuUs(target.pid), close: () => undefined };
   }
   const clients = serverUrls(target).map((url) => new Redis(url));
   const cpuOf = async (client: Redis) => {
@@ -118,7 +123,36 @@ export function openRedisCpuReader(target: Target): { read(): Promise<number>; c
   };
 }
 
+const TICKS_PER_SECOND = 100;
+
+/** CPU time of a process from /proc (µs): its own (utime + stime), its waited-for children's, its parent. */
+function processCpuUs(pid: number): { own: number; children: number; ppid: number } {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+  const us = (ticks: number) => (ticks / TICKS_PER_SECOND) * 1e6;
+  return {
+    own: us(Number(fields[11]) + Number(fields[12])),
+    children: us(Number(fields[13]) + Number(fields[14])),
+    ppid: Number(fields[1]),
+  };
+}
+
+function postgresCpuUs(postmaster: number): number {
+  const main = processCpuUs(postmaster);
+  let total = main.own + main.children;
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const child = processCpuUs(Number(entry));
+      if (child.ppid === postmaster) total += child.own;
+    } catch {
+      // It ended meanwhile: its time is in the postmaster's children's now.
+    }
+  }
+  return total;
+}
+
 export function disconnect(connections: Connections): void {
+  if (connections.topology === 'postgres') return; // each library closes its own
   if (connections.topology === 'etcd' || connections.topology === 'zookeeper') connections.client.close();
   else if (connections.topology === 'masters-5') connections.clients.forEach((client) => client.disconnect());
   else connections.client.disconnect();
@@ -162,6 +196,11 @@ export class BenchServers {
           connectString: zk.connectString,
           pid: zk.pid as number,
         });
+      }
+      if (topologies.has('postgres')) {
+        const postgres = await PostgresServer.start();
+        stops.push(() => postgres.stop());
+        targets.set('postgres', { topology: 'postgres', url: postgres.url, pid: postgres.pid as number });
       }
       if (topologies.has('cluster')) {
         const cluster = await RedisCluster.start({ masters: 3 });

@@ -1,0 +1,170 @@
+/**
+ * The benchmark's rows on the stores that are not Redis: each store's floor (its raw requests for one
+ * acquire + release, without any library, waiting as plainly as the store allows when the lock is
+ * taken) and the peer packages that run there (the etcd3 package's lock, advisory-lock).
+ */
+import type { Etcd3 } from 'etcd3';
+import zookeeper from 'node-zookeeper-client';
+import pg from 'pg';
+
+export interface StoreHeld {
+  release(): Promise<unknown>;
+}
+
+export interface StoreLock {
+  acquire(key: string): Promise<StoreHeld>;
+  close?(): Promise<void>;
+}
+
+/** A lock's lease where the store's lock needs one (the peers' defaults are 10 s too). */
+const LEASE_MS = 10_000;
+
+/**
+ * The etcd3 package's lock (`client.lock(key)`): it tries once and throws when the key is taken, so
+ * the benchmark retries it at once, as an application would have to.
+ */
+export async function etcd3Lock(client: Etcd3): Promise<StoreLock> {
+  const { EtcdLockFailedError } = await import('etcd3');
+  return {
+    acquire: async (key) => {
+      for (;;) {
+        const lock = client.lock(key).ttl(LEASE_MS / 1000);
+        try {
+          await lock.acquire();
+          return lock;
+        } catch (error) {
+          if (!(error instanceof EtcdLockFailedError)) throw error;
+        }
+      }
+    },
+  };
+}
+
+/**
+ * etcd's floor: one acquire + release as raw requests on one client — a put of the key bound to a
+ * lease granted once (a transaction: only if the key does not exist), then a delete. A refused put
+ * watches the key from the revision it saw until a delete, then tries again (every waiter wakes).
+ */
+export function etcdFloor(client: Etcd3): StoreLock {
+  const lease = client.lease(LEASE_MS / 1000, { autoKeepAlive: true });
+  let counter = 0;
+  return {
+    acquire: async (key) => {
+      const leaseId = await lease.grant();
+      const value = `floor-${++counter}`;
+      for (;;) {
+        const { succeeded, header } = await client
+          .if(key, 'Create', '==', 0)
+          .then(client.put(key).value(value).lease(leaseId))
+          .commit();
+        if (succeeded) break;
+        const watcher = await client
+          .watch()
+          .key(key)
+          .startRevision(String(Number(header.revision) + 1))
+          .create();
+        await new Promise<void>((resolve) => {
+          watcher.once('delete', () => resolve());
+          watcher.once('error', () => resolve()); // try again: the put tells
+        });
+        await watcher.cancel();
+      }
+      return { release: () => client.delete().key(key).exec() };
+    },
+  };
+}
+
+const call = <T>(run: (done: (error: unknown, value?: T) => void) => void) =>
+  new Promise<T>((resolve, reject) =>
+    run((error, value) => (error ? reject(error as Error) : resolve(value as T))),
+  );
+
+/**
+ * ZooKeeper's floor: one acquire + release as raw requests on one client — create an ephemeral node
+ * (under a parent made once), then delete it. A create refused because the node exists watches it
+ * (`exists`) and tries again when it goes: every waiter wakes (a herd; the raw way, not a recipe).
+ */
+export function zookeeperFloor(client: zookeeper.Client): StoreLock {
+  const parent = call<string>((done) => client.mkdirp('/bench-floor', done));
+  let counter = 0;
+  return {
+    acquire: async (key) => {
+      await parent;
+      const path = `/bench-floor/${key}`;
+      const data = Buffer.from(`floor-${++counter}`);
+      for (;;) {
+        try {
+          await call((done) => client.create(path, data, zookeeper.CreateMode.EPHEMERAL, done));
+          break;
+        } catch (error) {
+          const exists = (error as zookeeper.Exception).getCode?.() === zookeeper.Exception.NODE_EXISTS;
+          if (!exists) throw error;
+        }
+        let deleted!: () => void;
+        const gone = new Promise<void>((resolve) => (deleted = resolve));
+        const stat = await call<zookeeper.Stat | null>((done) => client.exists(path, () => deleted(), done));
+        if (stat) await gone;
+      }
+      return { release: () => call((done) => client.remove(path, -1, done)) };
+    },
+  };
+}
+
+/** A signed 64-bit advisory lock key for a benchmark key (the floor needs no stated hash). */
+const advisoryKey = (key: string): string => {
+  let hash = 0n;
+  for (const byte of Buffer.from(key)) hash = (hash * 131n + BigInt(byte)) & 0x7fffffffffffffffn;
+  return hash.toString();
+};
+
+/**
+ * PostgreSQL's floor: `pg_try_advisory_lock` + `pg_advisory_unlock`, raw round trips on one
+ * connection per acquisition (a session lock lives in its connection: concurrent acquirers need one
+ * each — connections are kept and reused, never opened per pair). A refused try waits in
+ * PostgreSQL's own lock queue (`pg_advisory_lock`), not by polling.
+ */
+export function postgresFloor(url: string): StoreLock {
+  const idle: pg.Client[] = [];
+  const all: pg.Client[] = [];
+  const take = async () => {
+    const ready = idle.pop();
+    if (ready) return ready;
+    const client = new pg.Client({ connectionString: url });
+    all.push(client);
+    await client.connect();
+    return client;
+  };
+  return {
+    acquire: async (key) => {
+      const client = await take();
+      const id = advisoryKey(key);
+      const { rows } = await client.query<{ got: boolean }>('SELECT pg_try_advisory_lock($1) AS got', [id]);
+      if (!rows[0]?.got) await client.query('SELECT pg_advisory_lock($1)', [id]);
+      return {
+        release: async () => {
+          await client.query('SELECT pg_advisory_unlock($1)', [id]);
+          idle.push(client);
+        },
+      };
+    },
+    close: async () => {
+      await Promise.all(all.map((client) => client.end()));
+    },
+  };
+}
+
+/**
+ * advisory-lock (npm): `createMutex(name).lock()` opens a connection of its own, waits in
+ * `pg_advisory_lock`, and the returned unlock runs `pg_advisory_unlock` and closes it — a connection
+ * per acquisition, as the package does out of the box.
+ */
+export function advisoryLock(loaded: unknown, url: string): StoreLock {
+  // A CommonJS module with an `exports.default`: ESM sees it under default, or default.default.
+  type Factory = typeof import('advisory-lock').default;
+  const outer = (loaded as { default?: unknown }).default;
+  const factory = (typeof outer === 'function' ? outer : (outer as { default: unknown }).default) as Factory;
+  const createMutex = factory(url);
+  return {
+    acquire: async (key) => ({ release: await createMutex(key).lock() }),
+  };
+}
