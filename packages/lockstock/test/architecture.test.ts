@@ -15,6 +15,7 @@ describe('architecture of the lock library', () => {
       'etcd',
       'zookeeper',
       'postgres',
+      'mysql',
     ]);
     expect(violations).toEqual([]);
   });
@@ -28,6 +29,7 @@ describe('architecture of the lock library', () => {
       'node-zookeeper-client': '/zookeeper/',
       // fencing/postgres-fenced-store.ts and redlock/token-source.ts take a Queryable by shape instead.
       pg: '/postgres/',
+      'mysql2/promise': '/mysql/',
     };
     const foreign = sourceFiles(src).flatMap((file) =>
       importsOf(file)

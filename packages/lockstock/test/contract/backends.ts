@@ -11,6 +11,7 @@ import {
 import {
   EtcdServer,
   httpRequest,
+  MariaDbServer,
   ZooKeeperServer,
   PostgresServer,
   RedisCluster,
@@ -21,6 +22,7 @@ import type { BackendCapabilities, LockClientBase } from '../../src/backend/inde
 import { EtcdLockClient } from '../../src/etcd/index.js';
 import { ZooKeeperLockClient } from '../../src/zookeeper/index.js';
 import { PostgresLockClient } from '../../src/postgres/index.js';
+import { MySqlLockClient } from '../../src/mysql/index.js';
 import type { BackendConfig } from './subjects.mjs';
 
 /**
@@ -280,6 +282,48 @@ export function usePostgresBackend(): BackendFixture<PostgresServer> {
     async breakHolds(client, lock) {
       // forceUnlock terminates the sessions holding the lock (pg_terminate_backend).
       await (client as PostgresLockClient).forceUnlock(lock);
+    },
+    get probeUrl() {
+      return probe.url;
+    },
+    get servers() {
+      return [server];
+    },
+  };
+}
+
+/**
+ * A private MariaDB for the calling test file (GET_LOCK user locks; holds end with their connection: a
+ * killed holder's socket closes and the server frees its locks), and a Redis for the probes.
+ */
+export function useMySqlBackend(): BackendFixture<MariaDbServer> {
+  let server: MariaDbServer;
+  let probe: RedisServer;
+  const clients: MySqlLockClient[] = [];
+  beforeAll(async () => {
+    [server, probe] = await Promise.all([MariaDbServer.start(), RedisServer.start()]);
+  });
+  afterAll(async () => {
+    await Promise.all(clients.map((c) => c.close()));
+    await Promise.all([server.stop(), probe.stop()]);
+  });
+  return {
+    name: 'mysql',
+    get capabilities() {
+      return capabilitiesOf(this.client());
+    },
+    // No session timeout to set: a dead holder's connection closes, and the server ends its session.
+    config: ({ watchdogTimeoutMs } = {}) => ({ kind: 'mysql', url: server.url, watchdogTimeoutMs }),
+    client(options = {}) {
+      const client = new MySqlLockClient({ mysql: server.url, ...options });
+      // forceUnlock kills the holders' connections, which their clients report here.
+      client.on('connectionError', () => undefined);
+      clients.push(client);
+      return client;
+    },
+    async breakHolds(client, lock) {
+      // forceUnlock kills the connections holding the lock (KILL CONNECTION).
+      await (client as MySqlLockClient).forceUnlock(lock);
     },
     get probeUrl() {
       return probe.url;

@@ -25,7 +25,8 @@ export type BackendConfig =
       watchdogTimeoutMs?: number;
       connectionLossPolicy?: 'suspended' | 'lost';
     }
-  | { kind: 'postgres'; url: string; watchdogTimeoutMs?: number };
+  | { kind: 'postgres'; url: string; watchdogTimeoutMs?: number }
+  | { kind: 'mysql'; url: string; watchdogTimeoutMs?: number };
 
 export declare const SUBJECTS: Record<string, Subject>;
 export declare function connect(backend: BackendConfig): LockClient;

@@ -7,6 +7,7 @@ import { PostgresTokenSource, RedisLockClient, RedlockClient } from 'lockstock';
 import { EtcdLockClient } from 'lockstock/etcd';
 import { ZooKeeperLockClient } from 'lockstock/zookeeper';
 import { PostgresLockClient } from 'lockstock/postgres';
+import { MySqlLockClient } from 'lockstock/mysql';
 
 const rw = (client, name) => client.readWrite(name);
 
@@ -100,6 +101,12 @@ export function connect(backend) {
     // pg is loaded only here, when a PostgreSQL client is made.
     const client = new PostgresLockClient({ postgres: backend.url });
     client.on('connectionError', () => undefined); // sessions the test terminates are reported here
+    return client;
+  }
+  if (backend.kind === 'mysql') {
+    // mysql2 is loaded only here, when a MySQL client is made.
+    const client = new MySqlLockClient({ mysql: backend.url });
+    client.on('connectionError', () => undefined); // connections the test kills are reported here
     return client;
   }
   if (backend.kind === 'zookeeper') {

@@ -1,0 +1,33 @@
+import { readAsset } from '../support/assets.js';
+
+const load = (file: string): string => readAsset(new URL(`./sql/${file}`, import.meta.url));
+
+/** Every statement the MySQL backend runs, one .sql file each (each file's header documents it). */
+export const SQL = {
+  tryLock: load('try-lock.sql'),
+  drawToken: load('draw-token.sql'),
+  waitLock: load('wait-lock.sql'),
+  release: load('release.sql'),
+  releaseAll: load('release-all.sql'),
+  holder: load('holder.sql'),
+  connectionId: load('connection-id.sql'),
+  waitingQuery: load('waiting-query.sql'),
+  waitingConnection: load('waiting-connection.sql'),
+  cancelQuery: load('cancel-query.sql'),
+  cancelConnection: load('cancel-connection.sql'),
+  killConnection: load('kill-connection.sql'),
+  createFencingTable: load('create-fencing-table.sql'),
+  leader: load('leader.sql'),
+  serverFlavor: load('server-flavor.sql'),
+} as const;
+
+/** A statement with its `{{name}}` slots filled (identifiers already quoted, integers checked). */
+export function fill(statement: string, values: Record<string, string | number>): string {
+  return statement.replace(/\{\{(\w+)\}\}/g, (_, slot: string) => {
+    const value = values[slot];
+    if (value === undefined) throw new Error(`no value for {{${slot}}}`);
+    if (typeof value === 'number' && !Number.isSafeInteger(value))
+      throw new Error(`not an integer: ${value}`);
+    return String(value);
+  });
+}
