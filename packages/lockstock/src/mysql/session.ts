@@ -88,9 +88,14 @@ export class PinnedSession {
     return header;
   }
 
+  /**
+   * Awaits a statement of the session's connection. The session's end settles it too: a statement
+   * written just as the server killed the connection can stay unanswered by mysql2 for good (the
+   * server's "connection killed" packet is taken as the end of the connection, not as the answer).
+   */
   private async guard<T>(query: Promise<T>): Promise<T> {
     try {
-      return await query;
+      return await Promise.race([query, this.endedWhileRunning()]);
     } catch (error) {
       // The statement failed because the connection is gone: the socket's own report may come a
       // moment later — the hold is lost now.
@@ -103,6 +108,12 @@ export class PinnedSession {
       }
       throw error;
     }
+  }
+
+  private endedWhileRunning(): Promise<never> {
+    return this.lost.then(() => {
+      throw this.ended ?? new MySqlSessionError('the connection carrying the hold ended');
+    });
   }
 
   /** Ends it: the hold it carried is lost. Idempotent. */

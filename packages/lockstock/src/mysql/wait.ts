@@ -49,6 +49,11 @@ export class BlockingWait {
     this.done = granted
       .then(async (ok) => {
         if (!ok) throw new Error('not granted'); // the slice ran out, or the wait was killed
+        if (this.abandoned) {
+          // Granted as its waiter gave up: straight back, without drawing a token.
+          this.giveBack();
+          return;
+        }
         try {
           this.token = await hooks.drawToken(session);
         } catch (error) {
@@ -102,9 +107,9 @@ export class BlockingWait {
   }
 
   /**
-   * Cancels the server-side wait. A cancel can arrive before the statement started waiting (then the
-   * process list shows no waiting GET_LOCK): it is sent again a few times while the wait is pending;
-   * the wait's slice bounds whatever is missed.
+   * Cancels the server-side wait. A cancel can arrive before the statement reached the server (then
+   * the process list does not show it): it is sent again a few times while the wait is pending; the
+   * wait's slice bounds whatever is missed.
    */
   private cancel(): void {
     this.state = 'cancelling';

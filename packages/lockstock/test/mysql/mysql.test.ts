@@ -135,6 +135,24 @@ describe('MySQL locks', () => {
     expect(await kept.release()).toBe('released');
   });
 
+  it('a release racing the KILL of its connection settles as expired, never hangs', async () => {
+    // mysql2 can leave a statement written just as the server kills the connection unanswered: the
+    // session's end settles it (the contract's lost-lease check on a multi-lock hung on this).
+    const locks = client();
+    const outcomes = new Set<string>();
+    for (let i = 0; i < 20; i++) {
+      const name = lockName(`race-${i}`);
+      const handle = await locks.mutex(name).acquire();
+      const connection = Number(await holderOf(mysqlLockName(name)));
+      // The KILL is done on the server; its answer may come before the client reads its socket's end.
+      await admin.query(`KILL CONNECTION ${connection}`);
+      outcomes.add(await handle.release());
+      // The killed thread frees its locks as it exits, a moment after KILL answered.
+      await expect.poll(() => holderOf(mysqlLockName(name))).toBeNull();
+    }
+    expect([...outcomes]).toEqual(['expired']); // the KILL freed it: never 'released' by the holder
+  });
+
   it("KILL of a holder's connection in another process: its signal aborts within a second, another process takes the lock", async () => {
     const name = lockName('killed');
     const serverName = mysqlLockName(name);
