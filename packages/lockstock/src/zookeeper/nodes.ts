@@ -151,11 +151,8 @@ export class OwnNodes {
    */
   async enqueue(node: OwnNode, data: Buffer, watcher?: () => void): Promise<QueueEntry[] | undefined> {
     const creating = node.path === undefined;
-    // Sends the create now (unless it must look first) and the listing, in one write.
-    const [ensuring, listing] = this.session.batch(() => [
-      this.ensure(node, data),
-      this.children(node.parent, watcher),
-    ]);
+    const ensuring = this.ensure(node, data); // sends the create now (unless it must look first)
+    const listing = this.children(node.parent, watcher);
     listing.catch(() => undefined); // awaited below, unless the create fails first
     await ensuring;
     let queue = sortQueue(await listing);
@@ -182,11 +179,8 @@ export class OwnNodes {
     const expected = node.path === undefined && !node.uncertain ? this.quiet.take(node.parent) : undefined;
     if (expected === undefined) return this.list(node, data);
     const name = `${node.prefix}${formatSequence(expected)}`;
-    // The create first (the read sees the node), both in one write.
-    const [ensuring, reading] = this.session.batch(() => [
-      this.ensure(node, data),
-      ownWatcher ? this.readNode(`${node.parent}/${name}`, ownWatcher) : undefined,
-    ]);
+    const ensuring = this.ensure(node, data); // sent first: the read below sees the node
+    const reading = ownWatcher ? this.readNode(`${node.parent}/${name}`, ownWatcher) : undefined;
     reading?.catch(() => undefined); // awaited below, unless the create fails first
     await ensuring;
     const stat = await reading;

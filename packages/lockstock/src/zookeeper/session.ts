@@ -1,4 +1,3 @@
-import type { Socket } from 'node:net';
 import * as zookeeper from 'node-zookeeper-client';
 import type { Client, Event as ZooKeeperEvent, Stat } from 'node-zookeeper-client';
 import { monotonicNow, type BackendHost, type Watch } from '../backend/index.js';
@@ -350,25 +349,6 @@ export class ZooKeeperSession {
   private stopHeartbeat(): void {
     clearInterval(this.heartbeat);
     clearTimeout(this.silence);
-  }
-
-  /**
-   * Runs `send`, whose driver calls go out at once (the driver writes each request as it is made),
-   * with the socket corked: requests sent together leave in one write — one system call here, one
-   * read for the server — instead of one each. Where the driver's internals moved, plain writes.
-   */
-  batch<T>(send: () => T): T {
-    const internals = this.zk as unknown as { connectionManager?: { socket?: Partial<Socket> | null } };
-    const socket = internals.connectionManager?.socket;
-    if (!socket?.writable || typeof socket.cork !== 'function' || typeof socket.uncork !== 'function') {
-      return send();
-    }
-    socket.cork();
-    try {
-      return send();
-    } finally {
-      socket.uncork();
-    }
   }
 
   /** Closes the silent socket under the driver (it reconnects); suspends ourselves in any case. */
