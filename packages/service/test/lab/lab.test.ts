@@ -105,6 +105,7 @@ describe('oversell lab', () => {
       'zookeeper-lock',
       'etcd-lock',
       'postgres-advisory-lock',
+      'mysql-lock',
     ];
     const results = await lab({
       strategies: correct,
@@ -126,7 +127,7 @@ describe('oversell lab', () => {
         }).toEqual({ name, oversold: 0, duplicates: 0, sold: 10, errors: 0 });
       }
     }
-  }, 240_000); // ~22 s on a quiet 2-core machine: 25 strategies, ZooKeeper, etcd and MariaDB started
+  }, 240_000); // ~22 s on a quiet 2-core machine: 26 strategies, ZooKeeper, etcd and MariaDB started
 
   it('Redlock on 5 masters sells exactly the stock', async () => {
     const redlock = await lab({ strategies: ['redlock'], runs: 5, stock: 10, buyers: 30 });

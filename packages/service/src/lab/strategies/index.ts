@@ -1,7 +1,7 @@
 import type { Strategy } from '../types.js';
 import { clusterNaiveSplit } from './cluster-naive-split.js';
 import { clusterSplitSale } from './cluster-split-sale.js';
-import { etcdLock, postgresAdvisoryLock, zookeeperLock } from './lock-backends.js';
+import { etcdLock, mysqlLock, postgresAdvisoryLock, zookeeperLock } from './lock-backends.js';
 import { localMutex } from './local-mutex.js';
 import { localMutexCommitRace } from './local-mutex-commit-race.js';
 import { naiveRedis } from './naive-redis.js';
@@ -48,6 +48,7 @@ export const STRATEGIES: readonly Strategy[] = [
   zookeeperLock,
   etcdLock,
   postgresAdvisoryLock,
+  mysqlLock,
   redisLockFailover,
   redisWatch,
   redisLuaGetSet,

@@ -1,4 +1,5 @@
 import { EtcdLockClient } from 'lockstock/etcd';
+import { MySqlLockClient } from 'lockstock/mysql';
 import { PostgresLockClient } from 'lockstock/postgres';
 import { ZooKeeperLockClient } from 'lockstock/zookeeper';
 import type { LabServerKind } from '../servers.js';
@@ -56,4 +57,18 @@ export const postgresAdvisoryLock = lockSale({
   note: 'Correct here. The hold lives as long as its connection: a dropped connection frees the lock at once (lockstock aborts the hold’s signal), a holder stalled with its connection open blocks everyone. Each holder and each waiter pins a connection. Behind a transaction-mode pooler (pgbouncer) session advisory locks are silently shared: lockstock refuses them there.',
   client: (env) =>
     env.shared('postgres-locks', () => new PostgresLockClient({ postgres: env.databaseUrl }), close),
+});
+
+/** The database's own lock on MySQL (seeds 003, 004 "基于数据库实现分布式锁"): GET_LOCK. */
+export const mysqlLock = lockSale({
+  name: 'mysql-lock',
+  lockBackend: 'MySQL',
+  title: 'MySQL user lock, GET_LOCK (lockstock MySqlLockClient)',
+  claim:
+    'Seeds 003, 004: a lock in the database everyone already runs — here MySQL’s (MariaDB’s) GET_LOCK on a pinned connection, waiters queued by the server, released by the holder or by its connection’s end.',
+  expectation: 'correct',
+  note: 'Correct here. As with PostgreSQL’s advisory locks the hold lives as long as its connection (a killed one frees the lock and aborts the hold’s signal; a holder stalled with its connection open blocks everyone), and each holder and waiter pins a connection. Names are at most 64 characters and case-insensitive on the server: lockstock hashes the long or mixed-case ones.',
+  servers: ['mysql'],
+  client: (env) =>
+    env.shared('mysql-locks', () => new MySqlLockClient({ mysql: serverOf(env, 'mysql') }), close),
 });
