@@ -1,8 +1,9 @@
 import { RedisLockClient, RedlockClient } from 'lockstock';
 import { EtcdLockClient } from 'lockstock/etcd';
+import { MySqlLockClient } from 'lockstock/mysql';
 import { PostgresLockClient } from 'lockstock/postgres';
 import { ZooKeeperLockClient } from 'lockstock/zookeeper';
-import { advisoryLock, etcd3Lock, etcdFloor, postgresFloor, zookeeperFloor } from './stores.js';
+import { advisoryLock, etcd3Lock, etcdFloor, mysqlFloor, postgresFloor, zookeeperFloor } from './stores.js';
 import {
   connect,
   disconnect,
@@ -53,6 +54,7 @@ const STORE_PEERS: Partial<Record<Topology, readonly LibraryName[]>> = {
   etcd: ['etcd3'],
   zookeeper: [],
   postgres: ['advisory-lock'],
+  mysql: [],
 };
 
 /** Where each library runs: ours and the floor everywhere, a store's peers on it, the Redis libraries on Redis. */
@@ -148,8 +150,11 @@ export async function createAdapter(spec: AdapterSpec): Promise<LockAdapter> {
       case 'floor':
         if (connections.topology === 'etcd') return { ...etcdFloor(connections.client), close };
         if (connections.topology === 'zookeeper') return { ...zookeeperFloor(connections.client), close };
-        if (connections.topology === 'postgres') {
-          const raw = postgresFloor(connections.url);
+        if (connections.topology === 'postgres' || connections.topology === 'mysql') {
+          const raw =
+            connections.topology === 'postgres'
+              ? postgresFloor(connections.url)
+              : mysqlFloor(connections.url);
           return { acquire: raw.acquire, close: async () => raw.close?.() };
         }
         return { ...floor(connections), close };
@@ -199,6 +204,18 @@ function lockstock(spec: AdapterSpec, connections: Connections): LockAdapter {
       },
     };
   }
+  if (connections.topology === 'mysql') {
+    if (spec.kind !== 'mutex') throw new Error(`lockstock ${spec.kind} is benchmarked on Redis`);
+    // As on PostgreSQL: a connection per hold and per waiting caller.
+    const locks = new MySqlLockClient({ mysql: connections.url, maxConnections: POSTGRES_CONNECTIONS });
+    return {
+      acquire: (key) => locks.mutex(key).acquire(),
+      close: async () => {
+        await locks.close();
+        disconnect(connections);
+      },
+    };
+  }
   if (connections.topology === 'etcd') {
     if (spec.kind !== 'mutex') throw new Error(`lockstock ${spec.kind} is benchmarked on Redis`);
     const etcd = new EtcdLockClient({ etcd: connections.client });
@@ -226,7 +243,7 @@ function lockstock(spec: AdapterSpec, connections: Connections): LockAdapter {
   };
 }
 
-/** Connections of lockstock's pool on PostgreSQL: the 64 loops of an uncontended row, and a few more. */
+/** Connections of lockstock's pool on PostgreSQL and MySQL: the 64 loops of an uncontended row, and a few more. */
 const POSTGRES_CONNECTIONS = 72;
 
 /** The clients a peer is given: the one client, or the 5 masters. */
@@ -234,7 +251,8 @@ function clientsOf(connections: Connections) {
   if (
     connections.topology === 'etcd' ||
     connections.topology === 'zookeeper' ||
-    connections.topology === 'postgres'
+    connections.topology === 'postgres' ||
+    connections.topology === 'mysql'
   )
     throw new Error('the Redis libraries run on Redis');
   return connections.topology === 'masters-5' ? connections.clients : [connections.client];
@@ -268,7 +286,8 @@ async function redisSemaphore(spec: AdapterSpec, connections: Connections): Prom
   if (
     connections.topology === 'etcd' ||
     connections.topology === 'zookeeper' ||
-    connections.topology === 'postgres'
+    connections.topology === 'postgres' ||
+    connections.topology === 'mysql'
   )
     throw new Error('redis-semaphore runs on Redis');
   const create = (key: string) => {

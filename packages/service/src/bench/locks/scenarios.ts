@@ -32,6 +32,7 @@ export const COVERAGE: Record<Scenario, ReadonlyArray<{ kind: Kind; topology: To
     { kind: 'mutex', topology: 'etcd' },
     { kind: 'mutex', topology: 'zookeeper' },
     { kind: 'mutex', topology: 'postgres' },
+    { kind: 'mutex', topology: 'mysql' },
   ],
   contended: [
     { kind: 'mutex', topology: 'single' },
@@ -39,13 +40,14 @@ export const COVERAGE: Record<Scenario, ReadonlyArray<{ kind: Kind; topology: To
     { kind: 'mutex', topology: 'etcd' },
     { kind: 'mutex', topology: 'zookeeper' },
     { kind: 'mutex', topology: 'postgres' },
+    { kind: 'mutex', topology: 'mysql' },
   ],
   'read-write': [{ kind: 'read-write', topology: 'single' }],
   semaphore: [{ kind: 'semaphore', topology: 'single' }],
 };
 
-/** Stores whose floor waits for a taken lock without polling: etcd and ZooKeeper watch, PostgreSQL queues. */
-const FLOOR_WAITS: readonly Topology[] = ['etcd', 'zookeeper', 'postgres'];
+/** Stores whose floor waits for a taken lock without polling: etcd and ZooKeeper watch, SQL queues. */
+const FLOOR_WAITS: readonly Topology[] = ['etcd', 'zookeeper', 'postgres', 'mysql'];
 
 /** Permits of the semaphores, uncontended and contended, for lockstock and redis-semaphore alike. */
 export const SEMAPHORE_PERMITS = 4;

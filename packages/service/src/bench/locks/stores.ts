@@ -4,6 +4,7 @@
  * taken) and the peer packages that run there (the etcd3 package's lock, advisory-lock).
  */
 import type { Etcd3 } from 'etcd3';
+import mysql from 'mysql2/promise';
 import zookeeper from 'node-zookeeper-client';
 import pg from 'pg';
 
@@ -166,5 +167,41 @@ export function advisoryLock(loaded: unknown, url: string): StoreLock {
   const createMutex = factory(url);
   return {
     acquire: async (key) => ({ release: await createMutex(key).lock() }),
+  };
+}
+
+/**
+ * MySQL's floor: `GET_LOCK(name, 0)` + `RELEASE_LOCK(name)`, raw round trips on one connection per
+ * acquisition (a user lock lives in its session, and a session re-enters its own locks: concurrent
+ * acquirers need one each — connections are kept and reused, never opened per pair). A refused try
+ * waits in the server's own queue (a blocking `GET_LOCK`), not by polling.
+ */
+export function mysqlFloor(url: string): StoreLock {
+  const idle: mysql.Connection[] = [];
+  const all: mysql.Connection[] = [];
+  const take = async () => {
+    const ready = idle.pop();
+    if (ready) return ready;
+    const connection = await mysql.createConnection(url);
+    all.push(connection);
+    return connection;
+  };
+  return {
+    acquire: async (key) => {
+      const connection = await take();
+      const [rows] = await connection.query('SELECT GET_LOCK(?, 0) AS got', [key]);
+      if ((rows as Array<{ got: number }>)[0]?.got !== 1) {
+        await connection.query('SELECT GET_LOCK(?, 31536000) AS got', [key]); // a year: until granted
+      }
+      return {
+        release: async () => {
+          await connection.query('SELECT RELEASE_LOCK(?)', [key]);
+          idle.push(connection);
+        },
+      };
+    },
+    close: async () => {
+      await Promise.all(all.map((connection) => connection.end()));
+    },
   };
 }

@@ -4,6 +4,7 @@ import { Cluster, Redis, type RedisOptions } from 'ioredis';
 import zookeeper from 'node-zookeeper-client';
 import {
   EtcdServer,
+  MariaDbServer,
   PostgresServer,
   RedisCluster,
   RedisServer,
@@ -18,9 +19,18 @@ import {
  * - `masters-5`: 5 independent redis-servers (no replication between them), the Redlock setting;
  * - `etcd`: one etcd member (lockstock's etcd backend, the etcd3 package's lock);
  * - `zookeeper`: one standalone ZooKeeper (lockstock's ZooKeeper backend; Node has no Curator);
- * - `postgres`: one PostgreSQL (lockstock's PostgreSQL backend, the advisory-lock package).
+ * - `postgres`: one PostgreSQL (lockstock's PostgreSQL backend, the advisory-lock package);
+ * - `mysql`: one MariaDB (lockstock's MySQL backend; no Node package offers GET_LOCK locks to compare).
  */
-export const TOPOLOGIES = ['single', 'cluster', 'masters-5', 'etcd', 'zookeeper', 'postgres'] as const;
+export const TOPOLOGIES = [
+  'single',
+  'cluster',
+  'masters-5',
+  'etcd',
+  'zookeeper',
+  'postgres',
+  'mysql',
+] as const;
 export type Topology = (typeof TOPOLOGIES)[number];
 
 /** ioredis settings of a benchmark run; every library in a run gets the same ones. */
@@ -34,7 +44,8 @@ export type Target =
   | { topology: 'masters-5'; urls: string[] }
   | { topology: 'etcd'; endpoint: string; pid: number }
   | { topology: 'zookeeper'; connectString: string; pid: number }
-  | { topology: 'postgres'; url: string; pid: number };
+  | { topology: 'postgres'; url: string; pid: number }
+  | { topology: 'mysql'; url: string; pid: number };
 
 export function redisOptions(setting: ClientSetting): RedisOptions {
   return setting === 'autoPipelining' ? { enableAutoPipelining: true } : {};
@@ -47,7 +58,8 @@ export type Connections =
   | { topology: 'masters-5'; clients: Redis[] }
   | { topology: 'etcd'; client: Etcd3 }
   | { topology: 'zookeeper'; client: zookeeper.Client }
-  | { topology: 'postgres'; url: string };
+  | { topology: 'postgres'; url: string }
+  | { topology: 'mysql'; url: string };
 
 /** Opens connections to `target` with the run's ioredis settings, and waits until they answer. */
 export async function connect(target: Target, setting: ClientSetting): Promise<Connections> {
@@ -86,12 +98,20 @@ export async function connect(target: Target, setting: ClientSetting): Promise<C
     case 'postgres':
       // Every library on PostgreSQL opens its own connections (pinned per hold, or per acquisition).
       return { topology: 'postgres', url: target.url };
+    case 'mysql':
+      // Likewise on MySQL: a user lock lives in its connection.
+      return { topology: 'mysql', url: target.url };
   }
 }
 
 /** The address of every Redis of `target` (a cluster's masters; none for etcd). */
 function serverUrls(target: Target): string[] {
-  if (target.topology === 'etcd' || target.topology === 'zookeeper' || target.topology === 'postgres')
+  if (
+    target.topology === 'etcd' ||
+    target.topology === 'zookeeper' ||
+    target.topology === 'postgres' ||
+    target.topology === 'mysql'
+  )
     return [];
   if (target.topology === 'single') return [target.url];
   if (target.topology === 'masters-5') return target.urls;
@@ -103,8 +123,8 @@ function serverUrls(target: Target): string[] {
  * connections of its own (idle while a row runs): what a lock pair costs on the Redis side.
  */
 export function openRedisCpuReader(target: Target): { read(): Promise<number>; close(): void } {
-  if (target.topology === 'etcd' || target.topology === 'zookeeper') {
-    // etcd and ZooKeeper report no CPU time of their own: read the process's.
+  if (target.topology === 'etcd' || target.topology === 'zookeeper' || target.topology === 'mysql') {
+    // etcd, ZooKeeper and mariadbd (one process, a thread per connection): read the process's.
     return { read: async () => processCpuUs(target.pid).own, close: () => undefined };
   }
   if (target.topology === 'postgres') {
@@ -152,7 +172,7 @@ function postgresCpuUs(postmaster: number): number {
 }
 
 export function disconnect(connections: Connections): void {
-  if (connections.topology === 'postgres') return; // each library closes its own
+  if (connections.topology === 'postgres' || connections.topology === 'mysql') return; // each library closes its own
   if (connections.topology === 'etcd' || connections.topology === 'zookeeper') connections.client.close();
   else if (connections.topology === 'masters-5') connections.clients.forEach((client) => client.disconnect());
   else connections.client.disconnect();
@@ -201,6 +221,11 @@ export class BenchServers {
         const postgres = await PostgresServer.start();
         stops.push(() => postgres.stop());
         targets.set('postgres', { topology: 'postgres', url: postgres.url, pid: postgres.pid as number });
+      }
+      if (topologies.has('mysql')) {
+        const mariadb = await MariaDbServer.start();
+        stops.push(() => mariadb.stop());
+        targets.set('mysql', { topology: 'mysql', url: mariadb.url, pid: mariadb.pid as number });
       }
       if (topologies.has('cluster')) {
         const cluster = await RedisCluster.start({ masters: 3 });
