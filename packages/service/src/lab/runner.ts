@@ -22,7 +22,7 @@ export interface LabOptions {
   strategyOptions?: Record<string, Record<string, number | string | boolean>>;
   redisUrl?: string;
   databaseUrl?: string;
-  /** Extra servers to use rather than start (ZooKeeper, etcd), for strategies that need them. */
+  /** Extra servers to use rather than start (ZooKeeper, etcd, MySQL), for strategies that need them. */
   servers?: LabServers;
   /** Progress callbacks (the CLI draws bars with them). */
   onRunStart?: (strategy: string, run: number) => void;
@@ -75,7 +75,7 @@ function startWorker(
  * Runs each strategy `runs` times as a real flash sale: fresh state, `processes` worker processes ×
  * `concurrency` concurrent buyers, a start barrier, then the checker reads what was recorded.
  * Without URLs it starts its own redis-server and PostgreSQL (several processes must share them),
- * and the extra servers (ZooKeeper, etcd) only when a selected strategy runs on them.
+ * and the extra servers (ZooKeeper, etcd, MariaDB) only when a selected strategy runs on them.
  */
 export async function runLab(options: LabOptions): Promise<RunResult[]> {
   const selected = options.strategies.map(strategyByName);
