@@ -43,8 +43,11 @@ export type Expectation =
   | 'oversells_across_processes'
   | 'stalls'
   | 'may_leave_unsold'
-  /** Tells buyers "sold out" while units are left (and leaves them unsold). */
-  | 'false_sold_out';
+  /**
+   * Judges buyers where it cannot see the whole sale: tells them "sold out" while units are left (and
+   * leaves those unsold), or sells one buyer twice — whichever the run's buyers happen to provoke.
+   */
+  | 'sells_out_early_or_twice';
 
 export interface Strategy {
   readonly name: string;
