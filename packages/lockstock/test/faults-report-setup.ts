@@ -26,6 +26,8 @@ const ORDER = [
   'redlock-3-of-5-down',
   'redlock-clock-jump',
   'redlock-clock-jump-3-votes',
+  'client-clock-jump',
+  'client-clock-jump-semaphore',
   'sentinel-split-brain',
   'herd-10000',
   'herd-500',

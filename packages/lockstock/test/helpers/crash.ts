@@ -1,9 +1,10 @@
+import { fork } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll } from 'vitest';
 import { parseHistory, type HistoryEvent } from '../../src/checker/index.js';
-import { forkFixtures, type Contender } from './processes.js';
+import { Contender, fixturePath } from './processes.js';
 
 /**
  * What the crash tests and the session backends' fault rows repeat: fork fixture processes that are
@@ -12,8 +13,11 @@ import { forkFixtures, type Contender } from './processes.js';
  * its own, and time how soon a lock passes on after its holder dies.
  */
 export interface Fixtures {
-  /** Forks `fixture` with `args` (as JSON, its one argument); killed after the file's tests. */
-  fork(fixture: string, args: object): Contender;
+  /**
+   * Forks `fixture` with `args` (as JSON, its one argument), with `env` added to this process's
+   * environment; killed after the file's tests.
+   */
+  fork(fixture: string, args: object, env?: Record<string, string>): Contender;
   /** A fresh history file for one fixture process (in a directory removed after the file's tests). */
   historyFile(label: string): string;
   /** Every event the fixture processes appended to their history files so far. */
@@ -36,10 +40,15 @@ export function useFixtures(): Fixtures {
   });
   const directory = () => (dir ??= mkdtempSync(join(tmpdir(), 'lockstock-fault-histories-')));
   return {
-    fork(fixture, args) {
-      const [contender] = forkFixtures(fixture, [[JSON.stringify(args)]]);
-      forked.push(contender!);
-      return contender!;
+    fork(fixture, args, env) {
+      const contender = new Contender(
+        fork(fixturePath(fixture), [JSON.stringify(args)], {
+          stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+          ...(env ? { env: { ...process.env, ...env } } : {}),
+        }),
+      );
+      forked.push(contender);
+      return contender;
     },
     historyFile: (label) => join(directory(), `${++files}-${label}.jsonl`),
     histories() {
