@@ -29,6 +29,7 @@ const ORDER = [
   'client-clock-jump',
   'client-clock-jump-semaphore',
   'sentinel-split-brain',
+  'cluster-failover',
   'herd-10000',
   'herd-500',
 ];
