@@ -142,8 +142,8 @@ describe('lock faults on etcd', () => {
       owner: 'second',
     });
 
+    const resumedAt = process.hrtime.bigint(); // before the signal: the holder may run before kill() returns
     paused.kill('SIGCONT');
-    const resumedAt = process.hrtime.bigint();
     recorder.record({
       src: 'harness',
       proc: 'harness',

@@ -130,8 +130,8 @@ describe('lock faults on ZooKeeper', () => {
     );
     await fencedWrite(admin, `/unfenced/${name}`, Number.MAX_SAFE_INTEGER, 'from second');
 
+    const resumedAt = process.hrtime.bigint(); // before the signal: the holder may run before kill() returns
     paused.kill('SIGCONT');
-    const resumedAt = process.hrtime.bigint();
     recorder.record(fault('sigcont', owner));
     paused.send({ type: 'write', value: 'stale' });
     const written = await paused.next('written');
@@ -299,7 +299,7 @@ describe('lock faults on ZooKeeper', () => {
           backend: 'zookeeper',
           fault: `the holder's link to ZooKeeper goes dark (fault proxy blackhole); session timeout ${sessionTimeoutMs} ms, connectionLossPolicy '${policy}'`,
           expected: policy === 'suspended' ? ['OK', 'F-OK'] : ['F-OK'],
-          observed: `the holder's signal aborted ${Math.round(abortedAfterCutMs)} ms into the partition (${lost.cause}); the other client got the lock at ${Math.round(takenAfterMs)} ms: ${overlapped ? 'they overlapped (found by the checker)' : 'no overlap'}; its write after the heal refused by the czxid fence`,
+          observed: `the holder's signal aborted ${Math.round(abortedAfterCutMs)} ms into the partition (${lost.cause}); the other client got the lock at ${Math.round(takenAfterMs)} ms: ${overlapped ? 'they overlapped (found by the checker)' : 'no overlap'}${policy === 'lost' ? ` — a race, not a margin: the holder's deadline (a whole session timeout after its last answer) and the server's expiry run from nearly the same instant, so only the fence is promised` : ''}; its write after the heal refused by the czxid fence`,
           file: FILE,
           checker: report,
           figures: {
