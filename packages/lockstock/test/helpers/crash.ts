@@ -88,3 +88,34 @@ export async function killAndTime<T>(
   await holder.exited;
   return { result, killedAt, freedAfterMs };
 }
+
+/** What fixtures/fault-holder.mjs reports of its hold's loss, when its signal aborted. */
+export interface LossReport {
+  readonly at: string;
+  readonly reason: string;
+  readonly cause?: string;
+}
+
+/**
+ * When an overtaken holder's signal aborted, in words, counted from `since` (described by `after`) —
+ * or that it had not yet when the holder wrote and released (its backend had not told it): then even
+ * a holder that looked at its signal before writing would have written.
+ */
+export function lossSeen(
+  lost: LossReport | undefined,
+  since: bigint,
+  after: string,
+): { words: string; ms?: number } {
+  if (lost === undefined) {
+    return {
+      words:
+        'its signal had not aborted yet when it wrote and released (the news had not reached it): even a holder that looked first would have written',
+    };
+  }
+  const ms = Number(BigInt(lost.at) - since) / 1e6;
+  const shown = Math.abs(ms) < 10 ? ms.toFixed(1) : String(Math.round(ms));
+  return {
+    words: `its signal aborted ${shown} ms after ${after}${lost.cause ? ` (${lost.cause})` : ''}`,
+    ms,
+  };
+}
