@@ -171,7 +171,7 @@ describe('lock faults on etcd', () => {
     expect(await admin.get(`unfenced/${name}`).string()).toBe(`stale from ${String(owner)}`);
     const lost = released.lost as LossReport | undefined;
     if (lost) expect(lost.reason).toBe('session_lost');
-    const seen = lossSeen(lost, resumedAt, 'SIGCONT');
+    const seen = lossSeen(lost, resumedAt, 'SIGCONT (its session past its TTL)', { cause: false });
     const history = mergeHistories(
       recorder.events,
       fixtures.histories().filter((e) => e.proc === owner || e.owner === owner),
@@ -243,7 +243,7 @@ describe('lock faults on etcd', () => {
     expect(await admin.get(`unfenced/${name}`).string()).toBe(`stale from ${String(owner)}`);
     const lost = released.lost as LossReport | undefined;
     if (lost) expect(lost.reason).toBe('session_lost');
-    const seen = lossSeen(lost, revokedAt, 'it');
+    const seen = lossSeen(lost, revokedAt, 'it', { cause: false });
     const history = mergeHistories(
       recorder.events,
       fixtures.histories().filter((e) => e.proc === owner || e.owner === owner),

@@ -105,6 +105,7 @@ export function lossSeen(
   lost: LossReport | undefined,
   since: bigint,
   after: string,
+  options: { cause?: boolean } = {},
 ): { words: string; ms?: number } {
   if (lost === undefined) {
     return {
@@ -114,8 +115,6 @@ export function lossSeen(
   }
   const ms = Number(BigInt(lost.at) - since) / 1e6;
   const shown = Math.abs(ms) < 10 ? ms.toFixed(1) : String(Math.round(ms));
-  return {
-    words: `its signal aborted ${shown} ms after ${after}${lost.cause ? ` (${lost.cause})` : ''}`,
-    ms,
-  };
+  const cause = options.cause !== false && lost.cause ? ` (${lost.cause})` : '';
+  return { words: `its signal aborted ${shown} ms after ${after}${cause}`, ms };
 }
