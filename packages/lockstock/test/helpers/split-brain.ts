@@ -129,15 +129,29 @@ export async function info(url: string, section: string): Promise<string> {
   }
 }
 
-/** Polls `condition` (the servers decide in their own time) until it holds, or fails after `timeoutMs`. */
+/**
+ * Polls `condition` (the servers decide in their own time) until it holds, or fails after `timeoutMs`.
+ * A probe that fails (a connection refused or reset while a server changes its role, on a loaded
+ * machine) is "not yet", not the answer; the last such error is named if time runs out.
+ */
 export async function until(
   condition: () => Promise<boolean>,
   what: string,
   timeoutMs = 20_000,
 ): Promise<void> {
   const deadline = performance.now() + timeoutMs;
-  while (!(await condition())) {
-    if (performance.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms`);
+  let failed: unknown;
+  for (;;) {
+    try {
+      if (await condition()) return;
+      failed = undefined;
+    } catch (error) {
+      failed = error;
+    }
+    if (performance.now() > deadline) {
+      const why = failed === undefined ? '' : ` (last probe failed: ${(failed as Error).message})`;
+      throw new Error(`${what}: not within ${timeoutMs} ms${why}`);
+    }
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }
