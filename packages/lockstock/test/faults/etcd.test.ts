@@ -243,7 +243,7 @@ describe('lock faults on etcd', () => {
     expect(await admin.get(`unfenced/${name}`).string()).toBe(`stale from ${String(owner)}`);
     const lost = released.lost as LossReport | undefined;
     if (lost) expect(lost.reason).toBe('session_lost');
-    const seen = lossSeen(lost, revokedAt, 'it', { cause: false });
+    const seen = lossSeen(lost, revokedAt, 'it (its watched sentinel key deleted)', { cause: false });
     const history = mergeHistories(
       recorder.events,
       fixtures.histories().filter((e) => e.proc === owner || e.owner === owner),
@@ -257,7 +257,7 @@ describe('lock faults on etcd', () => {
       fault:
         "the holder's session lease revoked server-side while another client waits (row 10: the forced lease expiry, as `etcdctl lease revoke`); the holder keeps writing",
       expected: ['VIOL', 'F-OK'],
-      observed: `the waiter got the lock ${Math.round(takenAfterMs)} ms after the revoke; the holder's ${seen.words.replace(/^its /, '')} (its watched sentinel key deleted); a holder that keeps working overlaps: two holders, found by the checker; guardedPut refused its write, the unfenced key took it`,
+      observed: `the waiter got the lock ${Math.round(takenAfterMs)} ms after the revoke; for the holder, ${seen.words}; a holder that keeps working overlaps: two holders, found by the checker; guardedPut refused its write, the unfenced key took it`,
       file: FILE,
       checker: report,
       figures: {

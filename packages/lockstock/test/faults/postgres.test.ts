@@ -237,7 +237,7 @@ describe('lock faults on PostgreSQL', () => {
       fault:
         "pg_terminate_backend of the holder's session while it works (row 11), a waiter queued; the holder keeps writing on its other connections",
       expected: ['VIOL', 'F-OK'],
-      observed: `the server freed the lock with the session: the waiter had it ${takenAfterMs.toFixed(1)} ms after the terminate; the holder's ${seen.words.replace(/^its /, '')}; a holder that keeps working overlaps: two holders, found by the checker; the fenced store refused its write, the unfenced table took it after the new holder's`,
+      observed: `the server freed the lock with the session: the waiter had it ${takenAfterMs.toFixed(1)} ms after the terminate; for the holder, ${seen.words}; a holder that keeps working overlaps: two holders, found by the checker; the fenced store refused its write, the unfenced table took it after the new holder's`,
       file: FILE,
       checker: report,
       figures: {
