@@ -44,11 +44,13 @@ export interface MySqlBackendOptions {
 /** One server-side wait lasts this long before the waiter queues again, ms. */
 const WAIT_SLICE_MS = 10_000;
 
-const MUTEX: ExclusiveFamily = { reentrant: false, waits: 'queue', serverOrder: false };
+const MUTEX: ExclusiveFamily = { reentrant: false, waits: 'queue', serverOrder: false, records: false };
 const REENTRANT: ExclusiveFamily = { ...MUTEX, reentrant: true };
 /** Every waiter of every client queues in the server's user-lock queue, which grants in arrival order. */
 const FAIR: ExclusiveFamily = { ...REENTRANT, serverOrder: true };
 const SPIN: ExclusiveFamily = { ...REENTRANT, waits: 'backoff' };
+/** An election's lock: a mutex whose grants record their holder (the leader, for leader.sql). */
+const CANDIDATE: ExclusiveFamily = { ...MUTEX, records: true };
 
 const CAPABILITIES: BackendCapabilities = Object.freeze({
   leases: 'session',
@@ -107,9 +109,12 @@ export class MySqlBackend implements LockBackend {
         ({ mariadb: this.mariadb } = await prepareServer(this.control, table));
       },
     });
-    const drawToken = async (session: PinnedSession, tokenName: string, owner: string) => {
+    const drawToken = async (session: PinnedSession, tokenName: string, owner: string, record: boolean) => {
       // On MySQL a cancel that raced the grant may end this statement instead of the wait: once more.
-      const run = () => session.write(statements.drawToken, [tokenName, owner, owner]);
+      const run = () =>
+        record
+          ? session.write(statements.drawTokenRecorded, [tokenName, owner, owner])
+          : session.write(statements.drawToken, [tokenName]);
       const header = await run().catch((error: unknown) => {
         if (interrupted(error)) return run();
         throw error;
@@ -123,18 +128,15 @@ export class MySqlBackend implements LockBackend {
       statements,
       waitSliceMs: WAIT_SLICE_MS,
       report,
-      tryTake: async (session, serverName, tokenName, owner) => {
-        const header: ResultSetHeader = await session.write(statements.tryLock, [
-          tokenName,
-          owner,
-          serverName,
-          owner,
-        ]);
+      tryTake: async (session, serverName, tokenName, owner, record) => {
+        const header: ResultSetHeader = record
+          ? await session.write(statements.tryLockRecorded, [tokenName, owner, serverName, owner])
+          : await session.write(statements.tryLock, [tokenName, serverName]);
         return header.affectedRows > 0 ? Number(header.insertId) : undefined;
       },
-      waitHooks: (tokenName, owner) => ({
+      waitHooks: (tokenName, owner, record) => ({
         cancel: (connectionId) => this.cancelWait(connectionId),
-        drawToken: (session) => drawToken(session, tokenName, owner),
+        drawToken: (session) => drawToken(session, tokenName, owner, record),
         giveBack: (wait: BlockingWait) =>
           wait.session.serial(async () => {
             await wait.session.rows(SQL.release, [wait.serverName]);
@@ -196,7 +198,7 @@ export class MySqlBackend implements LockBackend {
    * connection of that grant still holds the lock (leader.sql). Observers poll (MySQL has no watches).
    */
   election(name: string): Election {
-    const resource = new ExclusiveResource(this.ctx, name, electionName(name), MUTEX);
+    const resource = new ExclusiveResource(this.ctx, name, electionName(name), CANDIDATE);
     const lock = this.host.lock(resource, 'mutex');
     return new LockElection(name, lock, async (): Promise<Leader | undefined> => {
       await this.sessions.prepared();

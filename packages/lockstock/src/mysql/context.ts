@@ -10,18 +10,22 @@ export interface MySqlLockContext {
   /** A separate small pool for what must work while every pinned connection waits: cancels, looks. */
   readonly control: Pool;
   readonly sessions: Sessions;
-  /** The fencing table's statements, with its quoted name filled in. */
-  readonly statements: { readonly tryLock: string; readonly drawToken: string; readonly leader: string };
+  /** The fencing table's statements that the resources run themselves, with its quoted name. */
+  readonly statements: { readonly leader: string };
   /** How long one server-side wait lasts before the waiter queues again, ms. */
   readonly waitSliceMs: number;
-  /** Wait hooks for a wait on `serverName` by `owner`. */
-  waitHooks(serverName: string, owner: string): WaitHooks;
-  /** Takes `serverName` in `session` if it is free, drawing its token; undefined when held elsewhere. */
+  /** Wait hooks for a wait whose grant draws the token of `tokenName` (recording `owner`: elections). */
+  waitHooks(tokenName: string, owner: string, record: boolean): WaitHooks;
+  /**
+   * Takes `serverName` in `session` if it is free, drawing the token of `tokenName` (and recording
+   * `owner` as its holder when `record`: elections); undefined when held elsewhere.
+   */
   tryTake(
     session: PinnedSession,
     serverName: string,
     tokenName: string,
     owner: string,
+    record: boolean,
   ): Promise<number | undefined>;
   /** Background failures go to the client's `connectionError` event. */
   readonly report: (error: unknown) => void;

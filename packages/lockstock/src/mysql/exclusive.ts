@@ -21,6 +21,8 @@ export interface ExclusiveFamily {
   readonly waits: 'queue' | 'backoff';
   /** Every waiter of every client queues on the server (fair); otherwise one per client (its head). */
   readonly serverOrder: boolean;
+  /** Each grant records its holder in the fencing row (an election's lock: the leader is read there). */
+  readonly records: boolean;
 }
 
 /**
@@ -72,7 +74,13 @@ export class ExclusiveResource implements LockResource {
       if (!this.family.reentrant) return new Busy(undefined); // one hold per owner, as on Redis
       return this.grant(session, session.token);
     }
-    const token = await this.ctx.tryTake(session, this.serverName, this.serverName, owner);
+    const token = await this.ctx.tryTake(
+      session,
+      this.serverName,
+      this.serverName,
+      owner,
+      this.family.records,
+    );
     if (token !== undefined) return this.grant(session, token);
     if (!waiting || this.family.waits === 'backoff') return new Busy(undefined);
     const granted = session
@@ -82,7 +90,7 @@ export class ExclusiveResource implements LockResource {
       session,
       this.serverName,
       granted,
-      this.ctx.waitHooks(this.serverName, owner),
+      this.ctx.waitHooks(this.serverName, owner, this.family.records),
     );
     session.wait = wait;
     return new Busy(undefined, wait.watch());

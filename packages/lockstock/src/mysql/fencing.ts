@@ -20,7 +20,9 @@ export const quoteTable = (table: string): string =>
 export function fencingStatements(quoted: string) {
   return {
     tryLock: fill(SQL.tryLock, { table: quoted }),
+    tryLockRecorded: fill(SQL.tryLockRecorded, { table: quoted }),
     drawToken: fill(SQL.drawToken, { table: quoted }),
+    drawTokenRecorded: fill(SQL.drawTokenRecorded, { table: quoted }),
     leader: fill(SQL.leader, { table: quoted }),
   };
 }

@@ -14,11 +14,12 @@ const SENT_AS_IS = /^[a-z0-9_.:/-]+$/;
 /**
  * The server-side name of a lock (`GET_LOCK`'s argument and the fencing row's key): `<prefix>:<name>`
  * when the name uses only SENT_AS_IS characters and fits in 64 characters; otherwise the stated hash,
- * `<prefix>#` followed by the lowercase hex of SHA-256 over the UTF-8 of `name`, cut at 64 characters
- * (at least 240 bits of the hash). `#` never appears in a name sent as is, so a hashed name never
- * equals one sent as is; and hex is lowercase, so `A` and `a` are distinct locks on MySQL too. Two
- * hashed names collide with probability 2^-240 per pair (about 10^-61 among a million names:
- * n²/2^241); colliding names would be one lock (never two holders, a stranger's wait).
+ * `<prefix>#` followed by the lowercase hex of SHA-256 over the UTF-8 of `name`, cut at 64 characters:
+ * 61 hex digits (244 bits) for a lock, 60 for an election, 60 to 58 for permits 0–9 … 100–999. `#`
+ * never appears in a name sent as is, so a hashed name never equals one sent as is; and hex is
+ * lowercase, so `A` and `a` are distinct locks on MySQL too. Two hashed lock names collide with
+ * probability 2^-244 per pair (about 2·10^-62 among a million names: n²/2^245); colliding names would
+ * be one lock (never two holders, a stranger's wait).
  *
  * `prefix` separates what lockstock keeps on the server: `ls` locks, `lse` elections, `ls<i>` permit i
  * of a semaphore (digits: no prefix is another's).

@@ -69,7 +69,7 @@ export class PermitResource implements LockResource {
     }
     if (session.permit) return new Busy(PERMIT_SLICE_MS); // one permit per owner
     for (const permit of this.names) {
-      const token = await this.ctx.tryTake(session, permit, this.tokenName, owner);
+      const token = await this.ctx.tryTake(session, permit, this.tokenName, owner, false);
       if (token !== undefined) return this.grant(session, permit, token);
     }
     if (!waiting) return new Busy(PERMIT_SLICE_MS);
@@ -77,7 +77,7 @@ export class PermitResource implements LockResource {
     const granted = session
       .rows<{ granted: number | null }>(SQL.waitLock, [permit, PERMIT_SLICE_MS / 1_000])
       .then((rows) => Number(rows[0]?.granted) === 1);
-    const wait = new BlockingWait(session, permit, granted, this.ctx.waitHooks(this.tokenName, owner));
+    const wait = new BlockingWait(session, permit, granted, this.ctx.waitHooks(this.tokenName, owner, false));
     session.wait = wait;
     return new Busy(undefined, wait.watch());
   }

@@ -42,6 +42,8 @@ export class PinnedSession {
   readonly connectionId: number;
   private resolveLost!: (reason: LockLostReason) => void;
   private tail: Promise<unknown> = Promise.resolve();
+  /** Ends the statements running now when the session ends (see guard). */
+  private readonly running = new Set<(error: Error) => void>();
   private readonly core: CoreConnection;
   private readonly onError = (error?: Error) =>
     this.end(
@@ -94,8 +96,11 @@ export class PinnedSession {
    * server's "connection killed" packet is taken as the end of the connection, not as the answer).
    */
   private async guard<T>(query: Promise<T>): Promise<T> {
+    let stop!: (error: Error) => void;
+    const stopped = new Promise<never>((_, reject) => (stop = reject));
+    this.running.add(stop);
     try {
-      return await Promise.race([query, this.endedWhileRunning()]);
+      return await Promise.race([query, stopped]);
     } catch (error) {
       // The statement failed because the connection is gone: the socket's own report may come a
       // moment later — the hold is lost now.
@@ -107,19 +112,16 @@ export class PinnedSession {
         );
       }
       throw error;
+    } finally {
+      this.running.delete(stop);
     }
-  }
-
-  private endedWhileRunning(): Promise<never> {
-    return this.lost.then(() => {
-      throw this.ended ?? new MySqlSessionError('the connection carrying the hold ended');
-    });
   }
 
   /** Ends it: the hold it carried is lost. Idempotent. */
   end(error: Error): void {
     if (this.ended) return;
     this.ended = error;
+    for (const stop of this.running) stop(error);
     this.resolveLost('session_lost');
     this.onEnded(this, error);
   }

@@ -1,11 +1,22 @@
 import { readAsset } from '../support/assets.js';
 
-const load = (file: string): string => readAsset(new URL(`./sql/${file}`, import.meta.url));
+/**
+ * A statement without its header: the comment lines document the file, and sent with every call they
+ * would cost bytes and the server's parser on every lock operation.
+ */
+const load = (file: string): string =>
+  readAsset(new URL(`./sql/${file}`, import.meta.url))
+    .split('\n')
+    .filter((line) => !line.startsWith('--'))
+    .join('\n')
+    .trim();
 
 /** Every statement the MySQL backend runs, one .sql file each (each file's header documents it). */
 export const SQL = {
   tryLock: load('try-lock.sql'),
+  tryLockRecorded: load('try-lock-recorded.sql'),
   drawToken: load('draw-token.sql'),
+  drawTokenRecorded: load('draw-token-recorded.sql'),
   waitLock: load('wait-lock.sql'),
   release: load('release.sql'),
   releaseAll: load('release-all.sql'),

@@ -2,10 +2,10 @@
 -- taken, the lock's next fencing token, in one statement: the SELECT yields its one row only if
 -- GET_LOCK answered 1, and the upsert then draws the token while the lock is held, so tokens grow in
 -- the order the lock passes. LAST_INSERT_ID(expr) hands the token back as the statement's insert id.
--- The row also records the holder (owner) and its connection, for elections (leader.sql).
--- {{table}}: the fencing table, quoted. ? 1 server name, 2 owner, 3 server name, 4 owner
+-- (An election's lock records its holder too: try-lock-recorded.sql.)
+-- {{table}}: the fencing table, quoted. ? 1 server name, 2 server name
 -- Returns: affectedRows 0 when the lock is held elsewhere; else 1 (the name's first token) or 2, with
 -- insertId = the token.
-INSERT INTO {{table}} (name, token, holder, connection_id)
-SELECT ?, LAST_INSERT_ID(1), ?, CONNECTION_ID() FROM DUAL WHERE GET_LOCK(?, 0) = 1
-ON DUPLICATE KEY UPDATE token = LAST_INSERT_ID(token + 1), holder = ?, connection_id = CONNECTION_ID();
+INSERT INTO {{table}} (name, token)
+SELECT ?, LAST_INSERT_ID(1) FROM DUAL WHERE GET_LOCK(?, 0) = 1
+ON DUPLICATE KEY UPDATE token = LAST_INSERT_ID(token + 1);
