@@ -4,7 +4,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { EtcdServer, PostgresServer, RedisServer, ZooKeeperServer } from '@lockstock/servers';
+import { EtcdServer, MariaDbServer, PostgresServer, RedisServer, ZooKeeperServer } from '@lockstock/servers';
 import {
   compileBlocks,
   readmeBlocks,
@@ -37,6 +37,7 @@ let dir: string;
 let compiled: Compiled;
 let redis: RedisServer;
 let postgres: PostgresServer | undefined;
+let mariadb: MariaDbServer | undefined;
 let etcd: EtcdServer | undefined;
 let zookeeper: ZooKeeperServer | undefined;
 
@@ -46,11 +47,13 @@ beforeAll(async () => {
   mkdirSync(cache, { recursive: true });
   dir = mkdtempSync(join(cache, 'lockstock-readme-'));
   const needsPostgres = blocks.some((b) => b.mode !== 'typecheck-only' && serversOf(b).postgres);
+  const needsMySql = blocks.some((b) => b.mode !== 'typecheck-only' && serversOf(b).mysql);
   const needsEtcd = blocks.some((b) => b.mode !== 'typecheck-only' && serversOf(b).etcd);
   const needsZooKeeper = blocks.some((b) => b.mode !== 'typecheck-only' && serversOf(b).zookeeper);
-  [redis, postgres, etcd, zookeeper, compiled] = await Promise.all([
+  [redis, postgres, mariadb, etcd, zookeeper, compiled] = await Promise.all([
     RedisServer.start(),
     needsPostgres ? PostgresServer.start() : undefined,
+    needsMySql ? MariaDbServer.start() : undefined,
     needsEtcd ? EtcdServer.start() : undefined,
     needsZooKeeper ? ZooKeeperServer.start() : undefined,
     Promise.resolve().then(() =>
@@ -59,13 +62,14 @@ beforeAll(async () => {
   ]);
 });
 afterAll(async () => {
-  await Promise.all([redis?.stop(), postgres?.stop(), etcd?.stop(), zookeeper?.stop()]);
+  await Promise.all([redis?.stop(), postgres?.stop(), mariadb?.stop(), etcd?.stop(), zookeeper?.stop()]);
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
 const env = () => ({
   REDIS_URL: redis.url,
   ...(postgres ? { DATABASE_URL: postgres.url } : {}),
+  ...(mariadb ? { MYSQL_URL: mariadb.url } : {}),
   ...(etcd ? { ETCD_URL: etcd.endpoint } : {}),
   ...(zookeeper ? { ZOOKEEPER_CONNECT: zookeeper.connectString } : {}),
 });
@@ -101,6 +105,7 @@ describe('README code blocks', () => {
     if (needs.redis) expect(code, 'a runnable block reads REDIS_URL').toContain('process.env.REDIS_URL');
     if (needs.postgres)
       expect(code, 'a runnable block reads DATABASE_URL').toContain('process.env.DATABASE_URL');
+    if (needs.mysql) expect(code, 'a runnable block reads MYSQL_URL').toContain('process.env.MYSQL_URL');
     if (needs.etcd) expect(code, 'a runnable block reads ETCD_URL').toContain('process.env.ETCD_URL');
     if (needs.zookeeper) {
       expect(code, 'a runnable block reads ZOOKEEPER_CONNECT').toContain('process.env.ZOOKEEPER_CONNECT');

@@ -15,7 +15,7 @@ import ts from 'typescript';
  *   declare const pool: import('pg').Pool;         has them in their own code); not shown
  *   -->
  *
- * A block that is run gets `REDIS_URL` (and `DATABASE_URL`, `ETCD_URL`, `ZOOKEEPER_CONNECT`) of private servers in its environment,
+ * A block that is run gets `REDIS_URL` (and `DATABASE_URL`, `MYSQL_URL`, `ETCD_URL`, `ZOOKEEPER_CONNECT`) of private servers in its environment,
  * must read them, and must exit by itself with code 0: no `process.exit`, so a forgotten `close()`
  * shows up as a hang.
  */
@@ -218,6 +218,7 @@ export function runBlock(js: string, env: Record<string, string>, timeoutMs = 20
 export function serversOf(block: ReadmeBlock): {
   redis: boolean;
   postgres: boolean;
+  mysql: boolean;
   etcd: boolean;
   zookeeper: boolean;
 } {
@@ -225,6 +226,7 @@ export function serversOf(block: ReadmeBlock): {
   return {
     redis: /new (RedisLockClient|Redis|Cluster)\b/.test(code),
     postgres: /from 'pg'/.test(code),
+    mysql: /new MySqlLockClient\b/.test(code),
     etcd: /new (EtcdLockClient|Etcd3)\b/.test(code),
     zookeeper: /new ZooKeeperLockClient\b/.test(code),
   };
