@@ -188,6 +188,29 @@ describe('MySQL locks', () => {
     }
   });
 
+  it('a paused holder keeps the lock (a session lock: no lease runs out); others wait it out', async () => {
+    const name = lockName('paused-holder');
+    const [holder] = forkFixtures('signal-holder.mjs', [
+      [JSON.stringify({ backend: { kind: 'mysql', url: server.url }, subject: 'mutex', name })],
+    ]);
+    try {
+      const acquired = await holder!.next('acquired');
+      const held = await holderOf(mysqlLockName(name));
+      holder!.kill('SIGSTOP');
+      // Longer than any lease the other backends' tests use: nothing expires a user lock.
+      expect(await client().mutex(name).tryAcquire({ waitMs: 2_500 })).toBeUndefined();
+      expect(await holderOf(mysqlLockName(name))).toBe(held);
+      holder!.kill('SIGCONT');
+      const waiting = client().mutex(name).acquire({ waitMs: 20_000 });
+      holder!.kill('SIGKILL'); // its socket closes: the server frees the lock at once
+      const next = await waiting;
+      expect(next.fencingToken).toBeGreaterThan(acquired.token as number);
+      await next.release();
+    } finally {
+      holder!.kill('SIGKILL');
+    }
+  });
+
   it('the server stopping to answer (paused) loses the hold after sessionCheckMs', async () => {
     const name = lockName('frozen');
     const handle = await client({ sessionCheckMs: 200 }).mutex(name).acquire();
