@@ -38,8 +38,14 @@ import type { LockKind } from './kind.js';
 import { Lease, monotonicNow, validUntil } from './lease.js';
 import type { Won } from './waiter.js';
 
-/** A grant answered too late to trust, as the waiter sees it: busy, try again when woken. */
-const LATE_GRANT = new Busy(undefined);
+/**
+ * A grant answered too late to trust, as the waiter sees it: busy, try again at once. Not "when
+ * woken": the grant is given back by a release that wakes nobody when no other client is queued (the
+ * waiter's own client left the queue when it won), so a waiter told to wait for a wake-up slept on a
+ * free lock until its deadline. The give-back goes first on the same connection, so the retry finds
+ * the lock free, or given to the client whose turn it is (and then a retry time to sleep).
+ */
+const LATE_GRANT = new Busy(0);
 
 /** What a local release needs to hand the lock to a waiting caller directly. */
 interface GrantTicket {
@@ -189,6 +195,8 @@ export class CoreLock implements Lock, HoldBackend {
       signal,
       abandon: (hold) => void hold.release().catch((error: unknown) => this.core.reportError(error)),
       heldUntil: (hold) => hold.lease?.validUntil ?? Infinity,
+      // Holds with a lease end without a release (and so without a wake-up) when it runs out.
+      idleRecheckMs: this.resource.leases === 'renewable' ? leaseMs : undefined,
       leave: (won, lastOfClient) => this.resource.leave(owner, won, lastOfClient),
     });
     if (hold === undefined && orThrow) throw new LockTimeoutError(this.name, waitMs);

@@ -26,6 +26,12 @@ export interface WaitRequest<T, G> {
   readonly signal: AbortSignal | undefined;
   /** Receives a value won after the caller gave up, so it is released, not leaked. */
   abandon(value: T): void;
+  /**
+   * Holds that end with a lease: the longest a refused waiter sleeps before trying again when its
+   * refusal says neither when to retry nor what to watch (a lease that runs out wakes nobody). The
+   * waiter's own lease: the only one it knows. Left out: holds end only with a release or a session.
+   */
+  readonly idleRecheckMs?: number;
   /** Monotonic time until which a won value may be held without a release (its lease). */
   heldUntil(value: T): number;
   /** The waiter stops waiting (`won` or not); `lastOfClient` when no other local waiter is left. */
@@ -218,6 +224,9 @@ export class Waiters {
           until = Math.min(deadline, monotonicNow() + Math.min(pause, result.retryAfterMs ?? Infinity));
         } else if (result.retryAfterMs !== undefined) {
           until = Math.min(deadline, monotonicNow() + result.retryAfterMs + 1);
+        } else if (request.idleRecheckMs !== undefined) {
+          // Defence in depth: the backend gave no retry time, yet a lease may end unannounced.
+          until = Math.min(deadline, monotonicNow() + request.idleRecheckMs + 1);
         }
         let woke: 'woken' | 'deadline';
         try {
