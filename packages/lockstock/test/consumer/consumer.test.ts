@@ -25,7 +25,9 @@ const MAX_PACKAGES = 3;
  * driver is an optional peer, so a team installs only its own driver, but every team gets every
  * backend's few hundred kB of our code.
  */
-const MAX_UNPACKED_BYTES = 2_000_000;
+// 1.99 MB with MySQL, the seventh (2026-11-25; a 444 kB tarball): the bound catches a package that
+// starts shipping what it should not (tests, fixtures, a second copy of dist), not the next backend.
+const MAX_UNPACKED_BYTES = 2_500_000;
 
 /** The README blocks a consumer with only lockstock and ioredis can run: the lock examples. */
 const lockBlocks: ReadmeBlock[] = readmeBlocks(
@@ -164,7 +166,7 @@ describe('lockstock installed from its tarball', () => {
   });
 
   describe.each(IOREDIS_MAJORS)('with ioredis %i', (major) => {
-    it('installs at most 3 packages besides ioredis, under 2 MB unpacked', () => {
+    it('installs at most 3 packages besides ioredis, under 2.5 MB unpacked', () => {
       const dir = dirs.get(major) as string;
       const installed = JSON.parse(
         readFileSync(join(dir, 'node_modules', 'ioredis', 'package.json'), 'utf8'),
