@@ -65,4 +65,20 @@ describe('a grant answered too late', () => {
       await proxy.stop();
     }
   });
+
+  it('a refusal naming no retry time on a lease backend: the waiter tries again after its own lease', async () => {
+    // The guard beside the fix: a semaphore refuses an owner that holds a permit with no retry time
+    // ("until woken"); that permit's lease then ends without a release, so nothing is published.
+    const name = 'idle-recheck';
+    const semaphore = env.locks().semaphore(name, { permits: 2 });
+    const first = await semaphore.acquire({ owner: 'o', leaseMs: 300 });
+    const startedAt = performance.now();
+    const again = await semaphore.acquire({ owner: 'o', leaseMs: 300, waitMs: 10_000 });
+    // Without the guard: LockTimeoutError after 10 s. With it: soon after the first lease ended.
+    expect(performance.now() - startedAt).toBeLessThan(9_000);
+    expect(first.signal.aborted).toBe(true); // the first permit's lease did end
+    expect(again.fencingToken).toBeGreaterThan(first.fencingToken);
+    expect(await env.redis.zscore(`ls:{${name}}:semaphore`, 'o')).not.toBeNull(); // what Redis holds: its permit
+    await again.release();
+  });
 });
