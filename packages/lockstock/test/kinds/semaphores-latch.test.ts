@@ -123,9 +123,11 @@ describe('the permit count lives on the server', () => {
     const held = await one.acquire();
     const admin = env.locks().semaphore('stored-permits-wake', { permits: 2 });
     const waiting = env.locks().semaphore('stored-permits-wake', { permits: 1 }).acquire({ waitMs: 10_000 });
+    // The waiter was made with 1: it learns the new count when it tries again, woken by the change —
+    // possibly before setPermits() has answered here, so the expectation listens first.
+    const refused = expect(waiting).rejects.toBeInstanceOf(PermitsMismatchError);
     await admin.setPermits(2);
-    // The waiter was made with 1: it learns the new count when it tries again, woken by the change.
-    await expect(waiting).rejects.toBeInstanceOf(PermitsMismatchError);
+    await refused;
     const second = await admin.acquire({ waitMs: 0 });
     await Promise.all([held.release(), second.release()]);
   });
