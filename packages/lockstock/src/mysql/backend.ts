@@ -12,7 +12,13 @@ import type { MySqlLockContext } from './context.js';
 import { mysql, type Pool, type PoolOptions, type ResultSetHeader } from './driver.js';
 import { interrupted } from './errors.js';
 import { ExclusiveResource, type ExclusiveFamily } from './exclusive.js';
-import { DEFAULT_FENCING_TABLE, fencingStatements, prepareServer, quoteTable } from './fencing.js';
+import {
+  DEFAULT_FENCING_SEQUENCE,
+  DEFAULT_FENCING_TABLE,
+  fencingStatements,
+  prepareServer,
+  quoteTable,
+} from './fencing.js';
 import { electionName, lockName } from './names.js';
 import { PermitResource } from './semaphore.js';
 import type { PinnedSession } from './session.js';
@@ -31,6 +37,11 @@ export interface MySqlBackendOptions {
   maxConnections?: number;
   /** The fencing table (`table` or `database.table`), created if missing. @default 'lockstock_fencing' */
   fencingTable?: string;
+  /**
+   * MariaDB ≥ 10.3: the sequence every lock's tokens come from (`sequence` or `database.sequence`),
+   * created if missing; elections, and MySQL, draw from the fencing table. @default 'lockstock_fencing_seq'
+   */
+  fencingSequence?: string;
   /**
    * How often each session carrying a hold must answer a statement (within the same time), ms; one
    * that does not is ended and its hold is lost. Finds connections that stop answering without
@@ -70,8 +81,8 @@ const CAPABILITIES: BackendCapabilities = Object.freeze({
 /**
  * The MySQL/MariaDB backend: user locks (GET_LOCK) held by pinned sessions (see PinnedSession), waiting
  * in the server's queue (BlockingWait; cancelled with KILL QUERY from a control connection),
- * semaphores as N user locks, fencing tokens from a table (one row per lock name), elections on a lock
- * whose last grant the table records. A dropped or killed connection loses exactly its hold, at once.
+ * semaphores as N user locks, fencing tokens from one sequence (MariaDB ≥ 10.3) or a table (one row per
+ * lock name), elections on a lock whose last grant the table records. A dropped or killed connection loses exactly its hold, at once.
  */
 export class MySqlBackend implements LockBackend {
   readonly name = 'mysql';
@@ -83,6 +94,8 @@ export class MySqlBackend implements LockBackend {
   readonly control: Pool;
   /** Whether the server is MariaDB (KILL QUERY ID); undefined before the first lock. */
   mariadb: boolean | undefined;
+  /** Whether tokens come from the fencing sequence (MariaDB ≥ 10.3); undefined before the first lock. */
+  sequence: boolean | undefined;
   private readonly sessions: Sessions;
   private readonly ctx: MySqlLockContext;
 
@@ -100,26 +113,36 @@ export class MySqlBackend implements LockBackend {
     });
     this.control = driver.createPool({ enableKeepAlive: true, ...base, connectionLimit: 2 });
     const table = quoteTable(options.fencingTable ?? DEFAULT_FENCING_TABLE);
-    const statements = fencingStatements(table);
+    const sequence = quoteTable(options.fencingSequence ?? DEFAULT_FENCING_SEQUENCE);
+    const statements = fencingStatements(table, sequence);
     this.sessions = new Sessions({
       pool: this.pool,
       report,
       checkMs: options.sessionCheckMs ?? 5_000,
       prepare: async () => {
-        ({ mariadb: this.mariadb } = await prepareServer(this.control, table));
+        ({ mariadb: this.mariadb, sequence: this.sequence } = await prepareServer(
+          this.control,
+          table,
+          sequence,
+        ));
       },
     });
     const drawToken = async (session: PinnedSession, tokenName: string, owner: string, record: boolean) => {
       // On MySQL a cancel that raced the grant may end this statement instead of the wait: once more.
-      const run = () =>
-        record
-          ? session.write(statements.drawTokenRecorded, [tokenName, owner, owner])
-          : session.write(statements.drawToken, [tokenName]);
-      const header = await run().catch((error: unknown) => {
+      const run = async () => {
+        if (record)
+          return (await session.write(statements.drawTokenRecorded, [tokenName, owner, owner])).insertId;
+        if (this.sequence) {
+          const [row] = await session.rows<{ token: number | string }>(statements.drawTokenSequence);
+          return row!.token;
+        }
+        return (await session.write(statements.drawToken, [tokenName])).insertId;
+      };
+      const token = await run().catch((error: unknown) => {
         if (interrupted(error)) return run();
         throw error;
       });
-      return Number(header.insertId);
+      return Number(token);
     };
     this.ctx = {
       pool: this.pool,
@@ -129,6 +152,14 @@ export class MySqlBackend implements LockBackend {
       waitSliceMs: WAIT_SLICE_MS,
       report,
       tryTake: async (session, serverName, tokenName, owner, record) => {
+        if (!record && this.sequence) {
+          // The token from the sequence, no table write (try-lock-sequence.sql): increasing globally,
+          // so per name too.
+          const [row] = await session.rows<{ token: number | string | null }>(statements.tryLockSequence, [
+            serverName,
+          ]);
+          return row?.token == null ? undefined : Number(row.token);
+        }
         const header: ResultSetHeader = record
           ? await session.write(statements.tryLockRecorded, [tokenName, owner, serverName, owner])
           : await session.write(statements.tryLock, [tokenName, serverName]);

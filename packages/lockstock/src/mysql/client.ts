@@ -16,7 +16,7 @@ export interface MySqlLockClientOptions extends MySqlBackendOptions, LockClientO
  * fair, spin, semaphore — and elections, with the one lock API. A hold lasts as long as its owner's
  * pinned connection (no lease, no watchdog): a killed or dropped connection aborts the signal of
  * exactly the hold it carried, at once, and the server frees the lock. Waiters wait in the server's
- * queue. Fencing tokens come from a table. Read-write locks, counter semaphores and latches are
+ * queue. Fencing tokens come from a sequence on MariaDB ≥ 10.3, else from a table. Read-write locks, counter semaphores and latches are
  * refused (UnsupportedLockKindError, with the reason).
  */
 export class MySqlLockClient extends LockClientBase<MySqlBackend> {
@@ -34,7 +34,7 @@ function validate(options: MySqlLockClientOptions): MySqlLockClientOptions {
   const expected = 'a mysql:// URI or mysql2 pool options';
   if (typeof options !== 'object' || options === null)
     throw new InvalidLockOptionError('mysql', expected, options);
-  const { mysql, maxConnections, fencingTable, sessionCheckMs } = options;
+  const { mysql, maxConnections, fencingTable, fencingSequence, sessionCheckMs } = options;
   const isOptions = typeof mysql === 'object' && mysql !== null;
   if (!isOptions && (typeof mysql !== 'string' || mysql.length === 0)) {
     throw new InvalidLockOptionError('mysql', expected, mysql);
@@ -52,6 +52,13 @@ function validate(options: MySqlLockClientOptions): MySqlLockClientOptions {
       'fencingTable',
       '`table` or `database.table` of [A-Za-z0-9_$]',
       fencingTable,
+    );
+  }
+  if (fencingSequence !== undefined && !validTableName(fencingSequence)) {
+    throw new InvalidLockOptionError(
+      'fencingSequence',
+      '`sequence` or `database.sequence` of [A-Za-z0-9_$]',
+      fencingSequence,
     );
   }
   return options;

@@ -17,6 +17,8 @@ export const SQL = {
   tryLockRecorded: load('try-lock-recorded.sql'),
   drawToken: load('draw-token.sql'),
   drawTokenRecorded: load('draw-token-recorded.sql'),
+  tryLockSequence: load('try-lock-sequence.sql'),
+  drawTokenSequence: load('draw-token-sequence.sql'),
   waitLock: load('wait-lock.sql'),
   release: load('release.sql'),
   releaseAll: load('release-all.sql'),
@@ -28,6 +30,8 @@ export const SQL = {
   cancelConnection: load('cancel-connection.sql'),
   killConnection: load('kill-connection.sql'),
   createFencingTable: load('create-fencing-table.sql'),
+  fencingStart: load('fencing-start.sql'),
+  createFencingSequence: load('create-fencing-sequence.sql'),
   leader: load('leader.sql'),
   serverFlavor: load('server-flavor.sql'),
 } as const;

@@ -332,6 +332,9 @@ describe('MySQL locks', () => {
     expect(() => new MySqlLockClient({ mysql: server.url, fencingTable: 'x; DROP' })).toThrow(
       InvalidLockOptionError,
     );
+    expect(() => new MySqlLockClient({ mysql: server.url, fencingSequence: 'a.b.c' })).toThrow(
+      InvalidLockOptionError,
+    );
   });
 
   it('close() ends every session: its holds are lost, their locks free', async () => {
@@ -353,8 +356,44 @@ describe('MySQL locks', () => {
   });
 });
 
+/** Draws the fencing sequence's next value from the admin connection (it moves the sequence by one). */
+const nextOfSequence = async (sequence = 'lockstock.lockstock_fencing_seq') =>
+  Number((await query<{ next: number }>(`SELECT NEXTVAL(${sequence}) AS next`))[0]!.next);
+
+describe('fencing from the sequence (MariaDB)', () => {
+  it('a refused try draws no token: the sequence moves once per grant only', async () => {
+    const name = lockName('refused');
+    const holder = await client().mutex(name).acquire();
+    const other = client();
+    const before = await nextOfSequence();
+    expect(holder.fencingToken).toBeLessThan(before);
+    // Refused tries and a refused wait, from another client (another pool): none draws a token.
+    for (let i = 0; i < 10; i++) expect(await other.mutex(name).tryAcquire()).toBeUndefined();
+    await expect(other.mutex(name).acquire({ waitMs: 100 })).rejects.toBeInstanceOf(LockTimeoutError);
+    expect(await nextOfSequence()).toBe(before + 1);
+    await holder.release();
+    const next = await other.mutex(name).acquire();
+    expect(next.fencingToken).toBe(before + 2);
+    // Drawn from the sequence, not the table: the name has no row.
+    expect(
+      await query('SELECT token FROM lockstock.lockstock_fencing WHERE name = ?', [mysqlLockName(name)]),
+    ).toEqual([]);
+    await next.release();
+  });
+
+  it('a new sequence starts above every token its fencing table handed out', async () => {
+    const table = `fence_${process.pid}_${++unique}`;
+    await query(`CREATE TABLE lockstock.${table} LIKE lockstock.lockstock_fencing`);
+    await query(`INSERT INTO lockstock.${table} (name, token) VALUES (?, 41000)`, [mysqlLockName('before')]);
+    const locks = client({ fencingTable: table, fencingSequence: `lockstock.${table}_seq` });
+    const handle = await locks.mutex('before').acquire();
+    expect(handle.fencingToken).toBe(41001);
+    await handle.release();
+  });
+});
+
 describe('fencing across processes', () => {
-  it('tokens strictly increase in the order the lock passed, one per grant, from the table', async () => {
+  it('tokens strictly increase in the order the lock passed, one per grant, from the sequence', async () => {
     // A mixed-case name past 64 characters: hashed, one lock for every process.
     const name = `${lockName('Fenced')}/${'Mixed-Case-Segment'.repeat(5)}`;
     const sections = 10;
@@ -382,13 +421,11 @@ describe('fencing across processes', () => {
     // Ordered by when each process got the lock (one monotonic clock on one machine), tokens grow.
     const byTime = [...records].sort((x, y) => (BigInt(x.acquiredAt) < BigInt(y.acquiredAt) ? -1 : 1));
     for (let i = 1; i < byTime.length; i++) expect(byTime[i]!.token).toBeGreaterThan(byTime[i - 1]!.token);
-    // One token per grant, none skipped: the table's row counted every grant, across processes.
+    // One token per grant, none skipped: nothing else draws from this file's sequence meanwhile, so
+    // consecutive values mean no refused try (the contenders' many) drew one, and the sequence's next
+    // value follows the last token.
     const tokens = records.map((r) => r.token).sort((x, y) => x - y);
-    const [row] = await query<{ token: number }>(
-      'SELECT token FROM lockstock.lockstock_fencing WHERE name = ?',
-      [mysqlLockName(name)],
-    );
-    expect(Number(row!.token)).toBe(tokens.at(-1));
     expect(tokens.at(-1)! - tokens[0]! + 1).toBe(records.length);
+    expect(await nextOfSequence()).toBe(tokens.at(-1)! + 1);
   });
 });
