@@ -29,7 +29,8 @@ export const PERMIT_SLICE_MS = 1_000;
  *
  * The count is each client's own configuration, not stored: clients of one name must agree on it (a
  * client asking for more permits uses more names). One permit per owner, as on Redis. Tokens come from
- * the semaphore's own row of the fencing table, drawn once a permit is held.
+ * the fencing sequence (MariaDB ≥ 10.3) or the semaphore's own row of the fencing table (MySQL), drawn
+ * once a permit is held.
  */
 export class PermitResource implements LockResource {
   readonly waitKey: string;

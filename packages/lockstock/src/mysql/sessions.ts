@@ -5,7 +5,7 @@ import { SQL } from './sql.js';
 
 export interface SessionsOptions {
   readonly pool: Pool;
-  /** Runs once before the first session is used (the fencing table); retried after a failure. */
+  /** Runs once before the first session is used (the fencing table and sequence); retried after a failure. */
   readonly prepare: () => Promise<void>;
   /** Background failures (a connection lost, a cleanup that failed) go to the client's events. */
   readonly report: (error: unknown) => void;
@@ -70,7 +70,7 @@ export class Sessions {
     );
   }
 
-  /** Resolves once the server is prepared (the fencing table); a failure is retried by the next call. */
+  /** Resolves once the server is prepared (the fencing table and sequence); a failure is retried by the next call. */
   prepared(): Promise<void> {
     this.ready ??= this.options.prepare().catch((error: unknown) => {
       this.ready = undefined;
