@@ -135,7 +135,10 @@ export async function runSplitSale(scenario: SplitSaleScenario): Promise<Scenari
           token,
           '{"quantity":1}',
           key,
-        ).catch((error: Error) => ({ status: 0, body: { error: error.message } as Record<string, unknown> }));
+        ).catch((error: Error) => {
+          if (error instanceof NoAnswerError) throw new Error(`${user} ${key}: ${error.message}`);
+          return { status: 0, body: { error: error.message } as Record<string, unknown> };
+        });
         if (response.status === 0 || response.status === 503) {
           retries++;
           if (tries > 200) throw new Error(`no answer for ${user} ${key}: ${JSON.stringify(response.body)}`);
@@ -176,7 +179,17 @@ export async function runSplitSale(scenario: SplitSaleScenario): Promise<Scenari
     expect(soldOut.length).toBeGreaterThan(0); // demand exceeded the stock
 
     // --- the doomed serve died mid-transfer, by its own SIGKILL ---
-    const strandedTransfer = (await stranded).split(' ')[1] as string;
+    // Bounded: were the doomed serve never to debit (no transfer routed through it), say so.
+    const strandedLine = await Promise.race([
+      stranded,
+      new Promise<never>((_, reject) =>
+        setTimeout(
+          () => reject(new Error('the doomed serve never debited a transfer within 30 s of the last answer')),
+          30_000,
+        ).unref(),
+      ),
+    ]);
+    const strandedTransfer = strandedLine.split(' ')[1] as string;
     const [code, signal] = (await (doomed as CliProcess).exited) as [number | null, string | null];
     expect({ code, signal }).toEqual({ code: null, signal: 'SIGKILL' });
 
@@ -362,6 +375,12 @@ function quantile(sorted: number[], q: number): number {
 
 const round = (n: number) => Math.round(n * 100) / 100;
 
+class NoAnswerError extends Error {
+  constructor(url: string) {
+    super(`no answer from ${url} within 30 s`);
+  }
+}
+
 function post(
   agent: Agent,
   url: string,
@@ -395,6 +414,9 @@ function post(
         });
       },
     );
+    // A purchase is answered in milliseconds; one with no answer in 30 s is a server that hangs a
+    // request — fail with where, instead of the lane (and the test) waiting until the test's timeout.
+    req.setTimeout(30_000, () => req.destroy(new NoAnswerError(url)));
     req.on('error', reject);
     req.end(body);
   });
