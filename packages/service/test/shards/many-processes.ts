@@ -128,7 +128,13 @@ export async function runSplitSale(scenario: SplitSaleScenario): Promise<Scenari
       const started = performance.now();
       for (let tries = 1; ; tries++) {
         const live = servers.filter((s) => !dead.has(s));
-        const server = live[(offset + tries) % live.length] as string;
+        // Every other try goes to the doomed serve while it lives: the fault must happen (it kills
+        // itself at its first transfer debit), and with a third of the tries it once made none (its
+        // process still alive with the fault armed after the run: the test waited for it).
+        const server =
+          !dead.has(doomedUrl) && (offset + tries) % 2 === 0
+            ? doomedUrl
+            : (live[(offset + tries) % live.length] as string);
         const response = await post(
           agent,
           `${server}/api/sales/${saleId}/orders`,
