@@ -134,6 +134,34 @@ describe('etcd read-write lock (the recipe in one key per owner)', () => {
     await l.release();
   });
 
+  it('a waiting writer keeps out a reader that comes the moment it is seen queued (the race, 20 times)', async () => {
+    const [a, b, c] = [client(), client(), client()];
+    // Sessions first: a client's first lock also creates its session.
+    await Promise.all([a, b, c].map(async (x) => (await x.mutex(lockName('warm')).acquire()).release()));
+    for (let round = 0; round < 20; round++) {
+      const name = lockName('rw-race');
+      const reader = await a.readWrite(name).read.acquire({ owner: 'r' });
+      const dir = `ls/${encodeURIComponent(name)}/rw/`;
+      const before = Number((await admin.getAll().prefix(dir).exec()).header.revision);
+      const writer = b.readWrite(name).write.acquire({ owner: 'w', waitMs: 10_000 });
+      // As soon as an operator sees the writer's key, a reader of another client asks.
+      let seen;
+      while ((seen = await admin.getAll().prefix(dir).sort('Create', 'Ascend').exec()).kvs.length < 2) {
+        // each look is a round trip to the server: no sleep needed
+      }
+      const late = await c.readWrite(name).read.tryAcquire({ owner: 'late', waitMs: 50 });
+      if (late !== undefined) await late.release();
+      await reader.release();
+      await (await writer).release();
+      expect(late, `round ${round}: a reader passed the waiting writer`).toBeUndefined();
+      // The writer's first try put the key it waited with (the next write after \`before\`): a try
+      // that withdrew and queued again would have left a gap a later reader could slip into.
+      expect(Number(seen.kvs[1]!.create_revision), `round ${round}: the writer queued twice`).toBe(
+        before + 1,
+      );
+    }
+  });
+
   it('downgrade keeps the writer’s place: a writer queued meanwhile waits for the read hold', async () => {
     const [a, b] = [client(), client()];
     const name = lockName('downgrade');

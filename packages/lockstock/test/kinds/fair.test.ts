@@ -62,8 +62,12 @@ describe('fair lock', () => {
     const scripts = () => a.scripts() + b.scripts();
     const name = 'f-herd';
     const held = await a.client.fair(name).acquire();
+    const start = scripts();
     const waiters = Array.from({ length: 10 }, (_, i) => b.client.fair(name).acquire({ owner: `h${i}` }));
     await untilQueued(name, 10);
+    // Each waiter's first try queued it; once its client listens for wake-ups it looks once more
+    // (a release between the two would otherwise go unheard). Then all of them sleep.
+    await expect.poll(() => scripts() - start).toBeGreaterThanOrEqual(20);
     const before = scripts();
     await held.release();
     const next = await Promise.race(waiters);

@@ -171,6 +171,12 @@ describe('ZooKeeper queues', () => {
     const writer = a.readWrite(name).write.acquire({ owner: 'w', waitMs: 5_000 });
     await expect.poll(() => queueOf(admin, 'rw', name)).toHaveLength(3);
     expect(await b.readWrite(name).read.tryAcquire({ owner: 'late', waitMs: 100 })).toBeUndefined();
+    // The writer queued once: its first try's node (the third created) is the one it waits with. A
+    // first try that left and queued again would have let a reader slip in between (a CI run did).
+    // (The late reader's node may still be on its way out.)
+    expect((await queueOf(admin, 'rw', name)).slice(0, 3).map((node) => node.slice(-16))).toEqual(
+      ['read-0000000000', 'read-0000000001', 'write-0000000002'].map((tail) => tail.padStart(16, '-')),
+    );
     // A reader asking for the write side would wait for itself: refused at once.
     await expect(b.readWrite(name).write.acquire({ owner: 'r1' })).rejects.toBeInstanceOf(LockUpgradeError);
     await Promise.all(readers.map((r) => r.release()));
@@ -185,6 +191,24 @@ describe('ZooKeeper queues', () => {
     expect(await a.readWrite(name).write.isLocked()).toBe(false); // the later writer waits for the reader
     await read.release();
     await (await laterWriter).release();
+  });
+
+  it('a waiting writer keeps out a reader that comes the moment it is seen queued (the race, 20 times)', async () => {
+    const [a, b, c] = [client(), client(), client()];
+    for (let round = 0; round < 20; round++) {
+      const name = lockName('rw-race');
+      const reader = await a.readWrite(name).read.acquire({ owner: 'r' });
+      const writer = b.readWrite(name).write.acquire({ owner: 'w', waitMs: 10_000 });
+      // As soon as an operator sees the writer's node, a reader of another client asks.
+      while (!(await queueOf(admin, 'rw', name)).some((node) => node.includes('-write-'))) {
+        // each look is a round trip to the server: no sleep needed
+      }
+      const late = await c.readWrite(name).read.tryAcquire({ owner: 'late', waitMs: 50 });
+      if (late !== undefined) await late.release();
+      await reader.release();
+      await (await writer).release();
+      expect(late, `round ${round}: a reader passed the waiting writer`).toBeUndefined();
+    }
   });
 
   it('semaphore: its bound, one permit per owner, the stored count, and a waiter woken by setPermits', async () => {
@@ -277,12 +301,10 @@ describe('what the session does to holds', () => {
     const waiting = locks.mutex(blocker.name).acquire({ waitMs: 40_000 });
     const leading = await other.election(lockName('expired-election')).campaign('other');
     const campaign = locks.election(leading.election).campaign('mine', { waitMs: 40_000 });
-    // The campaign's first try creates a node (sequence 1) and deletes it when refused; only its
-    // wait's node (sequence 2) is a place in the queue. Seeing two nodes is not enough: the first
-    // try's could be one of them, and a session ended before the wait queued has no place to lose.
+    // The campaign's first try creates its node (sequence 1): its place in the queue from then on.
     const sequences = async () =>
       (await queueOf(admin, 'elections', leading.election)).map((node) => Number(node.slice(-10)));
-    await expect.poll(sequences).toEqual([0, 2]);
+    await expect.poll(sequences).toEqual([0, 1]);
     const session = locks.sessionId;
     // The server ends the session while the client's link is down (it cannot take the session back).
     proxy.set('blackhole');

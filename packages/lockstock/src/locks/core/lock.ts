@@ -173,10 +173,19 @@ export class CoreLock implements Lock, HoldBackend {
     // already holds the lock (re-entry) tries first too: queueing behind waiters that wait for its own
     // release would deadlock.
     const reentering = this.kind.reentrant && holds.has(key, owner);
+    let refused: Busy | undefined;
     if (waitMs === 0 || reentering || !waiters.hasWaiters(key)) {
-      const first = await this.attempt(owner, leaseMs, renewed, false);
+      // Where the backend keeps every waiter in order ('server-order'), a caller that will wait says
+      // so from its first try and keeps the place it takes (a ZooKeeper node, an etcd key): a try
+      // that left the queue and joined it again at the back would let a reader that came later pass
+      // a waiting writer, or a later waiter pass it in a fair queue. In a local-fifo room only the
+      // head may wait on the server (a waiter behind it that the server granted would block it).
+      const queues = waitMs !== 0 && (this.resource.ordering ?? this.kind.ordering) === 'server-order';
+      const first = await this.attempt(owner, leaseMs, renewed, queues);
       if (!(first instanceof Busy)) return first.value;
-      first.watch?.cancel(); // a backend should set none for a try that is not waited on
+      if (queues)
+        refused = first; // the wait below sleeps on its watch
+      else first.watch?.cancel(); // a backend should set none for a try that is not waited on
       if (waitMs === 0) {
         if (orThrow) throw new LockTimeoutError(this.name, waitMs);
         return undefined;
@@ -191,6 +200,7 @@ export class CoreLock implements Lock, HoldBackend {
       owner,
       ticket,
       attempt: () => this.attempt(owner, leaseMs, renewed, true),
+      refused,
       deadline: waitMs === Infinity ? Infinity : startedAt + waitMs,
       signal,
       abandon: (hold) => void hold.release().catch((error: unknown) => this.core.reportError(error)),

@@ -21,6 +21,12 @@ export interface WaitRequest<T, G> {
   /** What a local release needs to hand this waiter the lock directly. */
   readonly ticket: G;
   attempt(): Promise<Won<T> | Busy>;
+  /**
+   * The refusal of a waiting try made just before the caller queued here: when it set a watch, the
+   * waiter sleeps on it instead of trying again at once (the watch covers every change since that
+   * try). Dropped (its watch cancelled) if anything wakes the waiter first.
+   */
+  readonly refused?: Busy | undefined;
   /** Monotonic ms; Infinity to wait forever. */
   readonly deadline: number;
   readonly signal: AbortSignal | undefined;
@@ -175,6 +181,7 @@ export class Waiters {
     let won: Won<T> | undefined;
     let ownWin: Won<T> | undefined;
     let backoff = BACKOFF_START_MS;
+    let refused = request.refused?.watch !== undefined ? request.refused : undefined;
     try {
       if ((await raceDeadline(room.ready, deadline, signal, lockName)) === 'deadline') return undefined;
       for (;;) {
@@ -195,8 +202,14 @@ export class Waiters {
           continue;
         }
         const pokes = waiter.pokes;
-        room.lastAttemptAt = monotonicNow();
-        const result = await request.attempt();
+        let result: Won<T> | Busy;
+        if (refused !== undefined && pokes === 0) result = refused;
+        else {
+          refused?.watch?.cancel();
+          room.lastAttemptAt = monotonicNow();
+          result = await request.attempt();
+        }
+        refused = undefined;
         if (!(result instanceof Busy)) {
           if (waiter.granted === undefined) {
             waiter.granted = result.value;
@@ -237,6 +250,7 @@ export class Waiters {
         if (woke === 'deadline' && until === deadline) return undefined;
       }
     } finally {
+      refused?.watch?.cancel(); // never slept on (the deadline came first)
       // A lock won or handed over that the caller does not receive is ours to give back.
       const unclaimed = waiter.granted !== undefined && won === undefined ? waiter.granted : undefined;
       this.leave(request, room, waiter, won);
