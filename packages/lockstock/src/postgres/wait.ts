@@ -1,8 +1,5 @@
-import type { Watch } from '../backend/index.js';
+import { ServerWait } from '../backend/server-wait.js';
 import type { Mode, PinnedSession } from './session.js';
-
-/** Delays between tries to cancel a wait that had not started waiting yet when first asked, ms. */
-const CANCEL_RETRIES_MS = [0, 20, 100, 500, 2_000];
 
 export interface WaitHooks {
   /** Cancels the server-side wait of backend `pid` if it still waits; true if it did. */
@@ -16,98 +13,26 @@ export interface WaitHooks {
 
 /**
  * A waiter queued in PostgreSQL's own lock queue: a blocking pg_advisory_lock on the owner's pinned
- * session (wait-lock.sql). It is the watch of the waiter's refusal: `changed` fires when the server
- * grants the lock — the moment the holder releases it or its session ends, without polling — or when
- * the wait ends otherwise (lock_timeout, cancelled, connection lost), and the waiter tries again.
- * A granted lock waits here until the waiter's next attempt takes it.
- *
- * The core cancels a refusal's watch whenever its waiter wakes (a local release pokes it, too) and
- * then tries again at once: that try adopts the wait still queued (`want`), keeping its place in the
- * server's queue, and only a watch nobody adopts by the next turn of the event loop is cancelled on
- * the server. A waiter that leaves (timeout, abort) cancels at once, and gives back a lock granted
- * too late.
+ * session (wait-lock.sql), which draws the fencing token with the grant; its lock_timeout is the
+ * wait's time slice, and a cancel is pg_cancel_backend from the pool (cancel-wait.sql). The protocol
+ * (adopting a wait, cancelling it, giving back a late grant) is ServerWait's, shared with MySQL.
  */
-export class BlockingWait {
-  state: 'pending' | 'cancelling' | 'granted' | 'failed' | 'taken' = 'pending';
-  /** The fencing token drawn when the server granted the lock. */
-  token = 0;
-  /** Settles (never rejects) when the wait is over either way. */
-  readonly done: Promise<void>;
-  private wanted = true;
-  private abandoned = false;
-
+export class BlockingWait extends ServerWait<PinnedSession> {
   constructor(
-    readonly session: PinnedSession,
+    session: PinnedSession,
     readonly mode: Mode,
     query: Promise<Array<{ token: string | number }>>,
-    private readonly hooks: WaitHooks,
+    hooks: WaitHooks,
   ) {
-    this.done = query.then(
-      (rows) => {
-        this.token = Number(rows[0]?.token);
-        this.state = 'granted';
-        if (this.abandoned) this.giveBack();
-      },
-      () => {
-        // lock_timeout, cancelled, or the connection went (then the session ended already): the
-        // waiter tries again and decides.
-        this.state = 'failed';
-        hooks.settled(this);
+    super(
+      session,
+      query.then(() => true),
+      {
+        ...hooks,
+        drawToken: async () => Number((await query)[0]?.token),
+        // No backend pid known yet: no statement of this session reached the server to cancel.
+        cancel: async () => session.serverPid === undefined || hooks.cancel(session.serverPid),
       },
     );
-  }
-
-  /** A watch over this wait for the waiter's refusal; the waiter wants it again (adopts it). */
-  watch(): Watch {
-    this.wanted = true;
-    return { changed: this.done, cancel: () => this.unwant() };
-  }
-
-  /** The granted lock, for the waiter's attempt: its token. */
-  take(): number {
-    this.state = 'taken';
-    this.hooks.settled(this);
-    return this.token;
-  }
-
-  /** The waiter left for good: cancel now, give back whatever is granted. */
-  abandon(): void {
-    this.abandoned = true;
-    this.wanted = false;
-    if (this.state === 'pending') this.cancel();
-    else if (this.state === 'granted') this.giveBack();
-  }
-
-  private unwant(): void {
-    this.wanted = false;
-    setImmediate(() => {
-      if (!this.wanted && this.state === 'pending') this.cancel();
-    });
-  }
-
-  private giveBack(): void {
-    this.state = 'taken';
-    this.hooks
-      .giveBack(this)
-      .catch((error: unknown) => this.hooks.report(error))
-      .finally(() => this.hooks.settled(this));
-  }
-
-  /**
-   * Cancels the server-side wait. A cancel can arrive before the statement started waiting (then
-   * cancel-wait.sql finds nothing to cancel): it is sent again a few times while the wait is pending;
-   * the wait's lock_timeout bounds whatever is missed.
-   */
-  private cancel(): void {
-    const pid = this.session.serverPid;
-    this.state = 'cancelling';
-    if (pid === undefined) return;
-    void (async () => {
-      for (const delay of CANCEL_RETRIES_MS) {
-        if (delay > 0) await new Promise((resolve) => setTimeout(resolve, delay).unref());
-        if (this.state !== 'cancelling') return;
-        if (await this.hooks.cancel(pid)) return;
-      }
-    })().catch((error: unknown) => this.hooks.report(error));
   }
 }
