@@ -1,3 +1,4 @@
+import { SessionChecks } from '../backend/session-checks.js';
 import type { Pool } from './driver.js';
 import { MySqlSessionError } from './errors.js';
 import { PinnedSession } from './session.js';
@@ -23,9 +24,25 @@ export class Sessions {
   private readonly sessions = new Map<string, PinnedSession>();
   private ready: Promise<void> | undefined;
   private closed = false;
-  private checkTimer: NodeJS.Timeout | undefined;
+  private readonly checks: SessionChecks<PinnedSession>;
 
-  constructor(private readonly options: SessionsOptions) {}
+  constructor(private readonly options: SessionsOptions) {
+    this.checks = new SessionChecks({
+      checkMs: options.checkMs,
+      sessions: () => this.sessions,
+      probe: async (session) => {
+        const [row] = await session.rows<{ id: number | string }>(SQL.connectionId);
+        if (Number(row?.id) !== session.connectionId) {
+          throw new MySqlSessionError(
+            `the connection carrying the hold is now server connection ${row?.id}, not ${session.connectionId}`,
+          );
+        }
+      },
+      unanswered: (ms) =>
+        new MySqlSessionError(`the connection carrying the hold did not answer within ${ms} ms`),
+      settle: (session) => this.settle(session),
+    });
+  }
 
   /** The live session of `id`, if there is one (no connection is made). */
   peek(id: string): PinnedSession | undefined {
@@ -82,7 +99,7 @@ export class Sessions {
   /** Ends every session (their holds are lost) and destroys their connections. */
   closeAll(): void {
     this.closed = true;
-    clearInterval(this.checkTimer);
+    this.checks.stop();
     for (const session of [...this.sessions.values()]) session.end(new Error('the lock client was closed'));
   }
 
@@ -98,67 +115,8 @@ export class Sessions {
     }
     const session = new PinnedSession(id, connection, (ended, error) => this.ended(ended, error));
     this.sessions.set(id, session);
-    this.scheduleChecks();
+    this.checks.start();
     return session;
-  }
-
-  /**
-   * The socket reports a connection the server ended (KILL, crash, restart) at once. One that silently
-   * stops answering (a partition, a paused server: nothing closes the socket) is found by asking:
-   * every `checkMs` each holding session runs one statement, which must answer within `checkMs` from
-   * the same connection id, else the session is ended (its hold lost, its connection destroyed, so the
-   * server frees the lock once it notices). One timer for all sessions. A waiting session is busy in
-   * its GET_LOCK and is not asked (its wait ends by its slice at the latest).
-   */
-  private scheduleChecks(): void {
-    const { checkMs } = this.options;
-    if (checkMs === 0 || this.checkTimer !== undefined) return;
-    this.checkTimer = setInterval(() => {
-      if (this.sessions.size === 0) {
-        clearInterval(this.checkTimer);
-        this.checkTimer = undefined;
-        return;
-      }
-      for (const session of this.sessions.values()) {
-        if (session.wait === undefined && !session.ended) this.check(session, checkMs);
-      }
-    }, checkMs);
-    this.checkTimer.unref();
-  }
-
-  private check(session: PinnedSession, timeoutMs: number): void {
-    let timer: NodeJS.Timeout | undefined;
-    const unanswered = new Promise<never>((_, reject) => {
-      timer = setTimeout(
-        () =>
-          reject(
-            new MySqlSessionError(`the connection carrying the hold did not answer within ${timeoutMs} ms`),
-          ),
-        timeoutMs,
-      );
-      timer.unref();
-    });
-    session.users++; // not given back to the pool under the check's feet
-    const answered = session.serial(async () => {
-      if (session.ended) return;
-      const [row] = await session.rows<{ id: number | string }>(SQL.connectionId);
-      if (Number(row?.id) !== session.connectionId) {
-        throw new MySqlSessionError(
-          `the connection carrying the hold is now server connection ${row?.id}, not ${session.connectionId}`,
-        );
-      }
-    });
-    Promise.race([answered, unanswered])
-      .then(
-        () => undefined,
-        (error: unknown) =>
-          session.end(error instanceof Error ? error : new MySqlSessionError(String(error))),
-      )
-      .finally(() => {
-        clearTimeout(timer);
-        session.users--;
-        this.settle(session);
-      });
   }
 
   private ended(session: PinnedSession, error: Error): void {

@@ -1,3 +1,4 @@
+import { SessionChecks } from '../backend/session-checks.js';
 import type { Pool } from './driver.js';
 import { PostgresSessionError } from './errors.js';
 import { PinnedSession } from './session.js';
@@ -24,9 +25,22 @@ export class Sessions {
   private readonly sessions = new Map<string, PinnedSession>();
   private ready: Promise<void> | undefined;
   private closed = false;
-  private checkTimer: NodeJS.Timeout | undefined;
+  private readonly checks: SessionChecks<PinnedSession>;
 
-  constructor(private readonly options: SessionsOptions) {}
+  constructor(private readonly options: SessionsOptions) {
+    this.checks = new SessionChecks({
+      checkMs: options.checkMs,
+      sessions: () => this.sessions,
+      // Any statement proves the session answers; its answer comes from the same backend or the
+      // session ends (PinnedSession checks every answer's pid).
+      probe: async (session) => {
+        await session.query(SQL.backendPid, [], 'session check');
+      },
+      unanswered: (ms) =>
+        new PostgresSessionError(`the connection carrying the hold did not answer within ${ms} ms`),
+      settle: (session) => this.settle(session),
+    });
+  }
 
   get scope(): 'session' | 'transaction' {
     return this.options.scope;
@@ -80,7 +94,7 @@ export class Sessions {
   /** Ends every session (their holds are lost) and destroys their connections. */
   closeAll(): void {
     this.closed = true;
-    clearInterval(this.checkTimer);
+    this.checks.stop();
     for (const session of [...this.sessions.values()]) {
       session.end(new Error('the lock client was closed'));
     }
@@ -109,63 +123,8 @@ export class Sessions {
       return raced;
     }
     this.sessions.set(id, session);
-    this.scheduleChecks();
+    this.checks.start();
     return session;
-  }
-
-  /**
-   * The socket reports a session the server ended (terminated, crashed, restarted) at once. A
-   * connection that silently stops answering (a partition, a hung server: nothing closes the socket)
-   * is found by asking: every `checkMs` each holding session runs one statement, which must answer
-   * within `checkMs` from the same backend, else the session is ended (its holds lost, its connection
-   * destroyed, so the server frees the locks once it notices). One timer for all sessions.
-   */
-  private scheduleChecks(): void {
-    const { checkMs } = this.options;
-    if (checkMs === 0 || this.checkTimer !== undefined) return;
-    this.checkTimer = setInterval(() => {
-      if (this.sessions.size === 0) {
-        clearInterval(this.checkTimer);
-        this.checkTimer = undefined;
-        return;
-      }
-      for (const session of this.sessions.values()) {
-        if (session.wait === undefined && !session.ended) this.check(session, checkMs);
-      }
-    }, checkMs);
-    this.checkTimer.unref();
-  }
-
-  private check(session: PinnedSession, timeoutMs: number): void {
-    let timer: NodeJS.Timeout | undefined;
-    const unanswered = new Promise<never>((_, reject) => {
-      timer = setTimeout(
-        () =>
-          reject(
-            new PostgresSessionError(
-              `the connection carrying the hold did not answer within ${timeoutMs} ms`,
-            ),
-          ),
-        timeoutMs,
-      );
-      timer.unref();
-    });
-    // A user of the session meanwhile: it is not given back to the pool under the check's feet.
-    session.users++;
-    const answered = session.serial(async () => {
-      if (!session.ended) await session.query(SQL.backendPid, [], 'session check');
-    });
-    Promise.race([answered, unanswered])
-      .then(
-        () => undefined,
-        (error: unknown) =>
-          session.end(error instanceof Error ? error : new PostgresSessionError(String(error))),
-      )
-      .finally(() => {
-        clearTimeout(timer);
-        session.users--;
-        this.settle(session);
-      });
   }
 
   private ended(session: PinnedSession, error: Error): void {
