@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { MissingBinaryError, ServerStartError } from './errors.js';
 import { ManagedProcess } from './managed.js';
+import { ManagedServer } from './managed-server.js';
 import { installDebianPackages, whichExecutable } from './packages.js';
 import { freePorts } from './ports.js';
 import { httpRequest } from './probes.js';
@@ -80,7 +81,7 @@ export interface EtcdServerOptions {
  * The etcd API's JSON gateway answers on `endpoint` (e.g. `POST /v3/kv/put`, `/v3/lease/grant`).
  * Leases are at least 2 s long, whatever the TTL asked for.
  */
-export class EtcdServer {
+export class EtcdServer extends ManagedServer {
   readonly host = '127.0.0.1';
 
   private constructor(
@@ -90,25 +91,15 @@ export class EtcdServer {
     readonly peerPort: number,
     /** The temp dir holding the data dir and the log file (shared by a cluster's members). */
     readonly dir: string,
-    private readonly ownsDir: boolean,
-    private readonly managed: ManagedProcess,
-  ) {}
+    ownsDir: boolean,
+    managed: ManagedProcess,
+  ) {
+    super(managed, ownsDir ? dir : undefined); // a cluster member's data stays for the cluster
+  }
 
   /** `http://127.0.0.1:<port>`, what etcd clients take. */
   get endpoint(): string {
     return url(this.port);
-  }
-
-  get pid(): number | undefined {
-    return this.managed.pid;
-  }
-
-  get running(): boolean {
-    return this.managed.running;
-  }
-
-  get paused(): boolean {
-    return this.managed.isPaused;
   }
 
   get logFile(): string {
@@ -145,44 +136,6 @@ export class EtcdServer {
   /** `GET /health` says `"true"`: the server answers and sees a leader. */
   healthy(): Promise<boolean> {
     return healthy(this.endpoint).catch(() => false);
-  }
-
-  /** Sends a signal to the server as it is. */
-  signal(signal: NodeJS.Signals): void {
-    this.managed.signal(signal);
-  }
-
-  /** SIGSTOP: the server freezes (connections stay open, nothing answers, leases run out). */
-  pause(): void {
-    this.managed.pause();
-  }
-
-  /** SIGCONT after pause(). */
-  resume(): void {
-    this.managed.resume();
-  }
-
-  /** SIGKILL and wait for the exit; the data stays for restart(). */
-  async kill(): Promise<void> {
-    await this.managed.kill();
-  }
-
-  /**
-   * Starts the server again on the same ports and data (killing it first if it runs) and waits for
-   * `/health` (for a member: until it sees a leader again, which needs a quorum running).
-   */
-  async restart(): Promise<void> {
-    await this.managed.restart();
-  }
-
-  /** SIGTERM and wait for the exit; a standalone server's temp dir is removed, a member's data stays. */
-  async stop(): Promise<void> {
-    await this.managed.stop('SIGTERM');
-    if (this.ownsDir) rmSync(this.dir, { recursive: true, force: true });
-  }
-
-  async [Symbol.asyncDispose](): Promise<void> {
-    await this.stop();
   }
 }
 

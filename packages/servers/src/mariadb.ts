@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { MissingBinaryError, ServerStartError } from './errors.js';
 import { ManagedProcess } from './managed.js';
+import { ManagedServer } from './managed-server.js';
 import { installDebianPackages, isRoot, whichExecutable } from './packages.js';
 import { freePort } from './ports.js';
 import { spawnLogged, terminate, waitUntilReady, type StartedProcess } from './process.js';
@@ -114,7 +115,7 @@ export interface MariaDbServerOptions {
  * kill() loses nothing committed but a machine crash may): never point anything you care about at it.
  * Ready when the port sends MySQL's handshake.
  */
-export class MariaDbServer {
+export class MariaDbServer extends ManagedServer {
   readonly host = '127.0.0.1';
   readonly user = 'root';
   readonly database = 'lockstock';
@@ -122,8 +123,10 @@ export class MariaDbServer {
   private constructor(
     readonly port: number,
     readonly dir: string,
-    private readonly managed: ManagedProcess,
-  ) {}
+    managed: ManagedProcess,
+  ) {
+    super(managed, dir);
+  }
 
   /** `mysql://root@127.0.0.1:<port>/lockstock` (mysql2 takes it as `uri`). */
   get url(): string {
@@ -133,18 +136,6 @@ export class MariaDbServer {
   /** What mysql2's `createConnection` / `createPool` take. */
   get connectionOptions(): { host: string; port: number; user: string; database: string } {
     return { host: this.host, port: this.port, user: this.user, database: this.database };
-  }
-
-  get pid(): number | undefined {
-    return this.managed.pid;
-  }
-
-  get running(): boolean {
-    return this.managed.running;
-  }
-
-  get paused(): boolean {
-    return this.managed.isPaused;
   }
 
   get logFile(): string {
@@ -179,41 +170,6 @@ export class MariaDbServer {
       rmSync(dir, { recursive: true, force: true });
       throw error;
     }
-  }
-
-  /** Sends a signal to the server as it is. */
-  signal(signal: NodeJS.Signals): void {
-    this.managed.signal(signal);
-  }
-
-  /** SIGSTOP: the server freezes; connections stay open, nothing answers, no lock is freed. */
-  pause(): void {
-    this.managed.pause();
-  }
-
-  /** SIGCONT after pause(). */
-  resume(): void {
-    this.managed.resume();
-  }
-
-  /** SIGKILL (a crash) and wait for the exit; the data stays for restart(). */
-  async kill(): Promise<void> {
-    await this.managed.kill();
-  }
-
-  /** Starts the server again on the same port and data (killing it first if it runs). */
-  async restart(): Promise<void> {
-    await this.managed.restart();
-  }
-
-  /** SIGTERM (a clean shutdown, well under a second) and removal of the temp dir. */
-  async stop(): Promise<void> {
-    await this.managed.stop('SIGTERM');
-    rmSync(this.dir, { recursive: true, force: true });
-  }
-
-  async [Symbol.asyncDispose](): Promise<void> {
-    await this.stop();
   }
 }
 

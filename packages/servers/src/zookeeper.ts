@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { MissingBinaryError, ServerStartError } from './errors.js';
 import { ManagedProcess } from './managed.js';
+import { ManagedServer } from './managed-server.js';
 import { installDebianPackages, whichExecutable } from './packages.js';
 import { freePorts } from './ports.js';
 import { fourLetterWord, modeOf } from './probes.js';
@@ -117,27 +118,21 @@ export interface ZooKeeperServerOptions {
  * log (`out.log`) in a temp dir removed by stop(). Ready when it answers `ruok` with `imok` and
  * serves requests (`srvr` says `Mode: standalone`).
  */
-export class ZooKeeperServer {
+export class ZooKeeperServer extends ManagedServer {
   readonly host = '127.0.0.1';
 
   private constructor(
     readonly port: number,
     readonly dir: string,
     readonly tickTimeMs: number,
-    private readonly managed: ManagedProcess,
-  ) {}
+    managed: ManagedProcess,
+  ) {
+    super(managed, dir);
+  }
 
   /** `127.0.0.1:<port>`, what ZooKeeper clients take. */
   get connectString(): string {
     return `${this.host}:${this.port}`;
-  }
-
-  get pid(): number | undefined {
-    return this.managed.pid;
-  }
-
-  get running(): boolean {
-    return this.managed.running;
   }
 
   /** The server's stdout and stderr. */
@@ -182,45 +177,10 @@ export class ZooKeeperServer {
   fourLetterWord(word: string, timeoutMs?: number): Promise<string> {
     return fourLetterWord(this.port, word, { host: this.host, timeoutMs });
   }
-
-  /** Sends a signal to the JVM as it is. */
-  signal(signal: NodeJS.Signals): void {
-    this.managed.signal(signal);
-  }
-
-  /** SIGSTOP: the server freezes (connections stay open, nothing answers, sessions may expire). */
-  pause(): void {
-    this.managed.pause();
-  }
-
-  /** SIGCONT after pause(). */
-  resume(): void {
-    this.managed.resume();
-  }
-
-  /** SIGKILL and wait for the exit; the data stays for restart(). */
-  async kill(): Promise<void> {
-    await this.managed.kill();
-  }
-
-  /** Starts the server again on the same port and data (after kill(), or killing it first). */
-  async restart(): Promise<void> {
-    await this.managed.restart();
-  }
-
-  /** SIGTERM (SIGKILL after 10 s), wait for the exit, remove the temp dir. */
-  async stop(): Promise<void> {
-    await this.managed.stop('SIGTERM');
-    rmSync(this.dir, { recursive: true, force: true });
-  }
-
-  async [Symbol.asyncDispose](): Promise<void> {
-    await this.stop();
-  }
 }
 
 /** One member of a ZooKeeperEnsemble: its own ports, data dir and JVM. */
-export class ZooKeeperNode {
+export class ZooKeeperNode extends ManagedServer {
   readonly host = '127.0.0.1';
 
   constructor(
@@ -230,25 +190,15 @@ export class ZooKeeperNode {
     readonly port: number,
     readonly quorumPort: number,
     readonly electionPort: number,
-    /** The node's own dir (config, data, `out.log`), inside the ensemble's. */
+    /** The node's own dir (config, data, `out.log`), inside the ensemble's (its data outlives stop()). */
     readonly dir: string,
-    private readonly managed: ManagedProcess,
-  ) {}
+    managed: ManagedProcess,
+  ) {
+    super(managed, undefined);
+  }
 
   get connectString(): string {
     return `${this.host}:${this.port}`;
-  }
-
-  get pid(): number | undefined {
-    return this.managed.pid;
-  }
-
-  get running(): boolean {
-    return this.managed.running;
-  }
-
-  get paused(): boolean {
-    return this.managed.isPaused;
   }
 
   get logFile(): string {
@@ -262,36 +212,6 @@ export class ZooKeeperNode {
 
   fourLetterWord(word: string, timeoutMs?: number): Promise<string> {
     return fourLetterWord(this.port, word, { host: this.host, timeoutMs });
-  }
-
-  signal(signal: NodeJS.Signals): void {
-    this.managed.signal(signal);
-  }
-
-  pause(): void {
-    this.managed.pause();
-  }
-
-  resume(): void {
-    this.managed.resume();
-  }
-
-  /** SIGKILL; the node's data stays for restart(). */
-  async kill(): Promise<void> {
-    await this.managed.kill();
-  }
-
-  /** SIGTERM (a clean shutdown); the node's data stays for restart(). */
-  async stop(): Promise<void> {
-    await this.managed.stop('SIGTERM');
-  }
-
-  /**
-   * Starts the node again on its ports and data and waits until it has rejoined as leader or
-   * follower (which needs a quorum of the ensemble running).
-   */
-  async restart(): Promise<void> {
-    await this.managed.restart();
   }
 }
 
