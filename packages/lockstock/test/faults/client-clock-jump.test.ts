@@ -54,15 +54,7 @@ describe.skipIf(shim.skip !== undefined)("fault: a client's wall clock jumps whi
       const skews: number[] = [];
       for (const jump of [-JUMP_MS, JUMP_MS]) {
         shift(jump);
-        recorder.record({
-          src: 'harness',
-          proc: 'harness',
-          type: 'info',
-          f: 'fault',
-          fault: 'clock-jump',
-          target: owner,
-          ms: jump,
-        });
+        recorder.fault('clock-jump', owner, { ms: jump });
         const { now } = await ask('wall');
         skews.push((now as number) - Date.now());
         expect(Math.abs((now as number) - Date.now() - jump)).toBeLessThan(5_000); // its clock really moved

@@ -107,13 +107,7 @@ describe('fault: Redis Cluster failover', () => {
         await r.config('SET', 'masterauth', 'not-the-password');
         await r.call('CLIENT', 'KILL', 'TYPE', 'master');
         await expect.poll(async () => field(await r.info('replication'), 'master_link_status')).toBe('down');
-        history.record({
-          src: 'harness',
-          proc: 'harness',
-          type: 'info',
-          f: 'fault',
-          fault: 'replication-cut',
-        });
+        history.fault('replication-cut');
         const held = await history.acquire('A', name, () =>
           a.mutex(name).acquire({ owner: 'A', leaseMs: 20_000 }),
         );
@@ -121,14 +115,7 @@ describe('fault: Redis Cluster failover', () => {
         expect(field(await r.info('replication'), 'master_link_status')).toBe('down'); // A's grant never left M
         const lockKeys = (await m.keys('*')).filter((key) => key.includes(`{${name}}`));
 
-        history.record({
-          src: 'harness',
-          proc: 'harness',
-          type: 'info',
-          f: 'fault',
-          fault: 'kill',
-          target: 'master',
-        });
+        history.fault('kill', 'master');
         await master.server.kill();
         const killedAt = performance.now();
         await r.call('CLUSTER', 'FAILOVER', 'TAKEOVER');

@@ -84,14 +84,7 @@ describe('lock faults on etcd', () => {
           .acquire({ waitMs: ttl * 1_000 + 10_000 }),
       );
       await expect.poll(() => queue(name)).toHaveLength(2);
-      recorder.record({
-        src: 'harness',
-        proc: 'harness',
-        type: 'info',
-        f: 'fault',
-        fault: 'kill',
-        target: `holder-${dying.child.pid}`,
-      });
+      recorder.fault('kill', `holder-${dying.child.pid}`);
       const { result: next, freedAfterMs } = await killAndTime(dying, waiting);
       freed.push(freedAfterMs);
       expect(next.fencingToken).toBeGreaterThan(token as number);
@@ -118,14 +111,7 @@ describe('lock faults on etcd', () => {
     const paused = holder(name, { ttl: 1 });
     const { token: pausedToken, owner } = await paused.next('holding');
     const recorder = new HistoryRecorder();
-    recorder.record({
-      src: 'harness',
-      proc: 'harness',
-      type: 'info',
-      f: 'fault',
-      fault: 'sigstop',
-      target: owner,
-    });
+    recorder.fault('sigstop', owner);
     paused.kill('SIGSTOP');
     const stoppedAt = process.hrtime.bigint();
     const c = client();
@@ -151,14 +137,7 @@ describe('lock faults on etcd', () => {
 
     const resumedAt = process.hrtime.bigint(); // before the signal: the holder may run before kill() returns
     paused.kill('SIGCONT');
-    recorder.record({
-      src: 'harness',
-      proc: 'harness',
-      type: 'info',
-      f: 'fault',
-      fault: 'sigcont',
-      target: owner,
-    });
+    recorder.fault('sigcont', owner);
     paused.send({ type: 'write', value: 'stale' });
     const written = await paused.next('written');
     paused.send({ type: 'release' });
@@ -207,14 +186,7 @@ describe('lock faults on etcd', () => {
       c.mutex(name).acquire({ owner: 'second', waitMs: 10_000 }),
     );
     await expect.poll(() => queue(name)).toHaveLength(2);
-    recorder.record({
-      src: 'harness',
-      proc: 'harness',
-      type: 'info',
-      f: 'fault',
-      fault: 'lease-revoke',
-      target: owner,
-    });
+    recorder.fault('lease-revoke', owner);
     const revokedAt = process.hrtime.bigint();
     // What an operator's `etcdctl lease revoke` does: etcd deletes every key on the lease at once.
     const answer = await httpRequest(`${server.endpoint}/v3/lease/revoke`, {
@@ -278,15 +250,7 @@ describe('lock faults on etcd', () => {
       const cut = holder(name, { ttl: 1, hosts: [`http://127.0.0.1:${proxy.port}`], watch: true });
       const { token, owner } = await cut.next('holding');
       const recorder = new HistoryRecorder();
-      recorder.record({
-        src: 'harness',
-        proc: 'harness',
-        type: 'info',
-        f: 'fault',
-        fault: 'partition',
-        target: owner,
-        phase: 'start',
-      });
+      recorder.fault('partition', owner, { phase: 'start' });
       proxy.set('blackhole');
       const cutAt = process.hrtime.bigint();
       const c = client();
@@ -303,15 +267,7 @@ describe('lock faults on etcd', () => {
 
       proxy.set('pass');
       proxy.reset(); // the dark connections are dropped; the client reconnects
-      recorder.record({
-        src: 'harness',
-        proc: 'harness',
-        type: 'info',
-        f: 'fault',
-        fault: 'partition',
-        target: owner,
-        phase: 'stop',
-      });
+      recorder.fault('partition', owner, { phase: 'stop' });
       cut.send({ type: 'write', value: 'late' });
       const written = await cut.next('written');
       cut.send({ type: 'release' });

@@ -54,7 +54,7 @@ describe('fault: a latency spike on the client–server link', () => {
       expect(await history.write(store, name, 'holder', held)).toBe(true);
 
       slow.proxy.set('delay', { delayMs: SPIKE_MS });
-      history.record({ src: 'harness', proc: 'harness', type: 'info', f: 'fault', fault: 'spike' });
+      history.fault('spike');
       const next = await history.acquire('next', name, () =>
         env.locks().mutex(name).acquire({ owner: 'next', waitMs: 10_000 }),
       );

@@ -40,8 +40,6 @@ function client(options: Partial<PostgresLockClientOptions> = {}): PostgresLockC
 const fixtures = useFixtures();
 let unique = 0;
 const lockName = (label: string) => `fault-${label}-${process.pid}-${++unique}`;
-const fault = (fault: string, target: unknown, extra: Record<string, unknown> = {}) =>
-  ({ src: 'harness', proc: 'harness', type: 'info', f: 'fault', fault, target, ...extra }) as const;
 const eventsOf = (owner: unknown): HistoryEvent[] =>
   fixtures.histories().filter((e) => e.proc === owner || e.owner === owner);
 
@@ -112,7 +110,7 @@ describe('lock faults on PostgreSQL', () => {
         client().mutex(name).acquire({ waitMs: 10_000 }),
       );
       await expect.poll(async () => (await sessionsOn(name)).length).toBe(2); // queued on the server
-      recorder.record(fault('kill', owner));
+      recorder.fault('kill', owner);
       const { result: next, freedAfterMs } = await killAndTime(dying, waiting);
       freed.push(freedAfterMs);
       expect(next.fencingToken).toBeGreaterThan(token as number);
@@ -141,7 +139,7 @@ describe('lock faults on PostgreSQL', () => {
     const paused = holder(name, { watch: true });
     const { token, owner } = await paused.next('holding');
     const recorder = new HistoryRecorder();
-    recorder.record(fault('sigstop', owner));
+    recorder.fault('sigstop', owner);
     paused.kill('SIGSTOP');
     const stoppedAt = process.hrtime.bigint();
     let settled = false;
@@ -154,7 +152,7 @@ describe('lock faults on PostgreSQL', () => {
     await sleep(pauseMs); // the fault's length: the holder stays stopped this long
     expect(settled).toBe(false); // nothing took the lock from the stopped holder
     paused.kill('SIGCONT');
-    recorder.record(fault('sigcont', owner));
+    recorder.fault('sigcont', owner);
     paused.send({ type: 'write', value: 'after the pause' });
     const written = await paused.next('written');
     paused.send({ type: 'release' });
@@ -197,7 +195,7 @@ describe('lock faults on PostgreSQL', () => {
     );
     await expect.poll(async () => (await sessionsOn(name)).length).toBe(2);
     const pid = await holderPid(name);
-    recorder.record(fault('terminate-backend', owner, { pid }));
+    recorder.fault('terminate-backend', owner, { pid });
     const terminatedAt = process.hrtime.bigint();
     await admin.query('SELECT pg_terminate_backend($1)', [pid]);
     const second = await waiting;
@@ -350,7 +348,7 @@ describe('lock faults on PostgreSQL', () => {
         const recorder = new HistoryRecorder();
         proxy.set('blackhole');
         const cutAt = process.hrtime.bigint();
-        recorder.record(fault('partition', owner, { phase: 'start' }));
+        recorder.fault('partition', owner, { phase: 'start' });
         const c = client();
         const waitMs = serverTimeout ? 15_000 : 6_000;
         let second;
@@ -373,7 +371,7 @@ describe('lock faults on PostgreSQL', () => {
           lockedThrough = answeredAfterMs;
         }
         proxy.set('pass'); // heal: the client's close (it gave up on the session) reaches the server
-        recorder.record(fault('partition', owner, { phase: 'stop' }));
+        recorder.fault('partition', owner, { phase: 'stop' });
         const healedAt = process.hrtime.bigint();
         second ??= await recorder.acquire('second', name, () =>
           c.mutex(name).acquire({ owner: 'second', waitMs: 10_000 }),

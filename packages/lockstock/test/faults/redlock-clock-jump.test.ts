@@ -63,13 +63,7 @@ describe.skipIf(shim.skip !== undefined)('fault: a clock jump on one Redlock mas
       history.watch('client1', name, first);
       expect(await history.write(lab.store, name, 'client1', first)).toBe(true);
       const ahead = await jump(bench, c, name);
-      history.record({
-        src: 'harness',
-        proc: 'harness',
-        type: 'info',
-        f: 'fault',
-        fault: `C +${JUMP_MS} ms`,
-      });
+      history.fault(`C +${JUMP_MS} ms`);
 
       const refused = await history
         .acquire('client2', name, () => two.client.mutex(name).acquire({ owner: 'client2', waitMs: 2_000 }))

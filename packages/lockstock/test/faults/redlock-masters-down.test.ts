@@ -118,7 +118,7 @@ describe('fault: Redlock masters down', () => {
       // Two masters crash and a third hangs: two of five answer, three are needed.
       await Promise.all([bench.master(0).kill(), bench.master(1).kill()]);
       bench.master(2).signal('SIGSTOP');
-      history.record({ src: 'harness', proc: 'harness', type: 'info', f: 'fault', fault: '3 of 5 down' });
+      history.fault('3 of 5 down');
 
       const waitMs = 20_000;
       const attempt = async (round: string) =>
@@ -153,7 +153,7 @@ describe('fault: Redlock masters down', () => {
       // The masters come back (the two killed ones empty): the lock is granted again.
       await Promise.all([bench.master(0).restart(), bench.master(1).restart()]);
       bench.master(2).signal('SIGCONT');
-      history.record({ src: 'harness', proc: 'harness', type: 'info', f: 'fault', fault: 'healed' });
+      history.fault('healed');
       const next = await history.acquire('next', name, () =>
         others[0]!.client.mutex(name).acquire({ waitMs }),
       );

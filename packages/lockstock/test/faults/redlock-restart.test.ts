@@ -43,13 +43,7 @@ describe('fault: a Redlock master restarts under a held lock', () => {
     try {
       const { history, first, clientTwo } = await schedule(bench, name, 10_000);
       await bench.master(C).restart(); // SIGKILL, started again at once with nothing
-      history.record({
-        src: 'harness',
-        proc: 'harness',
-        type: 'info',
-        f: 'fault',
-        fault: 'C restarted empty',
-      });
+      history.fault('C restarted empty');
       expect(await bench.pttl(C, name)).toBe(-2); // C forgot client 1's vote
 
       const two = await clientTwo();

@@ -46,7 +46,7 @@ describe('fault: Sentinel split brain', () => {
         expect(await direct.wait(1, 5_000)).toBe(1);
 
         group.link.set('blackhole'); // the master loses the Sentinel and the replica
-        history.record({ src: 'harness', proc: 'harness', type: 'info', f: 'fault', fault: 'partition' });
+        history.fault('partition');
         const first = await history.acquire('A', name, () => a.mutex(name).acquire({ owner: 'A' }));
         history.watch('A', name, first);
         expect(await history.write(store, name, 'A', first)).toBe(true);

@@ -42,8 +42,6 @@ const client = () => {
 const fixtures = useFixtures();
 let unique = 0;
 const lockName = (label: string) => `fault-${label}-${process.pid}-${++unique}`;
-const fault = (fault: string, target: unknown, extra: Record<string, unknown> = {}) =>
-  ({ src: 'harness', proc: 'harness', type: 'info', f: 'fault', fault, target, ...extra }) as const;
 
 function holder(
   name: string,
@@ -94,7 +92,7 @@ describe('lock faults on ZooKeeper', () => {
           .acquire({ waitMs: sessionTimeoutMs + 10_000 }),
       );
       await expect.poll(() => queueOf(admin, 'locks', name)).toHaveLength(2);
-      recorder.record(fault('kill', owner));
+      recorder.fault('kill', owner);
       const { result: next, freedAfterMs } = await killAndTime(dying, waiting);
       freed.push(freedAfterMs);
       expect(next.fencingToken).toBeGreaterThan(token as number);
@@ -121,7 +119,7 @@ describe('lock faults on ZooKeeper', () => {
     const paused = holder(name, { sessionTimeoutMs: 1_000 });
     const { token: pausedToken, owner } = await paused.next('holding');
     const recorder = new HistoryRecorder();
-    recorder.record(fault('sigstop', owner));
+    recorder.fault('sigstop', owner);
     paused.kill('SIGSTOP');
     const stoppedAt = process.hrtime.bigint();
     const second = await recorder.acquire('second', name, () =>
@@ -139,7 +137,7 @@ describe('lock faults on ZooKeeper', () => {
 
     const resumedAt = process.hrtime.bigint(); // before the signal: the holder may run before kill() returns
     paused.kill('SIGCONT');
-    recorder.record(fault('sigcont', owner));
+    recorder.fault('sigcont', owner);
     paused.send({ type: 'write', value: 'stale' });
     const written = await paused.next('written');
     paused.send({ type: 'release' });
@@ -191,7 +189,7 @@ describe('lock faults on ZooKeeper', () => {
       // The holder's link goes dark (else its client takes the session back), and its session is
       // ended on the server — what a session timeout does to a client that went quiet, at once.
       proxy.set('blackhole');
-      recorder.record(fault('session-expiry', owner));
+      recorder.fault('session-expiry', owner);
       const expiredAt = process.hrtime.bigint();
       await closeSession(server.connectString, {
         sessionId: Buffer.from(sessionId as string, 'hex'),
@@ -265,7 +263,7 @@ describe('lock faults on ZooKeeper', () => {
         const recorder = new HistoryRecorder();
         proxy.set('blackhole');
         const cutAt = process.hrtime.bigint();
-        recorder.record(fault('partition', owner, { phase: 'start' }));
+        recorder.fault('partition', owner, { phase: 'start' });
         const second = await recorder.acquire('second', name, () =>
           client().mutex(name).acquire({ owner: 'second', waitMs: 15_000 }),
         );
@@ -280,7 +278,7 @@ describe('lock faults on ZooKeeper', () => {
 
         proxy.set('pass');
         proxy.reset();
-        recorder.record(fault('partition', owner, { phase: 'stop' }));
+        recorder.fault('partition', owner, { phase: 'stop' });
         cut.send({ type: 'write', value: 'late' });
         const written = await cut.next('written');
         cut.send({ type: 'release' });

@@ -13,6 +13,19 @@ export class HistoryRecorder {
     this.events.push({ ...event, t: String(process.hrtime.bigint()) } as HistoryEvent);
   }
 
+  /** A fault the harness injected (`target`: the process or server it hit), as an `info` event. */
+  fault(fault: string, target?: unknown, extra: Record<string, unknown> = {}): void {
+    this.record({
+      src: 'harness',
+      proc: 'harness',
+      type: 'info',
+      f: 'fault',
+      fault,
+      ...(target === undefined ? {} : { target }),
+      ...extra,
+    } as Omit<HistoryEvent, 't'>);
+  }
+
   /** An acquire from call to return; one that throws is recorded as failed (`error`: its name). */
   async acquire(proc: string, lock: string, take: () => Promise<LockHandle>): Promise<LockHandle> {
     this.record({ proc, type: 'invoke', f: 'acquire', lock });
