@@ -1,6 +1,5 @@
 import { ScriptRunner } from 'lockstock/redis';
 import { ID_PATTERN, ORDER_GROUP, type SaleKeys } from '../keys.js';
-import { deadlineMember, lifecycleScripts, SETTLED_TTL_MS } from '../lifecycle/scripts.js';
 import { parseStreamEntry } from '../pipeline/stream.js';
 import type { SaleRedis } from '../redis.js';
 import { IDEMPOTENCY_TTL_SECONDS } from '../reserve.js';
@@ -11,6 +10,7 @@ import { records } from '../store/records.js';
 import type { Sale } from '../types.js';
 import { fencePipelines, type PipelineFenceOptions } from './fence.js';
 import { recoveryQueries } from './queries.js';
+import { restoreState } from './restore.js';
 import { recoveryScripts } from './scripts.js';
 import { formatStreamId, recordNewest } from './stream-ids.js';
 
@@ -32,9 +32,6 @@ export interface RebuildReport {
   /** Pipelines it went ahead without (lease lapsed, or the wait limit reached): their held batches are refused. */
   readonly pipelinesFencedOut: readonly string[];
 }
-
-/** Pairs per script call (Lua's unpack limit is far above; this keeps each call short). */
-const CHUNK = 500;
 
 /**
  * Rebuilds a sale's Redis state from the record plus what Redis still holds that the record has not
@@ -96,32 +93,8 @@ export async function rebuildSale(
   }
   const remaining = Math.max(0, record.stock - record.sold - inFlightUnits);
 
-  const buyers = [...holdings].filter(([, units]) => units > 0);
-  const buyerChunks = [...chunks(buyers, CHUNK)];
-  for (const [i, chunk] of (buyerChunks.length > 0 ? buyerChunks : [[]]).entries()) {
-    const args = [token, i === 0 ? 1 : 0, ...chunk.flat()]; // the first call empties the hash
-    if (!(await fenced(scripts.run(recoveryScripts.rebuildBuyers, [keys.recovering, keys.buyers], args))))
-      return undefined;
-  }
-
-  for (const chunk of chunks(record.settled, CHUNK)) {
-    const args = [token, SETTLED_TTL_MS, ...chunk.flatMap((o) => [o.id, o.status])];
-    if (!(await fenced(scripts.run(recoveryScripts.rebuildSettled, [keys.recovering, keys.settled], args))))
-      return undefined;
-  }
-
-  for (const chunk of chunks(record.keys, CHUNK)) {
-    const args = [token, ...chunk.flatMap((k) => [`${k.id}:${k.quantity}`, k.secondsLeft])];
-    const keyList = chunk.map((k) => keys.idempotency(k.userId, k.key));
-    if (!(await fenced(scripts.run(recoveryScripts.rebuildKeys, [keys.recovering, ...keyList], args))))
-      return undefined;
-  }
-
-  // Unpaid orders go back into the delay queue; open-orders.lua leaves settled ones out.
-  for (const chunk of chunks(record.unpaid, CHUNK)) {
-    const args = chunk.flatMap((o) => [deadlineMember(o.id, o.userId, o.quantity), o.payByMs]);
-    await scripts.run(lifecycleScripts.openOrders, [keys.deadlines, keys.settled], args);
-  }
+  const buyers = [...holdings].filter(([, units]) => units > 0).length;
+  if (!(await restoreState(scripts, keys, token, { ...record, holdings }))) return undefined;
 
   const floor = record.newest ? formatStreamId(record.newest) : '';
   const started = sale.startsAt.getTime() <= Date.now();
@@ -141,7 +114,7 @@ export async function rebuildSale(
   if (finished !== 1) return undefined;
   return {
     remaining,
-    buyers: buyers.length,
+    buyers,
     inFlight,
     idempotencyKeys: record.keys.length,
     settledOrders: record.settled.length,
@@ -150,14 +123,6 @@ export async function rebuildSale(
     pipelinesWaitedMs: pipelines.waitedMs,
     pipelinesFencedOut: pipelines.fencedOut,
   };
-}
-
-async function fenced(step: Promise<unknown>): Promise<boolean> {
-  return (await step) === 1;
-}
-
-function* chunks<T>(items: readonly T[], size: number): Generator<T[]> {
-  for (let i = 0; i < items.length; i += size) yield items.slice(i, i + size);
 }
 
 /** Every entry of a sale's stream, oldest first, parsed (malformed ones are the pipeline's to dead-letter). */

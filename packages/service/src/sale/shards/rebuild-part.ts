@@ -1,11 +1,11 @@
 import { DEFAULT_KEY_PREFIX, ScriptRunner } from 'lockstock/redis';
 import { ID_PATTERN, ORDER_GROUP } from '../keys.js';
-import { deadlineMember, lifecycleScripts, SETTLED_TTL_MS } from '../lifecycle/scripts.js';
 import { parsePartEntry } from '../pipeline/stream.js';
 import type { SaleRedis } from '../redis.js';
 import { fencePipelines, type PipelineFenceOptions } from '../recovery/fence.js';
 import { recoveryQueries } from '../recovery/queries.js';
 import type { RebuildReport } from '../recovery/rebuild.js';
+import { CHUNK, chunks, fenced, restoreState } from '../recovery/restore.js';
 import { recoveryScripts } from '../recovery/scripts.js';
 import { formatStreamId, recordNewest } from '../recovery/stream-ids.js';
 import { IDEMPOTENCY_TTL_SECONDS } from '../reserve.js';
@@ -29,9 +29,6 @@ export interface PartRebuildReport extends RebuildReport {
   /** Transfers credited to the part (each marked in `credits`, so none is credited twice). */
   readonly credits: number;
 }
-
-/** Pairs per script call. */
-const CHUNK = 500;
 
 /**
  * Rebuilds one part of a split sale from the record plus what the part's stream still holds — what
@@ -95,28 +92,8 @@ export async function rebuildPart(
   const pendingUnits = pending.reduce((sum, t) => sum + t.units, 0);
   const remaining = Math.max(0, allocation - record.sold - inFlightUnits);
 
-  const buyers = [...holdings].filter(([, units]) => units > 0);
-  const buyerChunks = [...chunks(buyers, CHUNK)];
-  for (const [i, chunk] of (buyerChunks.length > 0 ? buyerChunks : [[]]).entries()) {
-    const args = [token, i === 0 ? 1 : 0, ...chunk.flat()];
-    if (!(await fenced(scripts.run(recoveryScripts.rebuildBuyers, [keys.recovering, keys.buyers], args))))
-      return undefined;
-  }
-  for (const chunk of chunks(record.settled, CHUNK)) {
-    const args = [token, SETTLED_TTL_MS, ...chunk.flatMap((o) => [o.id, o.status])];
-    if (!(await fenced(scripts.run(recoveryScripts.rebuildSettled, [keys.recovering, keys.settled], args))))
-      return undefined;
-  }
-  for (const chunk of chunks(record.keys, CHUNK)) {
-    const args = [token, ...chunk.flatMap((k) => [`${k.id}:${k.quantity}`, k.secondsLeft])];
-    const keyList = chunk.map((k) => keys.idempotency(k.userId, k.key));
-    if (!(await fenced(scripts.run(recoveryScripts.rebuildKeys, [keys.recovering, ...keyList], args))))
-      return undefined;
-  }
-  for (const chunk of chunks(record.unpaid, CHUNK)) {
-    const args = chunk.flatMap((o) => [deadlineMember(o.id, o.userId, o.quantity), o.payByMs]);
-    await scripts.run(lifecycleScripts.openOrders, [keys.deadlines, keys.settled], args);
-  }
+  const buyers = [...holdings].filter(([, units]) => units > 0).length;
+  if (!(await restoreState(scripts, keys, token, { ...record, holdings }))) return undefined;
   if (!(await restoreTransfers(scripts, keys, token, pending, pendingUnits, credited))) return undefined;
 
   const floor = record.newest ? formatStreamId(record.newest) : '';
@@ -139,7 +116,7 @@ export async function rebuildPart(
     part,
     remaining,
     allocation,
-    buyers: buyers.length,
+    buyers,
     inFlight,
     idempotencyKeys: record.keys.length,
     settledOrders: record.settled.length,
@@ -182,14 +159,6 @@ async function restoreTransfers(
       return false;
   }
   return true;
-}
-
-async function fenced(step: Promise<unknown>): Promise<boolean> {
-  return (await step) === 1;
-}
-
-function* chunks<T>(items: readonly T[], size: number): Generator<T[]> {
-  for (let i = 0; i < items.length; i += size) yield items.slice(i, i + size);
 }
 
 /** Every entry of a part's stream, oldest first, parsed. */
