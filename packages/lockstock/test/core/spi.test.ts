@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { LockLostError, UnsupportedLockKindError, type LockLostReason } from '../../src/index.js';
+import {
+  LockBackendError,
+  LockLostError,
+  UnsupportedLockKindError,
+  type LockLostReason,
+} from '../../src/index.js';
 import {
   Busy,
   Granted,
@@ -80,6 +85,94 @@ class SessionBackend implements LockBackend {
   async forceUnlock() {
     this.store.free();
     return true;
+  }
+  async close() {}
+}
+
+/**
+ * A store that queues every waiter itself ('server-order', as ZooKeeper's nodes do): a waiting try
+ * takes a place at the back of the queue (kept until granted or left), the head holds, the others
+ * watch. `failAfterQueueing` makes the next try fail once it has queued its caller (a lost answer).
+ */
+class QueueStore {
+  readonly queue: string[] = [];
+  readonly tries: Array<{ owner: string; waiting: boolean }> = [];
+  failAfterQueueing = false;
+  token = 0;
+  private readonly changed = new Set<() => void>();
+
+  watch(): Watch {
+    let wake!: () => void;
+    const changed = new Promise<void>((resolve) => (wake = resolve));
+    this.changed.add(wake);
+    return { changed, cancel: () => this.changed.delete(wake) };
+  }
+
+  remove(owner: string): void {
+    const at = this.queue.indexOf(owner);
+    if (at < 0) return;
+    this.queue.splice(at, 1);
+    for (const wake of this.changed) wake();
+    this.changed.clear();
+  }
+}
+
+class QueueMutex implements LockResource {
+  readonly waitKey = 'q';
+  readonly wakeChannel = undefined;
+  readonly leases = 'none' as const;
+  readonly handsOff = false;
+  readonly ordering = 'server-order' as const;
+  constructor(
+    private readonly store: QueueStore,
+    readonly name: string,
+  ) {}
+  async attempt({ owner, waiting }: AttemptRequest) {
+    const { store } = this;
+    store.tries.push({ owner, waiting });
+    if (!store.queue.includes(owner)) {
+      if (store.queue.length > 0 && !waiting) return new Busy(undefined);
+      store.queue.push(owner);
+    }
+    if (store.failAfterQueueing) {
+      store.failAfterQueueing = false;
+      throw new Error('the answer was lost');
+    }
+    if (store.queue[0] === owner) return new Granted(++store.token, false);
+    return new Busy(undefined, store.watch());
+  }
+  async release(owner: string) {
+    if (this.store.queue[0] !== owner) return { outcome: 'expired' as const };
+    this.store.remove(owner);
+    return { outcome: 'released' as const };
+  }
+  async extend() {
+    return 'expired' as const;
+  }
+  async inspect() {
+    const held = this.store.queue.length > 0;
+    return { held, holders: held ? 1 : 0, remainingMs: undefined };
+  }
+  leave(owner: string, won: boolean): void {
+    if (!won) this.store.remove(owner);
+  }
+}
+
+class QueueBackend implements LockBackend {
+  readonly name = 'queue-test';
+  readonly capabilities = {
+    leases: 'session',
+    fencing: 'counter',
+    wakeUps: 'watch',
+    unsupported: {},
+  } as const;
+  readonly store = new QueueStore();
+  constructor(readonly host: BackendHost) {}
+  mutex(name: string) {
+    return new QueueMutex(this.store, name);
+  }
+  async forceUnlock() {
+    return false;
   }
   async close() {}
 }
@@ -183,6 +276,37 @@ describe('the backend SPI', () => {
     expect(client.backend.store.attempts).toBe(before + 3);
     expect(second.fencingToken).toBe(first.fencingToken + 1);
     await second.release();
+    await client.close();
+  });
+
+  it('server-ordered: a caller that will wait queues from its first try and keeps that place', async () => {
+    const client = new LockClientBase((host) => new QueueBackend(host));
+    const { store } = client.backend;
+    const first = await client.mutex('q').acquire({ owner: 'a' });
+    const waiting = client.mutex('q').acquire({ owner: 'b', waitMs: 10_000 });
+    await expect.poll(() => store.queue).toEqual(['a', 'b']);
+    // One try, a waiting one, and the waiter sleeps on its watch: it queued once, at once.
+    expect(store.tries.filter((t) => t.owner === 'b')).toEqual([{ owner: 'b', waiting: true }]);
+    // A try that will not wait does not queue.
+    expect(await client.mutex('q').tryAcquire({ owner: 'c' })).toBeUndefined();
+    expect(store.queue).toEqual(['a', 'b']);
+    await first.release();
+    const second = await waiting;
+    expect(store.tries.filter((t) => t.owner === 'b')).toHaveLength(2); // woken once, granted
+    await second.release();
+    await client.close();
+  });
+
+  it('server-ordered: a first waiting try that fails after queueing its caller leaves the queue', async () => {
+    const client = new LockClientBase((host) => new QueueBackend(host));
+    const { store } = client.backend;
+    const held = await client.mutex('q').acquire({ owner: 'a' });
+    store.failAfterQueueing = true;
+    await expect(client.mutex('q').acquire({ owner: 'b', waitMs: 10_000 })).rejects.toBeInstanceOf(
+      LockBackendError,
+    );
+    expect(store.queue).toEqual(['a']); // b's place did not outlive its failed acquire
+    await held.release();
     await client.close();
   });
 

@@ -181,7 +181,14 @@ export class CoreLock implements Lock, HoldBackend {
       // a waiting writer, or a later waiter pass it in a fair queue. In a local-fifo room only the
       // head may wait on the server (a waiter behind it that the server granted would block it).
       const queues = waitMs !== 0 && (this.resource.ordering ?? this.kind.ordering) === 'server-order';
-      const first = await this.attempt(owner, leaseMs, renewed, queues);
+      let first: Won<Hold> | Busy;
+      try {
+        first = await this.attempt(owner, leaseMs, renewed, queues);
+      } catch (error) {
+        // The try may have queued the caller before it failed: its place must not outlive it.
+        if (queues) this.resource.leave(owner, false, !waiters.hasWaiters(key));
+        throw error;
+      }
       if (!(first instanceof Busy)) return first.value;
       if (queues)
         refused = first; // the wait below sleeps on its watch
