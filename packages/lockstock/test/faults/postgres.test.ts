@@ -275,9 +275,10 @@ describe('lock faults on PostgreSQL', () => {
       return lock.fencingToken;
     });
     await expect.poll(async () => (await sessionsOn(name)).length).toBe(2);
-    await admin.query('SELECT pg_terminate_backend($1)', [serverPid]);
-    // The server ended the holder's transaction, and with it the lock and every write it made: the
-    // hold ends here as far as anything it does can take effect (recorded as the server's event).
+    // The server ends the holder's transaction, and with it the lock and every write it made: the
+    // hold ends as far as anything it does can take effect (recorded as the server's event). Recorded
+    // as the call goes out, not when it answers: the waiter may get the lock (and record it) before
+    // pg_terminate_backend's answer reaches this test — a CI run saw that order.
     recorder.record({
       src: 'server',
       proc: owner as string,
@@ -286,6 +287,7 @@ describe('lock faults on PostgreSQL', () => {
       lock: name,
       reason: 'transaction ended',
     });
+    await admin.query('SELECT pg_terminate_backend($1)', [serverPid]);
     const terminatedAt = process.hrtime.bigint();
     const secondToken = await waiting;
     recorder.record({ proc: 'second', type: 'invoke', f: 'release', lock: name });
