@@ -15,7 +15,7 @@ export interface SessionChecksOptions<S extends CheckedSession> {
   /** How often each holding session is asked whether it still answers (0: never), ms. */
   readonly checkMs: number;
   /** The sessions to ask (those of the client, held or idle; waiting ones are passed over). */
-  readonly sessions: () => ReadonlyMap<string, S>;
+  readonly sessions: ReadonlyMap<string, S>;
   /** One statement on the session; rejects when the answer is wrong (another server session). */
   readonly probe: (session: S) => Promise<void>;
   /** The error that ends a session that did not answer within `checkMs`. */
@@ -43,7 +43,7 @@ export class SessionChecks<S extends CheckedSession> {
     const { checkMs } = this.options;
     if (checkMs === 0 || this.timer !== undefined) return;
     this.timer = setInterval(() => {
-      const sessions = this.options.sessions();
+      const { sessions } = this.options;
       if (sessions.size === 0) return this.stop();
       for (const session of sessions.values()) {
         if (session.wait === undefined && !session.ended) this.check(session, checkMs);

@@ -29,7 +29,7 @@ export class Sessions {
   constructor(private readonly options: SessionsOptions) {
     this.checks = new SessionChecks({
       checkMs: options.checkMs,
-      sessions: () => this.sessions,
+      sessions: this.sessions,
       probe: async (session) => {
         const [row] = await session.rows<{ id: number | string }>(SQL.connectionId);
         if (Number(row?.id) !== session.connectionId) {

@@ -30,7 +30,7 @@ export class Sessions {
   constructor(private readonly options: SessionsOptions) {
     this.checks = new SessionChecks({
       checkMs: options.checkMs,
-      sessions: () => this.sessions,
+      sessions: this.sessions,
       // Any statement proves the session answers; its answer comes from the same backend or the
       // session ends (PinnedSession checks every answer's pid).
       probe: async (session) => {
