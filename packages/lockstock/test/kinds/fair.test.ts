@@ -11,9 +11,9 @@ const env = useRedis();
  * on the server — another test's renewals — can move the count).
  */
 const counted: Array<{ connection: CountedRedis; client: RedisLockClient }> = [];
-function countedClient(): { client: RedisLockClient; scripts: () => number } {
+function countedClient(waiterTimeoutMs?: number): { client: RedisLockClient; scripts: () => number } {
   const connection = countedRedis(env.server.url);
-  const client = new RedisLockClient({ redis: connection.redis });
+  const client = new RedisLockClient({ redis: connection.redis, waiterTimeoutMs });
   counted.push({ connection, client });
   return { client, scripts: () => connection.sent };
 }
@@ -58,10 +58,14 @@ describe('fair lock', () => {
   });
 
   it('a release wakes only the next waiter', async () => {
-    const [a, b] = [countedClient(), countedClient()];
+    // A queued waiter tries again every third of the waiter timeout to keep its place: with the
+    // default (3 s) all ten would do so every second, and a slow machine's release can fall on one
+    // of those rounds. A long timeout and lease keep every try in this window a wake-up's.
+    const waiterTimeoutMs = 120_000;
+    const [a, b] = [countedClient(waiterTimeoutMs), countedClient(waiterTimeoutMs)];
     const scripts = () => a.scripts() + b.scripts();
     const name = 'f-herd';
-    const held = await a.client.fair(name).acquire();
+    const held = await a.client.fair(name).acquire({ leaseMs: 120_000 });
     const start = scripts();
     const waiters = Array.from({ length: 10 }, (_, i) => b.client.fair(name).acquire({ owner: `h${i}` }));
     await untilQueued(name, 10);
