@@ -23,20 +23,30 @@ export function countedRedis(url) {
       });
     }
   };
+  // A command sent before the connection is ready waits in ioredis' offline queue, which sends it
+  // again through this same method once connected: each command counts once, and the hook runs when
+  // it is written (a script counted twice made a test see a herd that was not there).
+  const counted = new WeakSet();
   const original = redis.sendCommand.bind(redis);
   redis.sendCommand = (command, stream) => {
+    const writing = redis.status === 'ready';
     const reply = original(command, stream);
     if (command.name === 'evalsha' || command.name === 'eval') {
-      sent++;
-      inFlight++;
-      const done = () => {
-        inFlight--;
-        check();
-      };
-      command.promise.then(done, done);
-      const run = hook;
-      hook = undefined;
-      run?.();
+      if (!counted.has(command)) {
+        counted.add(command);
+        sent++;
+        inFlight++;
+        const done = () => {
+          inFlight--;
+          check();
+        };
+        command.promise.then(done, done);
+      }
+      if (writing) {
+        const run = hook;
+        hook = undefined;
+        run?.();
+      }
     }
     return reply;
   };
