@@ -27,7 +27,9 @@ describe('an acquire aborted while its winning attempt is in flight gives the lo
       const name = `abort-race-${kind}`;
       const holderClient = env.locks();
       const counted = countedRedis(env.server.url);
-      const waiterClient = new RedisLockClient({ redis: counted.redis });
+      // A long waiter timeout: a queued fair or write waiter's keep-place try (every third of it)
+      // must not be the script the abort lands after; only the woken attempt is.
+      const waiterClient = new RedisLockClient({ redis: counted.redis, waiterTimeoutMs: 120_000 });
       try {
         // Warm the scripts (no NOSCRIPT round trips in the counts below).
         await (await make(waiterClient, name).acquire()).release();
