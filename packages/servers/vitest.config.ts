@@ -9,5 +9,8 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 120_000,
     pool: 'forks',
+    // expect.poll waits on real servers and processes (a new session, a fresh connection): Vitest's
+    // default of 1 s is too short for a loaded machine.
+    expect: { poll: { timeout: 10_000 } },
   },
 });

@@ -11,6 +11,9 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 120_000,
     pool: 'forks',
+    // expect.poll waits on real servers and processes (a new session, a fresh connection): Vitest's
+    // default of 1 s is too short for a loaded machine.
+    expect: { poll: { timeout: 10_000 } },
     // `serve` defaults to one HTTP process per core; the suites start one unless a test asks for more
     // (test/cli/serve-processes.test.ts, and the first hour, which runs the default as users do).
     env: { LOCKSTOCK_PROCESSES: '1' },

@@ -19,7 +19,7 @@ describe('what a holder reads back about its own hold', () => {
     expect(await rw.read.holdCount('reader-a')).toBe(0);
 
     // A short lease that ends while another reader keeps the readers' hash (and this field) alive.
-    const brief = await rw.read.acquire({ owner: 'reader-brief', leaseMs: 100 });
+    const brief = await rw.read.acquire({ owner: 'reader-brief', leaseMs: 1_000 });
     const lasting = await rw.read.acquire({ owner: 'reader-lasting' });
     expect(await rw.read.holdCount('reader-brief')).toBe(1);
     while ((await rw.read.inspect()).holders > 1) await new Promise((r) => setTimeout(r, 20)); // observed

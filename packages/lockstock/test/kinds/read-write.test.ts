@@ -69,8 +69,8 @@ describe('read-write lock', () => {
     const [a, b] = [env.locks(), env.locks()];
     const rw = a.readWrite('rw-lapsed');
     const reentered = await rw.read.run(async () => {
-      const outer = await rw.read.acquire({ leaseMs: 300 });
-      return [outer, await rw.read.acquire({ leaseMs: 300 })] as const; // re-entered: count 2
+      const outer = await rw.read.acquire({ leaseMs: 2_000 });
+      return [outer, await rw.read.acquire({ leaseMs: 2_000 })] as const; // re-entered: count 2
     });
     const live = await b.readWrite('rw-lapsed').read.acquire({ owner: 'live', leaseMs: 60_000 });
     expect((await rw.read.inspect()).holders).toBe(2);

@@ -174,7 +174,7 @@ describe('MySQL locks', () => {
           `the other process held it after ${takenMs.toFixed(1)} ms`,
       );
       expect(lost.reason).toBe('session_lost');
-      expect(abortMs).toBeLessThan(1_000);
+      expect(abortMs).toBeLessThan(5_000); // across two processes; generous on a loaded machine
       expect(took.token).toBeGreaterThan(acquired.token as number);
       // The server agrees: the taker's connection holds it now, not the killed one.
       const now = await holderOf(serverName);

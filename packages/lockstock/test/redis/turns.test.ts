@@ -45,9 +45,18 @@ describe('turns between clients', () => {
     await queued(name, 1);
     // A client that queued and then died, ahead of b.
     await env.redis.zadd(`ls:{${name}}:queue`, 0, 'dead-client');
+    const releasedAt = performance.now();
     await held.release();
-    expect(await env.redis.get(`ls:{${name}}`)).toBe('\0turn:dead-client'); // reserved for it
-    expect(await env.redis.pttl(`ls:{${name}}`)).toBeLessThanOrEqual(100);
+    const [[, reserved], [, ttl]] = (await env.redis.multi().get(`ls:{${name}}`).pttl(`ls:{${name}}`).exec()) as [
+      [null, string | null],
+      [null, number],
+    ];
+    // Reserved for it, for one turn window from the release. Only a look within that window can
+    // see the reservation: a machine slow enough to look later proves nothing either way here.
+    if (performance.now() - releasedAt < 100) {
+      expect(reserved).toBe('\0turn:dead-client');
+      expect(ttl).toBeLessThanOrEqual(100);
+    }
     const handle = await bWaits; // after the dead client's turn window (100 ms) runs out
     expect(handle.fencingToken).toBe(held.fencingToken + 1);
     await handle.release();

@@ -104,7 +104,8 @@ describe('watchdog', () => {
   });
 
   it('renewals of many locks leave together and keep all of them', async () => {
-    const locks = env.locks({ watchdogTimeoutMs: TIMEOUT });
+    // Fifty leases must all outlive their first renewal round: room for a slow machine's stall.
+    const locks = env.locks({ watchdogTimeoutMs: 1_200 });
     const handles = await Promise.all(
       Array.from({ length: 50 }, (_, i) => locks.mutex(`w-many-${i}`).acquire()),
     );
