@@ -47,10 +47,11 @@ describe('turns between clients', () => {
     await env.redis.zadd(`ls:{${name}}:queue`, 0, 'dead-client');
     const releasedAt = performance.now();
     await held.release();
-    const [[, reserved], [, ttl]] = (await env.redis.multi().get(`ls:{${name}}`).pttl(`ls:{${name}}`).exec()) as [
-      [null, string | null],
-      [null, number],
-    ];
+    const [[, reserved], [, ttl]] = (await env.redis
+      .multi()
+      .get(`ls:{${name}}`)
+      .pttl(`ls:{${name}}`)
+      .exec()) as [[null, string | null], [null, number]];
     // Reserved for it, for one turn window from the release. Only a look within that window can
     // see the reservation: a machine slow enough to look later proves nothing either way here.
     if (performance.now() - releasedAt < 100) {
