@@ -1,6 +1,6 @@
 --[[
-  Fragment (included by settle.lua and expire.lua): settling one order, the same way for a buyer's
-  request and for the expiry sweeper.
+  Fragment (included by settle.lua, expire-core.lua and the split sale's settle-part.lua): settling
+  one order, the same way for a buyer's request and for the expiry sweeper.
 
   The sale's `settled` hash is the arbiter: an order gets a field there once (HSETNX), by whichever
   transition comes first; the field is the order's final state. Cancelled and expired orders give

@@ -15,26 +15,13 @@
 
   Returns  {orders expired now, ms until the next deadline (-1: none left, or the part is recovering)}
 ]]
--- @include ../../lifecycle/settle-core.lua
+-- @include ../../lifecycle/expire-core.lua
 if redis.call('exists', KEYS[7]) == 1 then
   return { 0, -1 }
 end
-local now = now_ms()
-local due = redis.call('zrangebyscore', KEYS[1], '-inf', now, 'LIMIT', 0, tonumber(ARGV[1]))
-local expired = 0
-for _, member in ipairs(due) do
-  redis.call('zrem', KEYS[1], member)
-  local order, user, quantity = string.match(member, '^(%d+):([^:]+):(%d+)$')
-  if order and settle(KEYS[2], KEYS[3], KEYS[4], KEYS[5], order, user, tonumber(quantity), 'expired', ARGV[2]) then
-    expired = expired + 1
-  end
-end
+local expired, next_ms = expire_due(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], tonumber(ARGV[1]), ARGV[2])
 if expired > 0 then
   redis.call('incr', KEYS[8])
   redis.call('spublish', KEYS[6], 'release')
 end
-local next = redis.call('zrange', KEYS[1], 0, 0, 'WITHSCORES')
-if next[2] then
-  return { expired, math.max(0, tonumber(next[2]) - now) }
-end
-return { expired, -1 }
+return { expired, next_ms }
