@@ -1,15 +1,14 @@
 import { ScriptRunner } from 'lockstock/redis';
-import { ID_PATTERN, ORDER_GROUP, type SaleKeys } from '../keys.js';
+import { ORDER_GROUP, type SaleKeys } from '../keys.js';
 import { parseStreamEntry } from '../pipeline/stream.js';
 import type { SaleRedis } from '../redis.js';
-import { IDEMPOTENCY_TTL_SECONDS } from '../reserve.js';
 import type { Database, Queryable } from '../store/db.js';
-import type { OrderEntry, PipelineEntry, SettlementEntry } from '../store/decide.js';
-import { queries } from '../store/queries.js';
+import type { OrderEntry, SettlementEntry } from '../store/decide.js';
 import { records } from '../store/records.js';
 import type { Sale } from '../types.js';
 import { fencePipelines, type PipelineFenceOptions } from './fence.js';
 import { recoveryQueries } from './queries.js';
+import { readSharedRecord, readWholeStream, type SharedRecordReads } from './record-reads.js';
 import { restoreState } from './restore.js';
 import { recoveryScripts } from './scripts.js';
 import { formatStreamId, recordNewest } from './stream-ids.js';
@@ -66,7 +65,7 @@ export async function rebuildSale(
   await scripts.run(recoveryScripts.begin, [keys.recovering], [token]);
   const pipelines = await fencePipelines(db, deps.pipelineFence);
 
-  const entries = await readStream(redis, sale.id, keys.stream);
+  const entries = await readWholeStream(redis, keys.stream, (raw) => parseStreamEntry(sale.id, raw));
   const reservations = entries.filter((e): e is OrderEntry => e.kind === 'reservation');
   const settlements = entries.filter((e): e is SettlementEntry => e.kind === 'settlement');
   const record = await db.transaction((tx) => readRecord(tx, sale.id, reservations, settlements));
@@ -125,34 +124,12 @@ export async function rebuildSale(
   };
 }
 
-/** Every entry of a sale's stream, oldest first, parsed (malformed ones are the pipeline's to dead-letter). */
-async function readStream(redis: SaleRedis, saleId: string, stream: string): Promise<PipelineEntry[]> {
-  const entries: PipelineEntry[] = [];
-  let start = '-';
-  for (;;) {
-    const batch = (await redis.xrange(stream, start, '+', 'COUNT', 1000)) as Array<[string, string[]]>;
-    for (const [id, fields] of batch) {
-      const entry = parseStreamEntry(saleId, { stream, id, fields });
-      if (entry) entries.push(entry);
-    }
-    const last = batch.at(-1);
-    if (!last || batch.length < 1000) return entries;
-    start = `(${last[0]}`;
-  }
-}
-
-interface RecordView {
+interface RecordView extends SharedRecordReads {
   stock: number;
   /** Units held by confirmed and paid orders. */
   sold: number;
   holdings: Map<string, number>;
-  /** Stream ids of the stream's reservations that the record has. */
-  applied: Set<string>;
-  /** Record status of the orders the stream's settlements name. */
-  states: Map<string, string>;
   settled: Array<{ id: string; status: string }>;
-  unpaid: Array<{ id: string; userId: string; quantity: number; payByMs: number }>;
-  keys: Array<{ id: string; userId: string; quantity: number; key: string; secondsLeft: number }>;
   newest: ReturnType<typeof recordNewest>;
 }
 
@@ -167,55 +144,18 @@ async function readRecord(
   const sale = await records.getSale(tx, saleId);
   if (!sale) throw new Error(`sale ${saleId} is not in the record`);
   const holdings = await records.userPurchases(tx, saleId);
-  const applied = reservations.length
-    ? await tx.query<{ stream_id: string }>(queries.appliedEntries, [
-        reservations.map(() => saleId),
-        reservations.map((r) => r.streamId),
-      ])
-    : { rows: [] };
-  const states = settlements.length
-    ? await tx.query<{ id: string; status: string }>(recoveryQueries.orderStates, [
-        [...new Set(settlements.map((s) => s.orderId))],
-      ])
-    : { rows: [] };
+  const shared = await readSharedRecord(tx, saleId, reservations, settlements);
   const settled = await tx.query<{ id: string; status: string }>(recoveryQueries.settledOrders, [saleId]);
-  const unpaid = await tx.query<{ id: string; user_id: string; quantity: number; pay_by: Date | string }>(
-    queries.unpaidOrders,
-    [saleId],
-  );
-  const keys = await tx.query<{
-    id: string;
-    user_id: string;
-    quantity: number;
-    idempotency_key: string;
-    seconds_left: number;
-  }>(recoveryQueries.idempotencyKeys, [saleId, IDEMPOTENCY_TTL_SECONDS]);
   const newest = await tx.query<{ newest_ids: string[]; last_settled_ms: string | null }>(
     recoveryQueries.newestEntries,
     [saleId],
   );
   return {
+    ...shared,
     stock: sale.stock,
     sold: sale.persistedSold,
     holdings,
-    applied: new Set(applied.rows.map((r) => r.stream_id)),
-    states: new Map(states.rows.map((r) => [r.id, r.status])),
     settled: settled.rows,
-    unpaid: unpaid.rows.map((r) => ({
-      id: r.id,
-      userId: r.user_id,
-      quantity: r.quantity,
-      payByMs: new Date(r.pay_by).getTime(),
-    })),
-    keys: keys.rows
-      .filter((r) => r.seconds_left > 0 && ID_PATTERN.test(r.idempotency_key) && ID_PATTERN.test(r.user_id))
-      .map((r) => ({
-        id: r.id,
-        userId: r.user_id,
-        quantity: r.quantity,
-        key: r.idempotency_key,
-        secondsLeft: r.seconds_left,
-      })),
     newest: recordNewest(newest.rows[0]?.newest_ids ?? [], newest.rows[0]?.last_settled_ms ?? null),
   };
 }

@@ -1,17 +1,15 @@
 import { DEFAULT_KEY_PREFIX, ScriptRunner } from 'lockstock/redis';
-import { ID_PATTERN, ORDER_GROUP } from '../keys.js';
+import { ORDER_GROUP } from '../keys.js';
 import { parsePartEntry } from '../pipeline/stream.js';
 import type { SaleRedis } from '../redis.js';
 import { fencePipelines, type PipelineFenceOptions } from '../recovery/fence.js';
-import { recoveryQueries } from '../recovery/queries.js';
 import type { RebuildReport } from '../recovery/rebuild.js';
+import { readSharedRecord, readWholeStream, type SharedRecordReads } from '../recovery/record-reads.js';
 import { CHUNK, chunks, fenced, restoreState } from '../recovery/restore.js';
 import { recoveryScripts } from '../recovery/scripts.js';
 import { formatStreamId, recordNewest } from '../recovery/stream-ids.js';
-import { IDEMPOTENCY_TTL_SECONDS } from '../reserve.js';
 import type { Database, Queryable } from '../store/db.js';
-import type { MoveEntry, OrderEntry, SettlementEntry, StreamEntry } from '../store/decide.js';
-import { queries } from '../store/queries.js';
+import type { MoveEntry, OrderEntry, SettlementEntry } from '../store/decide.js';
 import { records } from '../store/records.js';
 import type { Sale } from '../types.js';
 import { partAllocation, type PartAllocation, type RecordedMove } from './allocation.js';
@@ -54,7 +52,7 @@ export async function rebuildPart(
   await scripts.run(recoveryScripts.begin, [keys.recovering], [token]);
   const pipelines = await fencePipelines(db, deps.pipelineFence);
 
-  const entries = await readPartStream(redis, sale.id, part, keys.stream);
+  const entries = await readWholeStream(redis, keys.stream, (raw) => parsePartEntry(sale.id, part, raw));
   const reservations = entries.filter((e): e is OrderEntry => e.kind === 'reservation');
   const settlements = entries.filter((e): e is SettlementEntry => e.kind === 'settlement');
   const moves = entries.filter((e): e is MoveEntry => e.kind === 'move');
@@ -162,36 +160,12 @@ async function restoreTransfers(
 }
 
 /** Every entry of a part's stream, oldest first, parsed. */
-async function readPartStream(
-  redis: SaleRedis,
-  saleId: string,
-  part: number,
-  stream: string,
-): Promise<StreamEntry[]> {
-  const entries: StreamEntry[] = [];
-  let start = '-';
-  for (;;) {
-    const batch = (await redis.xrange(stream, start, '+', 'COUNT', 1000)) as Array<[string, string[]]>;
-    for (const [id, fields] of batch) {
-      const entry = parsePartEntry(saleId, part, { stream, id, fields });
-      if (entry) entries.push(entry);
-    }
-    const last = batch.at(-1);
-    if (!last || batch.length < 1000) return entries;
-    start = `(${last[0]}`;
-  }
-}
-
-interface PartRecord {
+interface PartRecord extends SharedRecordReads {
   stock: number;
   /** Units held by the part's confirmed and paid orders. */
   sold: number;
   holdings: Map<string, number>;
-  applied: Set<string>;
-  states: Map<string, string>;
   settled: Array<{ id: string; status: string }>;
-  unpaid: Array<{ id: string; userId: string; quantity: number; payByMs: number }>;
-  keys: Array<{ id: string; userId: string; quantity: number; key: string; secondsLeft: number }>;
   newest: ReturnType<typeof recordNewest>;
   moves: RecordedMove[];
 }
@@ -210,29 +184,8 @@ async function readPartRecord(
   const ours = (userId: string) => partOfUser(userId, parts) === part;
   const totals = await tx.query<{ sold: number }>(partQueries.totals, [saleId, part]);
   const holdings = new Map([...(await records.userPurchases(tx, saleId))].filter(([user]) => ours(user)));
-  const applied = reservations.length
-    ? await tx.query<{ stream_id: string }>(queries.appliedEntries, [
-        reservations.map(() => saleId),
-        reservations.map((r) => r.streamId),
-      ])
-    : { rows: [] };
-  const states = settlements.length
-    ? await tx.query<{ id: string; status: string }>(recoveryQueries.orderStates, [
-        [...new Set(settlements.map((s) => s.orderId))],
-      ])
-    : { rows: [] };
+  const shared = await readSharedRecord(tx, saleId, reservations, settlements, ours);
   const settled = await tx.query<{ id: string; status: string }>(partQueries.settledOrders, [saleId, part]);
-  const unpaid = await tx.query<{ id: string; user_id: string; quantity: number; pay_by: Date | string }>(
-    queries.unpaidOrders,
-    [saleId],
-  );
-  const keys = await tx.query<{
-    id: string;
-    user_id: string;
-    quantity: number;
-    idempotency_key: string;
-    seconds_left: number;
-  }>(recoveryQueries.idempotencyKeys, [saleId, IDEMPOTENCY_TTL_SECONDS]);
   const newest = await tx.query<{
     newest_ids: string[];
     newest_move_id: string | null;
@@ -243,35 +196,11 @@ async function readPartRecord(
   const newestIds = (row?.newest_ids ?? []).map((id) => id.split('@')[0] as string);
   if (row?.newest_move_id) newestIds.push(row.newest_move_id);
   return {
+    ...shared,
     stock: sale.stock,
     sold: totals.rows[0]?.sold ?? 0,
     holdings,
-    applied: new Set(applied.rows.map((r) => r.stream_id)),
-    states: new Map(states.rows.map((r) => [r.id, r.status])),
     settled: settled.rows,
-    unpaid: unpaid.rows
-      .filter((r) => ours(r.user_id))
-      .map((r) => ({
-        id: r.id,
-        userId: r.user_id,
-        quantity: r.quantity,
-        payByMs: new Date(r.pay_by).getTime(),
-      })),
-    keys: keys.rows
-      .filter(
-        (r) =>
-          r.seconds_left > 0 &&
-          ID_PATTERN.test(r.idempotency_key) &&
-          ID_PATTERN.test(r.user_id) &&
-          ours(r.user_id),
-      )
-      .map((r) => ({
-        id: r.id,
-        userId: r.user_id,
-        quantity: r.quantity,
-        key: r.idempotency_key,
-        secondsLeft: r.seconds_left,
-      })),
     newest: recordNewest(newestIds, row?.last_settled_ms ?? null),
     moves,
   };
