@@ -9,7 +9,12 @@ import { findRedisServer, RedisServer } from './redis.js';
 export interface SentinelGroupOptions {
   /** Replicas of the master. @default 1 */
   replicas?: number;
-  /** How long a silent master takes to be declared down, ms. @default 500 */
+  /**
+   * How long a silent master takes to be declared down, ms. At 500 ms a Sentinel may find a master it
+   * has just promoted down and fail over again; harmless while the old master is dead (no replica is
+   * left to promote), but where the old master can come back (a partition), use 2,000 or more.
+   * @default 500
+   */
   downAfterMs?: number;
   /** @default 2000 */
   failoverTimeoutMs?: number;
