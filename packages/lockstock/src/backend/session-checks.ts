@@ -18,8 +18,8 @@ export interface SessionChecksOptions<S extends CheckedSession> {
   readonly sessions: ReadonlyMap<string, S>;
   /** One statement on the session; rejects when the answer is wrong (another server session). */
   readonly probe: (session: S) => Promise<void>;
-  /** The error that ends a session that did not answer within `checkMs`. */
-  readonly unanswered: (timeoutMs: number) => Error;
+  /** The backend's session error, with `message` (a session that did not answer within `checkMs`). */
+  readonly sessionError: (message: string) => Error;
   /** The check is over: the session may be given back to the pool if nothing else needs it. */
   readonly settle: (session: S) => void;
 }
@@ -59,8 +59,10 @@ export class SessionChecks<S extends CheckedSession> {
 
   private check(session: S, timeoutMs: number): void {
     let timer: NodeJS.Timeout | undefined;
+    const silence = () =>
+      this.options.sessionError(`the connection carrying the hold did not answer within ${timeoutMs} ms`);
     const unanswered = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(this.options.unanswered(timeoutMs)), timeoutMs);
+      timer = setTimeout(() => reject(silence()), timeoutMs);
       timer.unref();
     });
     session.users++; // not given back to the pool under the check's feet
@@ -70,7 +72,7 @@ export class SessionChecks<S extends CheckedSession> {
     Promise.race([answered, unanswered])
       .then(
         () => undefined,
-        (error: unknown) => session.end(error instanceof Error ? error : this.options.unanswered(timeoutMs)),
+        (error: unknown) => session.end(error instanceof Error ? error : silence()),
       )
       .finally(() => {
         clearTimeout(timer);

@@ -38,8 +38,7 @@ export class Sessions {
           );
         }
       },
-      unanswered: (ms) =>
-        new MySqlSessionError(`the connection carrying the hold did not answer within ${ms} ms`),
+      sessionError: (message) => new MySqlSessionError(message),
       settle: (session) => this.settle(session),
     });
   }

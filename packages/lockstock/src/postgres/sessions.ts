@@ -36,8 +36,7 @@ export class Sessions {
       probe: async (session) => {
         await session.query(SQL.backendPid, [], 'session check');
       },
-      unanswered: (ms) =>
-        new PostgresSessionError(`the connection carrying the hold did not answer within ${ms} ms`),
+      sessionError: (message) => new PostgresSessionError(message),
       settle: (session) => this.settle(session),
     });
   }

@@ -45,6 +45,12 @@ describe('turns between clients', () => {
     await queued(name, 1);
     // A client that queued and then died, ahead of b.
     await env.redis.zadd(`ls:{${name}}:queue`, 0, 'dead-client');
+    // What the release published, recorded by a subscriber of the lock's wake-up channel.
+    const listener = env.redis.duplicate();
+    await listener.ssubscribe(`ls:{${name}}:unlock`);
+    const published = new Promise<string>((resolve) =>
+      listener.once('smessage', (_channel, message) => resolve(message)),
+    );
     const releasedAt = performance.now();
     await held.release();
     const [[, reserved], [, ttl]] = (await env.redis
@@ -52,8 +58,10 @@ describe('turns between clients', () => {
       .get(`ls:{${name}}`)
       .pttl(`ls:{${name}}`)
       .exec()) as [[null, string | null], [null, number]];
-    // Reserved for it, for one turn window from the release. Only a look within that window can
-    // see the reservation: a machine slow enough to look later proves nothing either way here.
+    expect(await published).toBe('t:dead-client'); // the turn went to the dead client
+    listener.disconnect();
+    // Reserved for it, for one turn window from the release: only a look within that window can see
+    // the reservation itself (a slower look finds it gone, as it should be).
     if (performance.now() - releasedAt < 100) {
       expect(reserved).toBe('\0turn:dead-client');
       expect(ttl).toBeLessThanOrEqual(100);

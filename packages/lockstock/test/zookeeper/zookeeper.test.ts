@@ -377,8 +377,8 @@ describe('what the session does to holds', () => {
     console.info(
       `read timeout: a link dark after an answer dropped after ${Math.round(lostAfterMs)} ms (2/3 of ${sessionTimeoutMs})`,
     );
-    // 2,000 ms after that answer; 2,900 before the fix. The bound sits between the two, as near the
-    // old figure as it can be to leave a late timer on a loaded machine room.
+    // 2,000 ms after that answer; 2,900 before the fix. The bound sits between the two, near the old
+    // figure, to leave a late timer on a loaded machine room.
     expect(lostAfterMs).toBeLessThan((sessionTimeoutMs * 28) / 30);
     expect((held.lostError!.cause as Error).message).toMatch(/connection to ZooKeeper was lost/);
     proxy.set('pass');
