@@ -1,3 +1,4 @@
+import { freezeProcess } from './freeze.js';
 import { hasExited, terminate, type StartedProcess } from './process.js';
 
 /**
@@ -34,15 +35,17 @@ export class ManagedProcess {
     return this.started?.logTail() ?? '';
   }
 
-  /** Sends a signal to the process as it is. */
+  /** Sends a signal to the process (SIGSTOP as pause(): it returns once the process is stopped). */
   signal(signal: NodeJS.Signals): void {
-    if (this.running) this.started?.child.kill(signal);
+    if (signal === 'SIGSTOP') this.pause();
+    else if (this.running) this.started?.child.kill(signal);
   }
 
-  /** SIGSTOP: the process freezes; its sockets stay open but nothing answers. */
+  /** SIGSTOP: the process freezes; its sockets stay open but nothing answers (from the moment this returns). */
   pause(): void {
-    if (!this.running) return;
-    this.started?.child.kill('SIGSTOP');
+    const pid = this.pid;
+    if (pid === undefined) return;
+    freezeProcess(pid);
     this.paused = true;
   }
 

@@ -2,6 +2,7 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { MissingBinaryError, ServerStartError } from './errors.js';
+import { freezeProcess } from './freeze.js';
 import { installDebianPackages, linkAs, whichExecutable } from './packages.js';
 import { freePort } from './ports.js';
 import { spawnServer, stopProcess, type StartedProcess } from './process.js';
@@ -82,9 +83,15 @@ export class RedisServer {
     }
   }
 
-  /** Sends a signal to the server process (SIGKILL to crash it, SIGSTOP/SIGCONT to pause it). */
+  /**
+   * Sends a signal to the server process (SIGKILL to crash it, SIGSTOP/SIGCONT to pause it). After
+   * SIGSTOP it returns once the server is really stopped (see freezeProcess).
+   */
   signal(signal: NodeJS.Signals): void {
-    this.started?.child.kill(signal);
+    const pid = this.running ? this.pid : undefined;
+    if (pid === undefined) return;
+    if (signal === 'SIGSTOP') freezeProcess(pid);
+    else this.started?.child.kill(signal);
   }
 
   /** Kills the process without saving anything and waits until it is gone. */
