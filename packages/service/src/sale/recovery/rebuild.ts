@@ -1,5 +1,5 @@
 import { ScriptRunner } from 'lockstock/redis';
-import { ORDER_GROUP, type SaleKeys } from '../keys.js';
+import type { SaleKeys } from '../keys.js';
 import { parseStreamEntry } from '../pipeline/stream.js';
 import type { SaleRedis } from '../redis.js';
 import type { Database, Queryable } from '../store/db.js';
@@ -8,8 +8,13 @@ import { records } from '../store/records.js';
 import type { Sale } from '../types.js';
 import { fencePipelines, type PipelineFenceOptions } from './fence.js';
 import { recoveryQueries } from './queries.js';
-import { readSharedRecord, readWholeStream, type SharedRecordReads } from './record-reads.js';
-import { restoreState } from './restore.js';
+import {
+  readSharedRecord,
+  readWholeStream,
+  tallyUnrecorded,
+  type SharedRecordReads,
+} from './record-reads.js';
+import { finishRebuild, restoreState } from './restore.js';
 import { recoveryScripts } from './scripts.js';
 import { formatStreamId, recordNewest } from './stream-ids.js';
 
@@ -70,51 +75,18 @@ export async function rebuildSale(
   const settlements = entries.filter((e): e is SettlementEntry => e.kind === 'settlement');
   const record = await db.transaction((tx) => readRecord(tx, sale.id, reservations, settlements));
 
-  // Units held by entries the record has not applied: reservations hold theirs; a cancellation or
-  // expiry gave its units back (unless the record already shows the order settled).
-  let inFlight = 0;
-  let inFlightUnits = 0;
-  const holdings = new Map(record.holdings);
-  const hold = (user: string, units: number) => holdings.set(user, (holdings.get(user) ?? 0) + units);
-  for (const r of reservations) {
-    if (record.applied.has(r.streamId)) continue;
-    inFlight++;
-    inFlightUnits += r.quantity;
-    hold(r.userId, r.quantity);
-  }
-  for (const s of settlements) {
-    const state = record.states.get(s.orderId);
-    if (state !== undefined && state !== 'confirmed') continue; // applied (or refused) already
-    inFlight++;
-    if (s.status === 'paid') continue;
-    inFlightUnits -= s.quantity;
-    hold(s.userId, -s.quantity);
-  }
-  const remaining = Math.max(0, record.stock - record.sold - inFlightUnits);
-
+  const unrecorded = tallyUnrecorded(record, reservations, settlements);
+  const remaining = Math.max(0, record.stock - record.sold - unrecorded.units);
+  const holdings = unrecorded.holdings;
   const buyers = [...holdings].filter(([, units]) => units > 0).length;
   if (!(await restoreState(scripts, keys, token, { ...record, holdings }))) return undefined;
 
   const floor = record.newest ? formatStreamId(record.newest) : '';
-  const started = sale.startsAt.getTime() <= Date.now();
-  const finished = await scripts.run(
-    recoveryScripts.finish,
-    [keys.recovering, keys.stock, keys.notBefore, keys.open, keys.stream, keys.restock],
-    [
-      token,
-      remaining,
-      started ? 0 : sale.startsAt.getTime(),
-      sale.endsAt.getTime(),
-      sale.perUserLimit,
-      floor,
-      ORDER_GROUP,
-    ],
-  );
-  if (finished !== 1) return undefined;
+  if (!(await finishRebuild(scripts, keys, token, sale, remaining, floor))) return undefined;
   return {
     remaining,
     buyers,
-    inFlight,
+    inFlight: unrecorded.entries,
     idempotencyKeys: record.keys.length,
     settledOrders: record.settled.length,
     unpaidOrders: record.unpaid.length,

@@ -110,3 +110,44 @@ export async function readSharedRecord(
       })),
   };
 }
+
+/** What the stream holds that the record has not applied yet. */
+export interface Unrecorded {
+  /** Unapplied entries (they stay in the stream, and count). */
+  readonly entries: number;
+  /** Units they hold: reservations hold theirs; a cancellation or expiry gave its units back. */
+  readonly units: number;
+  /** The record's holdings per user plus what the unapplied entries hold. */
+  readonly holdings: Map<string, number>;
+}
+
+/**
+ * Counts the stream's entries the record has not applied: a reservation whose stream id the record
+ * lacks holds its units; a settlement of an order the record has not settled (unknown, or still
+ * confirmed) is in flight too, and gives its units back unless it is a payment.
+ */
+export function tallyUnrecorded(
+  record: Pick<SharedRecordReads, 'applied' | 'states'> & { readonly holdings: ReadonlyMap<string, number> },
+  reservations: readonly OrderEntry[],
+  settlements: readonly SettlementEntry[],
+): Unrecorded {
+  let entries = 0;
+  let units = 0;
+  const holdings = new Map(record.holdings);
+  const hold = (user: string, delta: number) => holdings.set(user, (holdings.get(user) ?? 0) + delta);
+  for (const r of reservations) {
+    if (record.applied.has(r.streamId)) continue;
+    entries++;
+    units += r.quantity;
+    hold(r.userId, r.quantity);
+  }
+  for (const s of settlements) {
+    const state = record.states.get(s.orderId);
+    if (state !== undefined && state !== 'confirmed') continue; // applied (or refused) already
+    entries++;
+    if (s.status === 'paid') continue;
+    units -= s.quantity;
+    hold(s.userId, -s.quantity);
+  }
+  return { entries, units, holdings };
+}

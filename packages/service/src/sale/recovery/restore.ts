@@ -1,6 +1,7 @@
 import type { ScriptRunner } from 'lockstock/redis';
-import type { SaleKeys } from '../keys.js';
+import { ORDER_GROUP, type SaleKeys } from '../keys.js';
 import { deadlineMember, lifecycleScripts, SETTLED_TTL_MS } from '../lifecycle/scripts.js';
+import type { Sale } from '../types.js';
 import { recoveryScripts } from './scripts.js';
 
 /** Pairs per script call (Lua's unpack limit is far above; this keeps each call short). */
@@ -60,6 +61,37 @@ export async function restoreState(
     await scripts.run(lifecycleScripts.openOrders, [keys.deadlines, keys.settled], args);
   }
   return true;
+}
+
+/**
+ * The rebuild's last step (finish.lua): the stock, the sale's window and limit, the stream's consumer
+ * group and id `floor`; the flag goes and the restock message is published. False if the token
+ * stopped holding.
+ */
+export async function finishRebuild(
+  scripts: ScriptRunner,
+  keys: Pick<SaleKeys, 'recovering' | 'stock' | 'notBefore' | 'open' | 'stream' | 'restock'>,
+  token: string,
+  sale: Pick<Sale, 'startsAt' | 'endsAt' | 'perUserLimit'>,
+  remaining: number,
+  floor: string,
+): Promise<boolean> {
+  const started = sale.startsAt.getTime() <= Date.now();
+  return fenced(
+    scripts.run(
+      recoveryScripts.finish,
+      [keys.recovering, keys.stock, keys.notBefore, keys.open, keys.stream, keys.restock],
+      [
+        token,
+        remaining,
+        started ? 0 : sale.startsAt.getTime(),
+        sale.endsAt.getTime(),
+        sale.perUserLimit,
+        floor,
+        ORDER_GROUP,
+      ],
+    ),
+  );
 }
 
 /** A fenced step's answer: 1 while the token holds. */

@@ -1,11 +1,15 @@
 import { DEFAULT_KEY_PREFIX, ScriptRunner } from 'lockstock/redis';
-import { ORDER_GROUP } from '../keys.js';
 import { parsePartEntry } from '../pipeline/stream.js';
 import type { SaleRedis } from '../redis.js';
 import { fencePipelines, type PipelineFenceOptions } from '../recovery/fence.js';
 import type { RebuildReport } from '../recovery/rebuild.js';
-import { readSharedRecord, readWholeStream, type SharedRecordReads } from '../recovery/record-reads.js';
-import { CHUNK, chunks, fenced, restoreState } from '../recovery/restore.js';
+import {
+  readSharedRecord,
+  readWholeStream,
+  tallyUnrecorded,
+  type SharedRecordReads,
+} from '../recovery/record-reads.js';
+import { CHUNK, chunks, fenced, finishRebuild, restoreState } from '../recovery/restore.js';
 import { recoveryScripts } from '../recovery/scripts.js';
 import { formatStreamId, recordNewest } from '../recovery/stream-ids.js';
 import type { Database, Queryable } from '../store/db.js';
@@ -61,24 +65,8 @@ export async function rebuildPart(
   );
 
   // Orders: as rebuildSale, on the part's share of the record.
-  let inFlight = 0;
-  let inFlightUnits = 0;
-  const holdings = new Map(record.holdings);
-  const hold = (user: string, units: number) => holdings.set(user, (holdings.get(user) ?? 0) + units);
-  for (const r of reservations) {
-    if (record.applied.has(r.streamId)) continue;
-    inFlight++;
-    inFlightUnits += r.quantity;
-    hold(r.userId, r.quantity);
-  }
-  for (const s of settlements) {
-    const state = record.states.get(s.orderId);
-    if (state !== undefined && state !== 'confirmed') continue;
-    inFlight++;
-    if (s.status === 'paid') continue;
-    inFlightUnits -= s.quantity;
-    hold(s.userId, -s.quantity);
-  }
+  const unrecorded = tallyUnrecorded(record, reservations, settlements);
+  const holdings = unrecorded.holdings;
 
   const share = initialShares(record.stock, parts)[part] ?? 0;
   const { allocation, pending, credited } = partAllocation(
@@ -88,34 +76,20 @@ export async function rebuildPart(
     moves.map((m) => ({ ...m })),
   );
   const pendingUnits = pending.reduce((sum, t) => sum + t.units, 0);
-  const remaining = Math.max(0, allocation - record.sold - inFlightUnits);
+  const remaining = Math.max(0, allocation - record.sold - unrecorded.units);
 
   const buyers = [...holdings].filter(([, units]) => units > 0).length;
   if (!(await restoreState(scripts, keys, token, { ...record, holdings }))) return undefined;
   if (!(await restoreTransfers(scripts, keys, token, pending, pendingUnits, credited))) return undefined;
 
   const floor = record.newest ? formatStreamId(record.newest) : '';
-  const started = sale.startsAt.getTime() <= Date.now();
-  const finished = await scripts.run(
-    recoveryScripts.finish,
-    [keys.recovering, keys.stock, keys.notBefore, keys.open, keys.stream, keys.restock],
-    [
-      token,
-      remaining,
-      started ? 0 : sale.startsAt.getTime(),
-      sale.endsAt.getTime(),
-      sale.perUserLimit,
-      floor,
-      ORDER_GROUP,
-    ],
-  );
-  if (finished !== 1) return undefined;
+  if (!(await finishRebuild(scripts, keys, token, sale, remaining, floor))) return undefined;
   return {
     part,
     remaining,
     allocation,
     buyers,
-    inFlight,
+    inFlight: unrecorded.entries,
     idempotencyKeys: record.keys.length,
     settledOrders: record.settled.length,
     unpaidOrders: record.unpaid.length,
