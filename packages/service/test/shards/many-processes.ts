@@ -100,6 +100,7 @@ export async function runSplitSale(scenario: SplitSaleScenario): Promise<Scenari
     for (let i = 0; i < scenario.workers; i++) processes.push(spawnCli(['worker', ...urls], env));
     const dead = new Set<string>();
     const doomedUrl = servers[scenario.serves] as string;
+    const survivors = servers.filter((url) => url !== doomedUrl);
     const stranded = (doomed as CliProcess).waitForLine(/^fault:transfer-debited \d+$/);
     void (doomed as CliProcess).exited.then(() => dead.add(doomedUrl));
 
@@ -127,14 +128,15 @@ export async function runSplitSale(scenario: SplitSaleScenario): Promise<Scenari
     const buy = async (user: string, key: string, token: string, offset: number): Promise<Answer> => {
       const started = performance.now();
       for (let tries = 1; ; tries++) {
-        const live = servers.filter((s) => !dead.has(s));
-        // Every other try goes to the doomed serve while it lives: the fault must happen (it kills
-        // itself at its first transfer debit), and with a third of the tries it once made none (its
-        // process still alive with the fault armed after the run: the test waited for it).
+        // While the doomed serve lives, it gets every first try of part 0's buyers and the others get
+        // the rest: part 0 (half the buyers, a third of the stock) runs dry first, and only a process
+        // serving its buyers refills it, so the doomed serve makes the run's first transfer and the
+        // fault happens in every run. (Sending it every other try instead left it without a transfer
+        // now and then, the other serves making them all: seen under CPU load.)
         const server =
-          !dead.has(doomedUrl) && (offset + tries) % 2 === 0
+          !dead.has(doomedUrl) && tries === 1 && partOfUser(user, 3) === 0
             ? doomedUrl
-            : (live[(offset + tries) % live.length] as string);
+            : (survivors[(offset + tries) % survivors.length] as string);
         const response = await post(
           agent,
           `${server}/api/sales/${saleId}/orders`,
