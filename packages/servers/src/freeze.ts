@@ -7,7 +7,7 @@ function threadState(pid: number, tid: string): string | undefined {
   try {
     const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
     // "tid (comm) S …": comm may hold spaces and parentheses, so read after the last ')'.
-    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
+    return stat[stat.lastIndexOf(')') + 2];
   } catch {
     return undefined;
   }

@@ -1,4 +1,5 @@
 import { ID_PATTERN } from '../keys.js';
+import type { RawEntry, ReadEntry } from '../pipeline/stream.js';
 import type { SaleRedis } from '../redis.js';
 import { IDEMPOTENCY_TTL_SECONDS } from '../reserve.js';
 import type { Queryable } from '../store/db.js';
@@ -7,13 +8,6 @@ import { queries } from '../store/queries.js';
 import { recoveryQueries } from './queries.js';
 import type { RestoredState } from './restore.js';
 
-/** A raw stream entry as XRANGE gives it. */
-export interface RawStreamEntry {
-  readonly stream: string;
-  readonly id: string;
-  readonly fields: string[];
-}
-
 /**
  * Every entry of a stream, oldest first, parsed by `parse` (an entry it refuses — malformed — is left
  * out: the pipeline dead-letters it). Read in pages of 1,000.
@@ -21,12 +15,12 @@ export interface RawStreamEntry {
 export async function readWholeStream<T>(
   redis: SaleRedis,
   stream: string,
-  parse: (entry: RawStreamEntry) => T | undefined,
+  parse: (entry: ReadEntry) => T | undefined,
 ): Promise<T[]> {
   const entries: T[] = [];
   let start = '-';
   for (;;) {
-    const batch = (await redis.xrange(stream, start, '+', 'COUNT', 1000)) as Array<[string, string[]]>;
+    const batch = (await redis.xrange(stream, start, '+', 'COUNT', 1000)) as RawEntry[];
     for (const [id, fields] of batch) {
       const entry = parse({ stream, id, fields });
       if (entry !== undefined) entries.push(entry);

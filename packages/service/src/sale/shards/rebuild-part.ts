@@ -133,7 +133,6 @@ async function restoreTransfers(
   return true;
 }
 
-/** Every entry of a part's stream, oldest first, parsed. */
 interface PartRecord extends SharedRecordReads {
   stock: number;
   /** Units held by the part's confirmed and paid orders. */
