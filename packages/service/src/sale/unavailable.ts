@@ -61,22 +61,84 @@ export function isDatabaseUnavailable(error: unknown): boolean {
   return PG_MESSAGES.test(messageOf(error));
 }
 
-/** ioredis's errors for a connection that is down or a command that got no answer in time. */
-const IOREDIS_NAMES = new Set(['MaxRetriesPerRequestError', 'ClusterAllFailedError']);
-const IOREDIS_MESSAGES =
-  /^(Connection is closed|Stream isn't writeable|Command timed out|None of startup nodes is available|Failed to refresh slots cache)/;
-/** Redis replies that mean "not now": loading the dataset, busy script, no master, cluster down... */
-const REDIS_REPLIES = /^(LOADING|BUSY|MASTERDOWN|READONLY|CLUSTERDOWN|TRYAGAIN|NOREPLICAS|MISCONF|OOM) /;
+/**
+ * ioredis's own error classes for a connection that is down: the per-request retry budget spent
+ * while reconnecting, every Cluster node failing the slots refresh. Order ids need a worker id
+ * leased from Redis; without one (IdGeneratorUnavailableError), Redis is the reason too.
+ */
+const UNAVAILABLE_CLASSES = new Set([
+  'MaxRetriesPerRequestError',
+  'ClusterAllFailedError',
+  'IdGeneratorUnavailableError',
+]);
 
+/**
+ * Redis replies that mean "not now": loading the dataset, a busy script, no master (a replica cut
+ * off from it, or written to during a failover), the cluster down or a slot moving (MOVED and ASK
+ * reach the caller only when a failover keeps moving it), too few replicas, a failed save, no memory.
+ */
+const UNAVAILABLE_REPLIES =
+  /^(LOADING|BUSY|MASTERDOWN|READONLY|CLUSTERDOWN|TRYAGAIN|MOVED|ASK|NOREPLICAS|MISCONF|OOM|UNBLOCKED)\b/;
+
+/**
+ * ioredis reports a lost connection, a command with no answer in time and a Cluster or Sentinel it
+ * cannot reach as plain `Error`s: the message is all it gives, so these are matched only on errors of
+ * that plain class, never on a reply or an error of the service's own. Single server: the connection
+ * closed or not writeable, the command or the socket timed out, the ready check failed. Cluster: the
+ * same per node, plus "Cluster is disconnected", "isn't ready", no startup node or slots, and "Too
+ * many Cluster redirections" — ioredis retries a command only on MOVED, ASK, TRYAGAIN, CLUSTERDOWN and
+ * a closed connection, so running out of redirections means the cluster did not settle in time,
+ * whatever the last error was. Sentinel: every sentinel unreachable.
+ */
+const IOREDIS_CONNECTION_MESSAGES = new RegExp(
+  [
+    'Connection is closed',
+    "Stream isn't writeable",
+    'Command timed out',
+    'Socket timeout',
+    'connect ETIMEDOUT',
+    'Ready check failed',
+    'None of startup nodes is available',
+    'Failed to refresh slots cache',
+    'Cluster is disconnect',
+    "Cluster isn't ready",
+    'Node is disconnected',
+    'Too many Cluster redirections',
+    'All sentinels are unreachable',
+  ]
+    .map((text) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))
+    .join('|'),
+);
+
+/** How deep a chain of causes is followed (a wrapper of a wrapper of the driver's error). */
+const MAX_CAUSE_DEPTH = 5;
+
+/**
+ * Whether an error means Redis is unavailable, judged by what the error is — its class, its reply,
+ * its system code — and by what it wraps: `cause` (a lockstock error around a driver error, say),
+ * ioredis's `lastNodeError`, an AggregateError's `errors`. Never by a message prefix alone.
+ */
 export function isRedisUnavailable(error: unknown): boolean {
+  return redisUnavailable(error, 0);
+}
+
+function redisUnavailable(error: unknown, depth: number): boolean {
+  if (depth > MAX_CAUSE_DEPTH || typeof error !== 'object' || error === null) return false;
   if (error instanceof DependencyUnavailableError) return error.dependency === 'redis';
-  const { name } = (error ?? {}) as { name?: unknown };
-  if (typeof name !== 'string') return false;
-  // Order ids need a worker id leased from Redis; without one, Redis is the reason.
-  if (IOREDIS_NAMES.has(name) || name === 'IdGeneratorUnavailableError') return true;
-  const message = messageOf(error);
-  if (name === 'ReplyError') return REDIS_REPLIES.test(message);
-  return IOREDIS_MESSAGES.test(message);
+  const { name, cause, lastNodeError, errors } = error as {
+    name?: unknown;
+    cause?: unknown;
+    lastNodeError?: unknown;
+    errors?: unknown;
+  };
+  if (typeof name === 'string') {
+    if (UNAVAILABLE_CLASSES.has(name)) return true;
+    const message = messageOf(error);
+    if (name === 'ReplyError') return UNAVAILABLE_REPLIES.test(message);
+    if (name === 'Error' && IOREDIS_CONNECTION_MESSAGES.test(message)) return true;
+  }
+  const wrapped = [cause, lastNodeError, ...(Array.isArray(errors) ? (errors as unknown[]) : [])];
+  return wrapped.some((inner) => inner !== undefined && redisUnavailable(inner, depth + 1));
 }
 
 /**
