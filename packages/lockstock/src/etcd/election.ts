@@ -1,5 +1,6 @@
 import type { IEvent } from 'etcd3';
 import { LockElection, proclaimedValue } from '../locks/core/election.js';
+import { setTimer } from '../support/timer.js';
 import { InvalidLockOptionError } from '../locks/errors.js';
 import type { Election, Leader, Lock, Term } from '../locks/types.js';
 import { ownerOf } from './keys.js';
@@ -76,7 +77,7 @@ export class EtcdElection implements Election {
       }, retry);
     };
     const retry = () => {
-      if (!stopped) timer = setTimeout(start, intervalMs);
+      if (!stopped) timer = setTimer(start, intervalMs); // an interval past a Node timer's reach: clamped
     };
     start();
     return () => {

@@ -1,3 +1,4 @@
+import { MAX_TIMER_MS } from '../support/timer.js';
 import { InvalidLockOptionError } from './errors.js';
 import type { AcquireOptions } from './types.js';
 
@@ -5,7 +6,7 @@ import type { AcquireOptions } from './types.js';
  * Longest lease or wait we accept as a finite number: the longest a Node timer waits (a longer delay
  * fires after 1 ms), and the client times every lease's end and every wait's deadline with one.
  */
-export const MAX_DURATION_MS = 2 ** 31 - 1;
+export const MAX_DURATION_MS = MAX_TIMER_MS;
 
 /** Why durations stop at MAX_DURATION_MS, for the errors (node-redlock users pass longer leases). */
 const DURATION_LIMIT =

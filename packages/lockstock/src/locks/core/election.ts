@@ -1,3 +1,4 @@
+import { setTimer } from '../../support/timer.js';
 import { InvalidLockOptionError } from '../errors.js';
 import { newOwnerId } from '../owner.js';
 import type { Election, Leader, Lock, LockHandle, Term } from '../types.js';
@@ -58,10 +59,10 @@ export class LockElection implements Election {
           if (stopped) return;
           if (last === null || leader?.fencingToken !== last?.fencingToken) listener(leader);
           last = leader;
-          timer = setTimeout(check, intervalMs);
+          timer = setTimer(check, intervalMs); // an interval past a Node timer's reach: clamped
         },
         () => {
-          if (!stopped) timer = setTimeout(check, intervalMs); // unreachable: try again
+          if (!stopped) timer = setTimer(check, intervalMs); // unreachable: try again
         },
       );
     };

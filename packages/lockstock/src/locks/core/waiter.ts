@@ -1,3 +1,4 @@
+import { setTimer } from '../../support/timer.js';
 import { LockAbortedError } from '../errors.js';
 import { Busy, type SubscribeWakes, type Wake } from './backend.js';
 import type { LockKind } from './kind.js';
@@ -74,7 +75,7 @@ interface Room<T, G> {
   ready: Promise<(() => void) | undefined>;
   lingerTimer: NodeJS.Timeout | undefined;
   /** A 'later' wake-up: the head tries again when it fires (one timer per room, the earliest). */
-  recheck: { timer: NodeJS.Timeout; at: number } | undefined;
+  recheck: { timer: NodeJS.Timeout | undefined; at: number } | undefined;
   /** When a waiter of the room last started an attempt (monotonic ms). */
   lastAttemptAt: number;
   /** When the current run of local hand-offs began (monotonic ms; 0: no run). */
@@ -316,11 +317,11 @@ export class Waiters {
     const at = armedAt + ms;
     if (room.recheck && room.recheck.at <= at) return;
     clearTimeout(room.recheck?.timer);
-    const timer = setTimeout(() => {
+    const timer = setTimer(() => {
       room.recheck = undefined;
       if (this.rooms.get(key) === room && room.lastAttemptAt < armedAt) this.deliver(key, ANY);
     }, ms);
-    timer.unref();
+    timer?.unref();
     room.recheck = { timer, at };
   }
 
@@ -343,19 +344,21 @@ export class Waiters {
       poke(next);
     } else if (next && won) {
       // Our hold has the lock: its release will hand it over or wake us. Only if its lease runs out
-      // without a release must the new head look for itself.
+      // without a release must the new head look for itself. A hold without a lease end (a session
+      // carries it, a counter permit) never runs out: no alarm (Node would fire one of Infinity after
+      // 1 ms: an attempt in vain and a TimeoutOverflowWarning per hand-over).
       const heldUntil = request.heldUntil(won.value);
       clearTimeout(next.alarm);
-      next.alarm = setTimeout(() => poke(next), Math.max(0, heldUntil - monotonicNow()));
+      next.alarm = setTimer(() => poke(next), heldUntil - monotonicNow());
     }
     if (room.waiters.length > 0 || this.rooms.get(request.key) !== room) return;
     room.streakStartedAt = 0;
-    room.lingerTimer = setTimeout(() => {
+    room.lingerTimer = setTimer(() => {
       if (room.waiters.length > 0 || this.rooms.get(request.key) !== room) return;
       this.rooms.delete(request.key);
       room.ready.then((unsubscribe) => unsubscribe?.()).catch(() => undefined);
     }, this.lingerMs);
-    room.lingerTimer.unref();
+    room.lingerTimer?.unref();
   }
 
   /** Drops all subscriptions (client shutdown). Waiters still queued time out or abort on their own. */
@@ -420,8 +423,10 @@ function onDeadlineOrAbort(
     onAbort(new LockAbortedError(lockName, signal.reason));
     return () => undefined;
   }
-  const timer =
-    deadline === Infinity ? undefined : setTimeout(onDeadline, Math.max(0, deadline - monotonicNow()));
+  // Infinity: no timer. A caller's deadline is never further than MAX_TIMER_MS (waitMs is validated);
+  // a retry time may be (a key set with a longer TTL by another tool): clamped, the sleep ends early
+  // and the waiter tries again — never once per millisecond, as Node's own overflow would.
+  const timer = setTimer(onDeadline, deadline - monotonicNow());
   const abort = () => {
     clearTimeout(timer);
     onAbort(new LockAbortedError(lockName, signal?.reason));
