@@ -40,6 +40,7 @@ export {
   LockLostError,
   LockTimeoutError,
   LockUpgradeError,
+  MultiLockReleaseError,
   PermitsMismatchError,
   NotLockOwnerError,
   UnsupportedLockKindError,

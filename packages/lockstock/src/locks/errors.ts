@@ -169,6 +169,40 @@ export class LockUpgradeError extends LockError {
   }
 }
 
+/**
+ * Releasing a multi-lock failed for some of its parts — its `release()`, or the give-back of the parts
+ * already taken when an acquire could not get the rest. Every part was still released (or tried): the
+ * parts not named in `parts` are free; those named may stay held until their lease or session ends.
+ * `errors` holds each failed part's own error (a LockBackendError naming that part, usually), in the
+ * order of `parts` — an AggregateError's shape. Thrown even when only one part failed, so callers have
+ * one type to catch; `cause` is the first failure.
+ */
+export class MultiLockReleaseError extends LockError {
+  override readonly name = 'MultiLockReleaseError';
+  readonly code = 'ERR_MULTI_LOCK_RELEASE';
+  constructor(
+    lockName: string,
+    /** The names of the parts whose release failed. */
+    readonly parts: readonly string[],
+    /** Their errors, one per entry of `parts`. */
+    readonly errors: readonly unknown[],
+    /** How many parts the multi-lock released (or tried to). */
+    total: number,
+  ) {
+    super(
+      lockName,
+      `Releasing ${parts.length} of the ${total} parts of multi-lock "${lockName}" failed (${parts
+        .map((part, i) => `"${part}": ${messageOf(errors[i])}`)
+        .join('; ')}); every other part was released`,
+      { cause: errors[0] },
+    );
+  }
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
 /** The lock client was closed; no new acquisitions are accepted. */
 export class LockClientClosedError extends LockError {
   override readonly name = 'LockClientClosedError';

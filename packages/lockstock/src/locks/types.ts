@@ -219,7 +219,11 @@ export interface Election {
   observe(listener: (leader: Leader | undefined) => void, options?: { intervalMs?: number }): () => void;
 }
 
-/** A held multi-lock: every part is held. Its fencing token is the first part's (by lock name). */
+/**
+ * A held multi-lock: every part is held. Its fencing token is the first part's (by lock name).
+ * `release()` releases every part, even when some fail, then rejects with MultiLockReleaseError
+ * naming the parts that failed (all the others are free).
+ */
 export interface MultiLockHandle extends LockHandle {
   readonly parts: readonly LockHandle[];
 }

@@ -1,4 +1,9 @@
-import { InvalidLockOptionError, LockTimeoutError, type LockLostError } from '../errors.js';
+import {
+  InvalidLockOptionError,
+  LockTimeoutError,
+  MultiLockReleaseError,
+  type LockLostError,
+} from '../errors.js';
 import { resolveAcquireOptions, type ResolvedAcquireOptions } from '../options.js';
 import { runLocked } from '../run.js';
 import type {
@@ -18,6 +23,12 @@ import { monotonicNow } from './lease.js';
  * is acquired in name order — so two multi-locks over the same locks cannot deadlock — within one
  * shared deadline; if one part cannot be had, the parts already taken are released. On Redis Cluster
  * the parts may live on different slots: each is its own atomic lock.
+ *
+ * A release releases every part, whichever fail (see releaseAll): a part whose server is gone must
+ * not keep the others held. The handle's `release()` then rejects with MultiLockReleaseError naming
+ * the failed parts; when the give-back after a failed acquire fails, the acquire's own outcome
+ * (undefined, LockTimeoutError, the part's error) stands and the MultiLockReleaseError goes to the
+ * client's `connectionError` event.
  */
 export class MultiLock implements Lock {
   readonly name: string;
@@ -93,25 +104,44 @@ export class MultiLock implements Lock {
           ...(options.owner === undefined ? {} : { owner: options.owner }),
         });
         if (!part) {
-          await releaseAll(parts);
+          await releaseAll(this.name, parts).catch(this.reportError);
           return undefined;
         }
         parts.push(part);
       }
     } catch (error) {
-      await releaseAll(parts).catch(this.reportError);
+      await releaseAll(this.name, parts).catch(this.reportError);
       throw error;
     }
     return new MultiHandle(this.name, parts);
   }
 }
 
-/** Releases in reverse order of acquisition; says the first outcome that was not 'released'. */
-async function releaseAll(parts: readonly LockHandle[]): Promise<ReleaseOutcome> {
+/**
+ * Releases every part at once and waits for all: one that fails (its server gone) or hangs must not
+ * keep the others held — a ZooKeeper part would stay held for its whole session (Redisson releases
+ * the parts concurrently too; Curator's InterProcessMultiLock releases each and throws afterwards).
+ * Says the first outcome, latest part first, that was not 'released'; throws one
+ * MultiLockReleaseError with every failure if any part failed.
+ */
+async function releaseAll(name: string, parts: readonly LockHandle[]): Promise<ReleaseOutcome> {
+  // An async callback: a part that throws instead of rejecting (a Lock of the caller's) is settled too.
+  const settled = await Promise.allSettled(parts.map(async (part) => part.release()));
   let outcome: ReleaseOutcome = 'released';
-  for (const part of [...parts].reverse()) {
-    const released = await part.release();
-    if (outcome === 'released') outcome = released;
+  for (const result of [...settled].reverse()) {
+    if (result.status === 'fulfilled' && outcome === 'released') outcome = result.value;
+  }
+  const failed = parts.flatMap((part, i) => {
+    const result = settled[i] as PromiseSettledResult<ReleaseOutcome>;
+    return result.status === 'rejected' ? [{ name: part.name, error: result.reason as unknown }] : [];
+  });
+  if (failed.length > 0) {
+    throw new MultiLockReleaseError(
+      name,
+      failed.map((failure) => failure.name),
+      failed.map((failure) => failure.error),
+      parts.length,
+    );
   }
   return outcome;
 }
@@ -167,8 +197,9 @@ class MultiHandle implements MultiLockHandle {
     for (const part of this.parts) part.stopRenewal();
   }
 
+  /** Releases every part; rejects with MultiLockReleaseError if any failed (the others are free). */
   release(): Promise<ReleaseOutcome> {
-    this.releasing ??= releaseAll(this.parts);
+    this.releasing ??= releaseAll(this.name, this.parts);
     return this.releasing;
   }
 
