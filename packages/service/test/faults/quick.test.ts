@@ -46,6 +46,23 @@ describe('quick fault rows', () => {
     });
   }
 
+  it('Redis restarted older than what the pipelines hold unrecorded: every serve waits for them, finds Redis behind and rebuilds — no 202 rejected, nothing offered twice, selling again within 5 s', async () => {
+    // Issue 35, defect 10: a check right after the restart found Redis as far along as the record
+    // (the record's newest entry predates the cut) and sold the held batches' units again.
+    const run = await runRow(cluster, row('redis-aof-tail-cut-backlog'), {
+      ...QUICK,
+      stock: 600,
+      ratePerSecond: 150,
+      buyersBeforeFault: 150,
+      backlogTarget: 150,
+      issueAfterHealMs: 5000,
+    });
+    expect(run.notes.rollback).toMatchObject({ soldAgainBeforeWritesWentOn: false, fenceRaised: true });
+    expect(run.unexpected).toEqual([]);
+    for (const check of ['acknowledgedThenRejected', 'toldTwice', 'oversold', 'overOffered'] as const)
+      expect(run.report.checks.find((c) => c.name === check)?.count, check).toBe(0);
+  });
+
   it('Redis restarted empty while the pipeline holds a backlog: the rebuild counts it — no 202 rejected, none told twice, nothing oversold or offered twice', async () => {
     // The worker's full batches (100) and the batch read ahead held in its transaction, as the
     // on-demand row does with three serves' pipelines and tens of thousands of requests.

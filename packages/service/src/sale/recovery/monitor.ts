@@ -10,7 +10,7 @@ import type { Database } from '../store/db.js';
 import { records } from '../store/records.js';
 import type { Sale } from '../types.js';
 import { SaleRecoveringError } from './errors.js';
-import type { PipelineFenceOptions } from './fence.js';
+import { fencePipelines, type PipelineFenceOptions } from './fence.js';
 import { inspectSale, type SaleCondition } from './inspect.js';
 import { rebuildSale, type RebuildReport } from './rebuild.js';
 
@@ -175,7 +175,7 @@ export class RecoveryMonitor implements SaleGate {
   private verify(): Promise<void> {
     const generation = this.generation;
     if (this.barrier?.generation === generation) return this.barrier.done;
-    const done = this.checkAll().then(() => {
+    const done = this.checkAll({ fenceFirst: true }).then(() => {
       if (this.generation === generation) this.verifiedGeneration = generation;
       else return this.verify(); // the connection dropped while checking: check the new one
     });
@@ -193,11 +193,25 @@ export class RecoveryMonitor implements SaleGate {
     return done;
   }
 
-  private async checkAll(): Promise<void> {
+  /**
+   * Compares every open sale with the record. With `fenceFirst` (at start and on every new connection:
+   * the barrier), the order pipelines first record what they hold (the recovery fence, fence.ts).
+   * Without it, a Redis that came back older than what the pipelines had read — batches read, not yet
+   * recorded, that the crash cut from the AOF — looks as far along as the record, whose newest entry
+   * predates the cut: the sale sold those units again, and their orders were rejected once recorded
+   * (issue 35). Once the fence is drained, the record holds everything read from the old Redis, and a
+   * stream below it is seen. Nothing is admitted meanwhile (the barrier), so no new entry hides it.
+   */
+  private async checkAll(options: { fenceFirst?: boolean } = {}): Promise<void> {
     await this.options.beforeAdmitting?.();
     const sales = await records.listOpenSales(this.options.db);
     this.open = new Map(sales.map((sale) => [sale.id, sale]));
     for (const saleId of this.blocked.keys()) if (!this.open.has(saleId)) this.blocked.delete(saleId);
+    if (options.fenceFirst && sales.length > 0) {
+      const fenced = await fencePipelines(this.options.db, this.options.pipelineFence);
+      if (fenced.waitedMs > 1_000 || fenced.fencedOut.length > 0)
+        this.logger.info({ ...fenced }, 'waited for the order pipelines before checking the sales');
+    }
     for (const sale of sales) await this.check(sale);
     this.lastFullCheck = Date.now();
   }

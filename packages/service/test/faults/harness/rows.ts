@@ -140,6 +140,42 @@ export const ROWS: readonly FaultRow[] = [
     mayFail: ['lostAcknowledged'],
   },
   {
+    // Issue 35, defect 10: the rollback a check right after the restart cannot see. The pipelines hold,
+    // read and unrecorded, batches of reservations that the crash then cuts from the AOF; the record's
+    // newest entry is older than Redis's last one, so Redis looks as far along as the record. A serve
+    // that sold again at once sold those units a second time, and when the held batches were recorded
+    // their buyers' orders — or later ones — were rejected (880 buyers told 202 in the outside run).
+    // Every serve must first make the pipelines record what they hold (the recovery fence), then
+    // compare: it finds Redis behind and rebuilds. The harness holds the pipelines' writes from before
+    // the part of the AOF the crash loses, and lets them go once the sale sold again or a fence was up
+    // for a second.
+    name: 'redis-aof-tail-cut-backlog',
+    fault:
+      'redis-server SIGKILLed while the order pipelines hold reservations of its last second unrecorded (their PostgreSQL writes held), restarted on an AOF cut back to before them',
+    target: 'redis',
+    holdMs: 1000,
+    cluster: { serves: 2, pipelinesPerServe: 1, workers: 0 },
+    load: {
+      stock: 3_000,
+      ratePerSecond: 600,
+      buyersBeforeFault: 1_000,
+      backlogTarget: 600,
+      issueAfterHealMs: 8_000,
+      recoveryBoundMs: 5_000,
+    },
+    inject: async (c, context) => {
+      let kept = 0;
+      await holdBacklog(c, context, () => (kept = aofSize(c.redis.dir)));
+      await c.redis.kill();
+      context.notes.cutBytes = cutAofTail(c.redis.dir, kept);
+    },
+    heal: async (c, context) => {
+      await c.redis.restart();
+      await releaseOnceSoldOrFenced(c, context);
+    },
+    mayFail: ['lostAcknowledged'],
+  },
+  {
     // `--durability fsync` on an external Redis: `appendfsync always` (Redis fsyncs before it
     // answers). A power loss can then only tear the write in progress, which was never acknowledged.
     name: 'redis-aof-torn-fsync-always',
@@ -287,13 +323,15 @@ export interface RowRun {
 /**
  * The harness holds the pipelines' writes until entries back up in the stream (`backlogTarget`, at
  * most 15 s), then lets those batches through and holds the next ones: read from the backlog, they
- * come full, with the batch read ahead. Notes what the pipelines then hold (`backlog`).
+ * come full, with the batch read ahead. Notes what the pipelines then hold (`backlog`). `onceHeld` is
+ * called as soon as the first batches are held, before the backlog builds.
  */
-async function holdBacklog(c: FaultCluster, context: RowContext): Promise<void> {
+async function holdBacklog(c: FaultCluster, context: RowContext, onceHeld?: () => void): Promise<void> {
   const redis = new Redis(c.redis.url);
   try {
     const block = await c.blockPipelines(context.saleId);
     context.block = block;
+    onceHeld?.();
     const target = context.options.backlogTarget ?? 100;
     const deadline = performance.now() + 15_000;
     while ((await backlog(redis, context.saleId)).undelivered < target && performance.now() < deadline)
@@ -345,6 +383,47 @@ async function releaseOnceRebuilding(c: FaultCluster, context: RowContext): Prom
     await context.block?.release();
     context.block = undefined;
   }
+}
+
+/**
+ * After Redis came back older than what the pipelines hold: lets their writes go on once the sale
+ * sold again (its stream grew past what the restarted Redis had: a serve compared without waiting for
+ * the pipelines), or once the recovery fence was raised and a second passed (a serve is waiting for
+ * the pipelines, as it must). At most 20 s. Notes which, and when.
+ */
+async function releaseOnceSoldOrFenced(c: FaultCluster, context: RowContext): Promise<void> {
+  const fenceBefore = await c.recoveryFence();
+  const keys = saleKeys(context.saleId);
+  const redis = new Redis(c.redis.url);
+  const began = performance.now();
+  let fencedSince: number | undefined;
+  let soldAgain = false;
+  try {
+    const lastIdAtRestart = await lastStreamId(redis, keys.stream);
+    while (performance.now() - began < 20_000) {
+      soldAgain = (await lastStreamId(redis, keys.stream)) !== lastIdAtRestart;
+      if (soldAgain) break;
+      const now = performance.now();
+      if ((await c.recoveryFence()) > fenceBefore) fencedSince ??= now;
+      if (fencedSince !== undefined && now - fencedSince >= 1000) break;
+      await delay(10); // observing the serves, bounded
+    }
+    context.notes.rollback = {
+      writesHeldMs: Math.round(performance.now() - began),
+      soldAgainBeforeWritesWentOn: soldAgain,
+      fenceRaised: fencedSince !== undefined,
+    };
+  } finally {
+    redis.disconnect();
+    await context.block?.release();
+    context.block = undefined;
+  }
+}
+
+async function lastStreamId(redis: Redis, stream: string): Promise<string> {
+  const info = (await redis.call('XINFO', 'STREAM', stream).catch(() => [])) as unknown[];
+  const at = info.indexOf('last-generated-id');
+  return at >= 0 ? String(info[at + 1]) : '';
 }
 
 /**
