@@ -1,4 +1,4 @@
-import { Redis } from 'ioredis';
+import { Redis, type RedisOptions } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RedisSentinelGroup, RedisServer } from '@lockstock/servers';
 import { isRedisUnavailable, unavailableDependency } from '../../src/sale/unavailable.js';
@@ -13,7 +13,7 @@ let server: RedisServer;
 let sentinel: RedisSentinelGroup;
 const clients: Redis[] = [];
 
-function client(url: string, options: ConstructorParameters<typeof Redis>[1] & object = {}): Redis {
+function client(url: string, options: RedisOptions = {}): Redis {
   const made = new Redis(url, { maxRetriesPerRequest: 1, ...options });
   made.on('error', () => {}); // connection errors are expected here; commands report them
   clients.push(made);
