@@ -180,7 +180,9 @@ export class ZooKeeperSession {
 
   /** Settles once the client is connected (at once if it is), or the session ended meanwhile. */
   whenConnected(): Watch {
-    if (this.state === 'connected') return { changed: Promise.resolve(), cancel: () => undefined };
+    // Closed: nothing will connect again; whoever waits must look now (and learn it is closed).
+    if (this.state === 'connected' || this.state === 'closed')
+      return { changed: Promise.resolve(), cancel: () => undefined };
     let resolve!: () => void;
     const changed = new Promise<void>((settle) => (resolve = settle));
     const fire = () => {
@@ -387,6 +389,10 @@ export class ZooKeeperSession {
 
 /** Closes a driver client; when it was connected, waits (bounded) until the server ended the session. */
 async function closeClient(zk: Client, connected: boolean): Promise<void> {
+  if (!connected) {
+    closeUnconnected(zk);
+    return;
+  }
   const closed = connected
     ? new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, 2_000);
@@ -402,4 +408,35 @@ async function closeClient(zk: Client, connected: boolean): Promise<void> {
     // An expired client is closed already.
   }
   await closed;
+}
+
+/**
+ * Closes a driver client that is not connected. The driver's close() queues a close request and
+ * parses whatever arrives next as the answer to a request: had it sent its connect request (or does
+ * so later, from a reconnection already scheduled), the server's connect answer is read as a reply
+ * with a nonsense error code, and the driver throws from its socket handler (an uncaught exception:
+ * the process dies). So the driver is stopped instead: nothing that arrives is read any more, a
+ * socket that connects is closed at once, no reconnection starts (a socket closing after the driver
+ * reached CLOSED would start one, for ever), and the current socket goes.
+ */
+function closeUnconnected(zk: Client): void {
+  interface Manager {
+    socket?: { destroy?: () => void };
+    onSocketData?: unknown;
+    onSocketConnected?: unknown;
+    connect?: unknown;
+  }
+  const manager = (zk as unknown as { connectionManager?: Manager }).connectionManager;
+  try {
+    if (manager) {
+      // Instance properties: each socket made from now on binds these, not the driver's own.
+      manager.onSocketData = () => undefined;
+      manager.onSocketConnected = () => manager.socket?.destroy?.();
+      manager.connect = () => undefined;
+    }
+    zk.close();
+    manager?.socket?.destroy?.();
+  } catch {
+    // An expired client is closed already.
+  }
 }

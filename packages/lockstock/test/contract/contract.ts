@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   LockAbortedError,
+  LockClientClosedError,
   LockLostError,
   LockTimeoutError,
   type Lock,
@@ -42,6 +43,20 @@ async function occupy(subject: Subject, client: LockClient, name: string): Promi
 }
 
 const releaseAll = (holds: LockHandle[]) => Promise.all(holds.map((h) => h.release()));
+
+/** Rounds of the close race: each closes a client at another moment of its waiters' acquires. */
+const CLOSE_ROUNDS = 20;
+
+/** How `promise` settled, or 'pending' if it had not within `ms` (a bound, not a synchronisation). */
+function settlement(promise: Promise<unknown>, ms: number): Promise<unknown> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => resolve('pending'), ms);
+    promise.then(
+      (value) => (clearTimeout(timer), resolve(value)),
+      (error: unknown) => (clearTimeout(timer), resolve(error)),
+    );
+  });
+}
 
 function nextLost(client: LockClient, name: string): Promise<LockLostEvent> {
   const events = client as unknown as NodeJS.EventEmitter;
@@ -204,6 +219,45 @@ export function lockContract(
       }
       for (let i = 1; i < tokens.length; i++) expect(tokens[i]).toBeGreaterThan(tokens[i - 1]!);
     });
+
+    it.skipIf(mixedOnly)(
+      'every pending acquire of a closed client rejects with LockClientClosedError',
+      { timeout: 180_000 },
+      async () => {
+        // The holder is another OS process: no release or wake-up from this one can settle a waiter.
+        // It holds what blocks the subject (readers: the write side) and stays for every round.
+        const name = lockName(`${label}-closed`);
+        const holderSubject = subject.opposite ? 'write' : label;
+        const holds = subject.opposite ? 1 : subject.bound;
+        const mode = backend.capabilities.leases === 'session' ? 'session' : 'watchdog';
+        const config = backend.config({ sessionTimeoutMs: 30_000 });
+        const [holder] = forkFixtures('holder.mjs', [
+          [JSON.stringify({ backend: config, subject: holderSubject, name, mode, ms: 30_000, holds })],
+        ]);
+        try {
+          await holder!.next('acquired');
+          for (let round = 0; round < CLOSE_ROUNDS; round++) {
+            const client = backend.client();
+            const lock = subject.make(client, name);
+            // Waiters without waitMs, in different phases when the client closes: the first still in
+            // its first try, later ones queued behind it or asleep on their watch or wake-up.
+            // (Each outcome is watched from the start: a rejection is never left unhandled.)
+            const outcomes = [lock.acquire(), lock.acquire()].map((p) => settlement(p, 30_000));
+            // Spreads the close over the waiters' phases (0: their first tries are in flight).
+            if (round % 4 === 1) await new Promise((resolve) => setImmediate(resolve));
+            else if (round % 4 >= 2) await new Promise((resolve) => setTimeout(resolve, round * 5));
+            outcomes.push(settlement(lock.acquire(), 30_000));
+            await client.close();
+            for (const [i, outcome] of (await Promise.all(outcomes)).entries()) {
+              expect(outcome, `round ${round}, waiter ${i}`).toBeInstanceOf(LockClientClosedError);
+            }
+          }
+        } finally {
+          holder!.kill('SIGKILL');
+          await holder!.exited;
+        }
+      },
+    );
 
     it.skipIf(mixedOnly || !subject.reentrant)('re-entry within a run() task keeps the token', async () => {
       const client = backend.client();

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { checkLockHistory, type HistoryEvent } from '../../src/checker/index.js';
 import {
+  LockClientClosedError,
   LockLostError,
   LockUpgradeError,
   PermitsMismatchError,
@@ -180,6 +181,41 @@ describe('the local (in-process) backend', () => {
     const next = await other;
     expect(next.fencingToken).toBeGreaterThan(term.fencingToken);
     await next.resign();
+  });
+
+  it('every pending acquire of a closed client rejects with LockClientClosedError', async () => {
+    // The holders are another client: nothing the closed one does releases them. 20 closes, each at
+    // another moment of its waiters' acquires (first tries in flight, queued, asleep).
+    const n = name('closed');
+    const kinds: Array<(client: LocalLockClient) => Lock> = [
+      (c) => c.mutex(`${n}:m`),
+      (c) => c.reentrant(`${n}:r`),
+      (c) => c.fair(`${n}:f`),
+      (c) => c.readWrite(`${n}:rw`).read,
+      (c) => c.semaphore(`${n}:s`, { permits: 1 }),
+    ];
+    const holds = await Promise.all([
+      ...kinds.filter((_, i) => i !== 3).map((kind) => kind(a).acquire()),
+      a.readWrite(`${n}:rw`).write.acquire(),
+    ]);
+    for (let round = 0; round < 20; round++) {
+      const closing = new LocalLockClient();
+      const outcomes = kinds.flatMap((kind) =>
+        [kind(closing), kind(closing)].map((lock) =>
+          lock.acquire().then(
+            () => 'acquired',
+            (error: unknown) => error,
+          ),
+        ),
+      );
+      if (round % 3 === 1) await new Promise((resolve) => setImmediate(resolve));
+      else if (round % 3 === 2) await new Promise((resolve) => setTimeout(resolve, round));
+      await closing.close();
+      for (const outcome of await Promise.all(outcomes)) {
+        expect(outcome, `round ${round}`).toBeInstanceOf(LockClientClosedError);
+      }
+    }
+    await Promise.all(holds.map((hold) => hold.release()));
   });
 
   it("namespaces do not share locks (nor do processes: the store is this process's memory)", async () => {

@@ -187,9 +187,11 @@ export class CoreLock implements Lock, HoldBackend {
       } catch (error) {
         // The try may have queued the caller before it failed: its place must not outlive it.
         if (queues) this.resource.leave(owner, false, !waiters.hasWaiters(key));
+        // A try the client's close() cut short fails as a closed client's, not as the backend's.
+        this.core.assertOpen(this.name);
         throw error;
       }
-      if (!(first instanceof Busy)) return first.value;
+      if (!(first instanceof Busy)) return this.delivered(first.value);
       if (queues)
         refused = first; // the wait below sleeps on its watch
       else first.watch?.cancel(); // a backend should set none for a try that is not waited on
@@ -217,6 +219,17 @@ export class CoreLock implements Lock, HoldBackend {
       leave: (won, lastOfClient) => this.resource.leave(owner, won, lastOfClient),
     });
     if (hold === undefined && orThrow) throw new LockTimeoutError(this.name, waitMs);
+    return hold;
+  }
+
+  /** A hold won by the fast path, unless the client closed meanwhile: then it is given back. */
+  private delivered(hold: Hold): Hold {
+    try {
+      this.core.assertOpen(this.name);
+    } catch (error) {
+      hold.release().catch((failure: unknown) => this.core.reportError(failure));
+      throw error;
+    }
     return hold;
   }
 

@@ -1,5 +1,5 @@
 import { setTimer } from '../../support/timer.js';
-import { LockAbortedError } from '../errors.js';
+import { LockAbortedError, LockClientClosedError } from '../errors.js';
 import { Busy, type SubscribeWakes, type Wake } from './backend.js';
 import type { LockKind } from './kind.js';
 import { monotonicNow } from './lease.js';
@@ -104,6 +104,11 @@ const BACKOFF_MAX_MS = 128;
  */
 export class Waiters {
   private readonly rooms = new Map<string, Room<unknown, unknown>>();
+  /** Set by close(): every waiter then fails with LockClientClosedError (see close). */
+  private closed = false;
+  private onClosed!: () => void;
+  /** Settles on close(): a waiter still waiting for its room's subscription stops waiting too. */
+  private readonly closing = new Promise<void>((resolve) => (this.onClosed = resolve));
 
   constructor(
     private readonly subscribe: SubscribeWakes,
@@ -184,8 +189,11 @@ export class Waiters {
     let backoff = BACKOFF_START_MS;
     let refused = request.refused?.watch !== undefined ? request.refused : undefined;
     try {
-      if ((await raceDeadline(room.ready, deadline, signal, lockName)) === 'deadline') return undefined;
+      const ready = Promise.race([room.ready, this.closing]);
+      if ((await raceDeadline(ready, deadline, signal, lockName)) === 'deadline') return undefined;
       for (;;) {
+        // Checked before a grant is delivered: a lock won as the client closed is given back below.
+        if (this.closed) throw new LockClientClosedError(lockName);
         if (waiter.granted !== undefined) {
           if (signal?.aborted) throw new LockAbortedError(lockName, signal.reason);
           won = ownWin ?? { value: waiter.granted, more: false };
@@ -208,7 +216,13 @@ export class Waiters {
         else {
           refused?.watch?.cancel();
           room.lastAttemptAt = monotonicNow();
-          result = await request.attempt();
+          try {
+            result = await request.attempt();
+          } catch (error) {
+            // An attempt the close cut short fails as the closed client's, whatever the backend said.
+            if (this.closed) throw new LockClientClosedError(lockName);
+            throw error;
+          }
         }
         refused = undefined;
         if (!(result instanceof Busy)) {
@@ -361,8 +375,15 @@ export class Waiters {
     room.lingerTimer?.unref();
   }
 
-  /** Drops all subscriptions (client shutdown). Waiters still queued time out or abort on their own. */
+  /**
+   * Client shutdown: drops all subscriptions and ends every wait with LockClientClosedError. A waiter
+   * without a deadline would otherwise sleep for ever: nothing of a closed client wakes it (its
+   * backend's watches and wake-ups are gone, and an attempt may only ever answer "busy").
+   */
   close(): void {
+    this.closed = true;
+    this.onClosed();
+    for (const room of this.rooms.values()) for (const waiter of room.waiters) poke(waiter);
     for (const [key, room] of this.rooms) {
       clearTimeout(room.lingerTimer);
       clearTimeout(room.recheck?.timer);
