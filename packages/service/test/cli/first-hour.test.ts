@@ -1,4 +1,4 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import {
   accessSync,
   constants,
@@ -10,15 +10,17 @@ import {
   rmSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import { freePort } from '@lockstock/servers';
-import { spawnCli, type CliProcess } from '../helpers/cli.js';
+import { CliProcess, spawnCli } from '../helpers/cli.js';
 
 const run = promisify(execFile);
 const cliPath = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
+const binPath = fileURLToPath(new URL('../../bin/lockstock.js', import.meta.url));
+const repoRoot = fileURLToPath(new URL('../../../..', import.meta.url));
 const dirs: string[] = [];
 afterAll(() => dirs.forEach((dir) => rmSync(dir, { recursive: true, force: true })));
 
@@ -187,9 +189,173 @@ describe("a new user's first hour", () => {
     expect((await exitOf(lab)).code).toBe(1);
   });
 
-  it('the built CLI is executable as it is (npm run build keeps the bit npm set at install)', async () => {
-    expect(() => accessSync(cliPath, constants.X_OK)).not.toThrow();
-    const { stdout } = await run(cliPath, ['--version']);
+  it('the lockstock command is a checked-in file, executable as it is, that runs the built CLI', async () => {
+    // npm links a bin at `npm ci`, before the build: a bin in dist/ was skipped, and `npx lockstock`
+    // then found the library package of the same name (no bin): "could not determine executable".
+    for (const manifest of ['package.json', 'packages/service/package.json']) {
+      const { bin = {} } = JSON.parse(readFileSync(join(repoRoot, manifest), 'utf8')) as {
+        bin?: Record<string, string>;
+      };
+      for (const file of Object.values(bin)) {
+        const path = join(dirname(join(repoRoot, manifest)), file);
+        const tracked = await run('git', ['ls-files', '--error-unmatch', path], { cwd: repoRoot });
+        expect(tracked.stdout.trim()).not.toBe('');
+        expect(() => accessSync(path, constants.X_OK)).not.toThrow();
+      }
+    }
+    const { stdout } = await run(binPath, ['--version']);
     expect(stdout.trim()).toMatch(/^\d+\.\d+\.\d+/);
+    // From the workspace root, `npx lockstock` is the service's CLI (as the READMEs and serve print it).
+    const help = await run('npx', ['lockstock', '--help'], { cwd: repoRoot });
+    expect(help.stdout).toMatch(/^Usage: lockstock \[options\] \[command\]/);
+    const token = await run('npx', ['lockstock', 'token', '--user', 'u1'], {
+      cwd: repoRoot,
+      env: { ...process.env, LOCKSTOCK_JWT_SECRET: 'a-secret-of-32-characters-or-more!!' },
+    });
+    expect(token.stdout.trim()).toMatch(/^[\w-]+\.[\w-]+\.[\w-]+$/);
   });
 });
+
+/**
+ * The whole first hour from a fresh clone: `git clone` of this repository's HEAD, `npm ci` (warm npm
+ * cache: --prefer-offline), then every command the READMEs' shell blocks and the serve start banner
+ * print, as printed. Minutes, so not in `npm test`: `npm run test:fresh-clone` (after committing —
+ * it clones HEAD). The cheap part of it (the bin is a checked-in file; `npx lockstock` from the root
+ * is the CLI) is the test above, in `npm test`.
+ */
+describe.runIf(process.env.LOCKSTOCK_FRESH_CLONE === '1')('a fresh clone', () => {
+  it('npm ci, then every command the READMEs and the start banner print', { timeout: 900_000 }, async () => {
+    const clone = freshDir();
+    await run('git', ['clone', '--quiet', repoRoot, clone], { timeout: 120_000 });
+    // Without the vitest suite's settings: the commands run as a user's shell runs them.
+    const env: NodeJS.ProcessEnv = Object.fromEntries(
+      Object.entries(process.env).filter(
+        ([name]) => !/^(LOCKSTOCK_|REDIS_URL$|DATABASE_URL$|PORT$|LOG_LEVEL$|VITEST|NODE_ENV$)/.test(name),
+      ),
+    );
+    const sh = async (command: string, timeout = 180_000) => {
+      try {
+        return await run('sh', ['-c', command], { cwd: clone, env, timeout, maxBuffer: 64 * 1024 * 1024 });
+      } catch (error) {
+        throw new Error(`\`${command}\` failed: ${String(error)}`, { cause: error });
+      }
+    };
+    await sh('npm ci --prefer-offline --no-audit --no-fund', 600_000);
+
+    // Every command of the READMEs' shell blocks, and what this test does with each.
+    const readmes = ['README.md', 'packages/lockstock/README.md', 'packages/servers/README.md'];
+    const printed = readmes.flatMap((readme) => shellCommands(readFileSync(join(clone, readme), 'utf8')));
+    const port = await freePort();
+    const admin = { token: '' };
+    const local = (command: string) => command.replaceAll('localhost:3000', `127.0.0.1:${port}`);
+    const plan: Record<string, () => Promise<unknown>> = {
+      'npm ci && npm start': () => Promise.resolve(), // below, on a free port: npm start -- --port N
+      'npm ci && npm test': () => Promise.resolve(), // this suite
+      'npm ci && npm pack -w lockstock --pack-destination /tmp': async () => {
+        const destination = freshDir();
+        await sh(
+          `npm ci --prefer-offline --no-audit --no-fund && npm pack -w lockstock --pack-destination ${destination}`,
+          600_000,
+        );
+        expect(readdirSync(destination)).toEqual([expect.stringMatching(/^lockstock-\d+\.\d+\.\d+\.tgz$/)]);
+      },
+      // The consumer test installs the packed library in a fresh project (packages/lockstock/test/consumer).
+      'npm install /tmp/lockstock-0.4.0.tgz ioredis': () => Promise.resolve(),
+      // Placeholders for your own servers (10.0.0.5, `...`): the commands and options exist.
+      'REDIS_URL=redis://10.0.0.5:6379 DATABASE_URL=postgres://app@10.0.0.6/shop LOCKSTOCK_JWT_SECRET=... npx lockstock serve --port 3000 --workers 0':
+        () => sh('npx lockstock serve --help'),
+      'REDIS_URL=... DATABASE_URL=... npx lockstock worker': () => sh('npx lockstock worker --help'),
+      'npx lockstock token --user alice [--admin]': async () => {
+        for (const command of [
+          'npx lockstock token --user alice',
+          'npx lockstock token --user alice --admin',
+        ])
+          expect((await sh(command)).stdout.trim()).toMatch(/^[\w-]+\.[\w-]+\.[\w-]+$/);
+      },
+      'npx lockstock reconcile [--repair]': async () => {
+        expect((await sh('npx lockstock reconcile')).stdout).toMatch(/^sale 1: .*\[in sync\]$/m);
+        expect((await sh('npx lockstock reconcile --repair')).stdout).toMatch(/^sale 1: /m);
+      },
+      'curl -X POST localhost:3000/api/sales -H "Authorization: Bearer $ADMIN" -H \'content-type: application/json\' -d \'{"name": "launch", "stock": 20000, "perUserLimit": 2, "shards": 3}\'':
+        async () => {
+          const command = local(
+            printed.find((c) => c.startsWith('curl -X POST localhost:3000/api/sales')) ?? '',
+          );
+          const { stdout } = await sh(`ADMIN=${admin.token} ${command}`);
+          expect(JSON.parse(stdout)).toMatchObject({ name: 'launch', stock: 20000, shards: 3 });
+        },
+      'npx lockstock lab --list': async () => {
+        expect((await sh('npx lockstock lab --list')).stdout).toMatch(/redis-lua/);
+      },
+      'npx lockstock lab --strategies naive-redis,redis-lua --runs 10 --html report.html --json runs.json':
+        async () => {
+          await sh(
+            'npx lockstock lab --strategies naive-redis,redis-lua --runs 10 --html report.html --json runs.json',
+            300_000,
+          );
+          expect(existsSync(join(clone, 'report.html'))).toBe(true);
+          expect(JSON.parse(readFileSync(join(clone, 'runs.json'), 'utf8'))).toHaveProperty('runs');
+        },
+      // Minutes each (every strategy's servers; a Cluster benchmark): the commands and options exist.
+      'npx lockstock lab': () => sh('npx lockstock lab --help'),
+      'npx lockstock lab --strategies sql-optimistic --set sql-optimistic.retries=-1': () =>
+        sh('npx lockstock lab --help'),
+      'npx lockstock bench sale --shards 3 [--processes P] [--loops 64] [--duration 5] [--runs 3] [--json f]':
+        () => sh('npx lockstock bench sale --help'),
+    };
+    // A command added to a README must be added here, with what the test does with it.
+    expect([...new Set(printed)].sort()).toEqual(Object.keys(plan).sort());
+
+    // npm start, as the README shows it on a port of one's choosing; in its own process group, as
+    // a terminal starts it (Ctrl-C reaches the group).
+    const serve = new CliProcess(
+      spawn('sh', ['-c', `npm start -- --port ${port}`], {
+        cwd: clone,
+        env,
+        detached: true,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      }),
+    );
+    try {
+      const buy = (await serve.waitForLine(/^\s+curl -s -X POST /)).trim();
+      const check = (await serve.waitForLine(/^Check it: /)).replace(/^Check it:\s+/, '');
+      admin.token = (await serve.waitForLine(/^Admin token/)).split(': ')[1]?.trim() as string;
+      const more = (await serve.waitForLine(/^More tokens: /)).replace(/^More tokens:\s+/, '');
+      expect(JSON.parse((await sh(buy)).stdout)).toMatchObject({ status: 'reserved' });
+      expect(JSON.parse((await sh(check)).stdout)).toMatchObject({ id: '1', sold: 1 });
+      expect(more).toBe('npx lockstock token --user <id> [--admin]');
+      for (const command of [
+        more.replace('<id>', 'bob').replace(' [--admin]', ''),
+        more.replace('<id>', 'carol').replace(/\[(--admin)\]/, '$1'),
+      ]) {
+        const token = (await sh(command)).stdout.trim();
+        const bought = await fetch(`http://127.0.0.1:${port}/api/sales/1/orders`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${token}` },
+        });
+        expect(bought.status).toBe(202); // the token is accepted by the serve that printed the command
+      }
+      for (const [command, step] of Object.entries(plan)) {
+        try {
+          await step();
+        } catch (error) {
+          throw new Error(`README command \`${command}\`: ${String(error)}`, { cause: error });
+        }
+      }
+    } finally {
+      if (serve.child.pid) process.kill(-serve.child.pid, 'SIGINT');
+    }
+    expect(await exitOf(serve)).toEqual({ code: 0, signal: null });
+  });
+});
+
+/** The commands of a Markdown text's `sh` blocks, continuation lines joined, comments dropped. */
+function shellCommands(markdown: string): string[] {
+  return [...markdown.matchAll(/^```sh\n([\s\S]*?)^```/gm)].flatMap(([, block]) =>
+    (block ?? '')
+      .replace(/\\\n\s*/g, ' ')
+      .split('\n')
+      .map((line) => line.replace(/(^|\s+)#.*$/, '').trim())
+      .filter(Boolean),
+  );
+}
