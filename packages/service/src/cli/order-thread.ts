@@ -4,6 +4,7 @@
  * Started and stopped by order-thread-host.ts; messages in both directions are typed there.
  */
 import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
+import { startTracing } from './tracing.js';
 import { connectSaleRedis } from '../sale/redis.js';
 import pino from 'pino';
 import { ExpirySweeper } from '../sale/lifecycle/sweeper.js';
@@ -27,10 +28,13 @@ const logger = pino({ level: data.logLevel, redact: ['req.headers.authorization'
 async function start() {
   // Buyers first: recording yields the CPU to the HTTP thread (and Redis) when every core is busy.
   if (!lowerThisThreadPriority()) logger.debug('order thread: runs at the process priority');
+  // A thread has its own OpenTelemetry globals: the pipelines' recording spans need a provider here.
+  const stopTracing = await startTracing('orders');
   const db: Database = data.databaseUrl
     ? postgresDatabase(data.databaseUrl, { max: Math.max(2, data.pipelines + 1) })
     : await pgliteDatabase(data.pgliteDir, { fsync: data.pgliteFsync === true });
   const closers: Array<() => Promise<unknown>> = [() => db.close()];
+  if (stopTracing) closers.push(stopTracing);
   try {
     const applied = await migrate(db);
     const stopServing = data.dbPort ? serveDatabase(data.dbPort, db) : undefined;

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { startTracing } from './tracing.js';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { connectSaleRedis, type SaleRedis } from '../sale/redis.js';
@@ -110,6 +111,9 @@ export function defaultLogger(fd: 1 | 2 = 1): Logger {
  * failure (or a signal) halfway through closes what was started — never a stray redis-server.
  */
 export async function startRuntime(options: RuntimeOptions, resources: Resources): Promise<Runtime> {
+  // First in, closed last: spans of the shutdown are flushed too.
+  const stopTracing = await startTracing(options.httpServer === false ? 'records' : 'http');
+  if (stopTracing) resources.add('the tracer', stopTracing);
   const logger = options.logger ?? defaultLogger();
   const dataDir = resolve(options.dataDir ?? '.lockstock');
   const durability = options.durability ?? 'fsync';

@@ -1,4 +1,5 @@
 import type { SaleRedis } from '../sale/redis.js';
+import { registerRequestTracing } from './tracing.js';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
@@ -111,6 +112,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     reply.header('connection', 'close');
     sendUnavailable(reply, 'This server is shutting down; retry (another instance will answer).');
   });
+  registerRequestTracing(app);
   app.setNotFoundHandler((request, reply) =>
     sendError(reply, 'not_found', `No route ${request.method} ${request.url}.`),
   );

@@ -11,10 +11,11 @@
   ARGV[1]  user id
   ARGV[2]  quantity (integer >= 1)
   ARGV[3]  order id for a new reservation
+  ARGV[4]  optional: the purchase's W3C traceparent, kept in the stream entry (field tp)
 
   Returns  1 reserved (the order is ARGV[3]); -1 no such sale; -2 not started; -3 ended;
            {-4, ms until the sale ends} sold out, no unit left; -5 the user's limit would be exceeded;
            -7 fewer units left than asked for; -8 the sale is being recovered.
 ]]
 -- @include reserve-core.lua
-return reserve(KEYS[1], KEYS[2], KEYS[3], KEYS[6], KEYS[4], KEYS[5], ARGV[1], ARGV[2], ARGV[3], nil)
+return reserve(KEYS[1], KEYS[2], KEYS[3], KEYS[6], KEYS[4], KEYS[5], ARGV[1], ARGV[2], ARGV[3], nil, ARGV[4])

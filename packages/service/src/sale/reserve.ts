@@ -31,6 +31,8 @@ export interface ReserveRequest {
   userId: string;
   quantity: number;
   idempotencyKey?: string;
+  /** The purchase's W3C traceparent when it is traced: kept in its stream entry (support/tracing.ts). */
+  traceparent?: string;
 }
 
 /** How long an Idempotency-Key is remembered. */
@@ -132,14 +134,19 @@ export class Reserver {
     const ticket = soldOut ? soldOut.ticket(saleId) : -1;
     this.batcher?.hold();
     let reply: Reply;
+    const { traceparent } = request;
     if (idempotencyKey === undefined) {
-      reply = (await this.scripts.run(reserveScript, list, [userId, quantity, orderId])) as Reply;
+      const args = [userId, quantity, orderId];
+      if (traceparent) args.push(traceparent);
+      reply = (await this.scripts.run(reserveScript, list, args)) as Reply;
     } else {
       if (!ID_PATTERN.test(idempotencyKey)) throw new TypeError('invalid idempotency key');
+      const args = [userId, quantity, orderId, IDEMPOTENCY_TTL_SECONDS, idempotencyKey];
+      if (traceparent) args.push(traceparent);
       reply = (await this.scripts.run(
         reserveIdempotentScript,
         [...list, keys.idempotency(userId, idempotencyKey)],
-        [userId, quantity, orderId, IDEMPOTENCY_TTL_SECONDS, idempotencyKey],
+        args,
       )) as Reply;
     }
     if (reply === 1) return { ok: true, orderId, duplicate: false };

@@ -1,4 +1,5 @@
 import { DEFAULT_KEY_PREFIX, loadLuaScript, ScriptRunner } from 'lockstock/redis';
+import { inSpan, SpanKind, traceparentOf, tracingOn } from '../support/tracing.js';
 import { SaleInputError } from './errors.js';
 import { isRecordId } from './ids/canonical.js';
 import { activeSalesKey, ORDER_GROUP, saleKeys } from './keys.js';
@@ -253,6 +254,7 @@ export class SaleService {
    * was lost, and its rebuild starts now — never "no such sale".
    */
   async buy(request: ReserveRequest): Promise<Reservation> {
+    if (tracingOn()) return this.tracedBuy(request);
     const gate = this.deps.gate;
     const admitted = gate?.admit(request.saleId);
     if (admitted) await admitted;
@@ -261,6 +263,34 @@ export class SaleService {
       throw new SaleRecoveringError(request.saleId);
     }
     return this.counted(result);
+  }
+
+  /**
+   * `buy` in a CLIENT span of the reservation script, whose traceparent the script keeps in the stream
+   * entry: the order pipeline's recording of it joins this trace (support/tracing.ts).
+   */
+  private tracedBuy(request: ReserveRequest): Promise<Reservation> {
+    const attributes = {
+      'db.system.name': 'redis',
+      'db.operation.name': 'EVALSHA',
+      'lockstock.sale.id': request.saleId,
+      'lockstock.quantity': request.quantity,
+    };
+    return inSpan('lockstock.sale.reserve', SpanKind.CLIENT, attributes, async (span) => {
+      const gate = this.deps.gate;
+      const admitted = gate?.admit(request.saleId);
+      if (admitted) await admitted;
+      const result = await this.reserver.reserve({ ...request, traceparent: traceparentOf() });
+      if (!result.ok && result.code === 'not_found' && gate?.missing(request.saleId)) {
+        throw new SaleRecoveringError(request.saleId);
+      }
+      span.setAttribute(
+        'lockstock.outcome',
+        result.ok ? (result.duplicate ? 'duplicate' : 'reserved') : result.code,
+      );
+      if (result.ok) span.setAttribute('lockstock.order.id', result.orderId);
+      return this.counted(result);
+    });
   }
 
   /**

@@ -1,4 +1,6 @@
 import { hostname } from 'node:os';
+import { tracingOn } from '../../support/tracing.js';
+import { traceRecorded } from './trace-records.js';
 import { randomBytes } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
 import { duplicateClient, DEFAULT_KEY_PREFIX, isCluster, ScriptRunner } from 'lockstock/redis';
@@ -426,6 +428,7 @@ export class OrderPipeline {
       }
     }
     const stopTimer = this.config.metrics?.batchSeconds.startTimer();
+    const startedAt = Date.now();
     let decisions: Decision[];
     try {
       decisions = await this.record(orders, byOrder, fresh);
@@ -435,6 +438,7 @@ export class OrderPipeline {
     }
     stopTimer?.();
     this.lease.progress();
+    if (tracingOn()) traceRecorded(decisions, byOrder, startedAt, orders.length);
     await this.acknowledge(decisions, byOrder);
     return { decisions, acked: decisions.length };
   }

@@ -99,11 +99,12 @@ export class SplitReserver {
 
   async reserve(
     sale: SplitSale,
-    request: { userId: string; quantity: number; idempotencyKey?: string },
+    request: { userId: string; quantity: number; idempotencyKey?: string; traceparent?: string },
     orderId: string,
     idempotencyTtlSeconds: number,
   ): Promise<Reservation> {
-    const { userId, quantity, idempotencyKey } = request;
+    const { userId, quantity, idempotencyKey, traceparent } = request;
+    const traced = traceparent ? [traceparent] : [];
     const saleId = sale.layout.saleId;
     const part = partOfUser(userId, sale.parts.length);
     const keys = sale.parts[part] as PartKeys;
@@ -116,11 +117,11 @@ export class SplitReserver {
       this.options.beforeCall?.();
       const reply = (
         idempotencyKey === undefined
-          ? await this.scripts.run(partScripts.reserve, list, [userId, quantity, orderId])
+          ? await this.scripts.run(partScripts.reserve, list, [userId, quantity, orderId, ...traced])
           : await this.scripts.run(
               partScripts.reserveIdempotent,
               [...list.slice(0, 6), keys.idempotency(userId, idempotencyKey), keys.version],
-              [userId, quantity, orderId, idempotencyTtlSeconds, idempotencyKey],
+              [userId, quantity, orderId, idempotencyTtlSeconds, idempotencyKey, ...traced],
             )
       ) as Reply;
       const dry = Array.isArray(reply) || reply === -7;

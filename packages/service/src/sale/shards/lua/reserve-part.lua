@@ -14,13 +14,14 @@
   ARGV[1]  user id (its part is this one)
   ARGV[2]  quantity (integer >= 1)
   ARGV[3]  order id for a new reservation
+  ARGV[4]  optional: the purchase's W3C traceparent, kept in the stream entry (field tp)
 
   Returns  as reserve.lua: 1 reserved; -1 no such part; -2 not started; -3 ended;
            {-4, ms until the sale ends} no unit left in the part; -5 the user's limit would be
            exceeded; -7 fewer units left in the part than asked for; -8 the part is being recovered.
 ]]
 -- @include ../../reserve-core.lua
-local result = reserve(KEYS[1], KEYS[2], KEYS[3], KEYS[6], KEYS[4], KEYS[5], ARGV[1], ARGV[2], ARGV[3], nil)
+local result = reserve(KEYS[1], KEYS[2], KEYS[3], KEYS[6], KEYS[4], KEYS[5], ARGV[1], ARGV[2], ARGV[3], nil, ARGV[4])
 if result == 1 then
   redis.call('incr', KEYS[7])
 end
