@@ -1,5 +1,6 @@
 /** What the serve command's single process, its primary and its HTTP processes share. */
 import { randomBytes } from 'node:crypto';
+import { createServer } from 'node:net';
 import { buildApp } from '../http/app.js';
 import { signToken } from '../http/auth.js';
 import { httpConfigFromEnv } from '../http/config.js';
@@ -23,6 +24,38 @@ export interface ServeOptions {
 /** The data directory claim of a serve that runs embedded servers (none when both are external). */
 export function claimDataDir(options: ServeOptions): DataDirClaim | undefined {
   return !options.redis || !options.database ? DataDirClaim.claim(options.dataDir, 'serve') : undefined;
+}
+
+/**
+ * Fails at once, in one line, when serve could not listen where it is asked to: a bind test before
+ * anything starts (Redis, the record, the pipelines), instead of a failure after the whole start-up.
+ * Port 0 (any free port) is not tested.
+ */
+export async function assertCanListen(options: Pick<ServeOptions, 'port' | 'host'>): Promise<void> {
+  if (options.port === 0) return;
+  const server = createServer();
+  const error = await new Promise<NodeJS.ErrnoException | undefined>((resolve) => {
+    server.once('error', resolve);
+    server.listen({ port: options.port, host: options.host, exclusive: true }, () => resolve(undefined));
+  });
+  if (!error) {
+    await new Promise((resolve) => server.close(resolve));
+    return;
+  }
+  const elsewhere = `use another port: --port N (or PORT=N; with npm start: npm start -- --port N)`;
+  if (error.code === 'EADDRINUSE') {
+    throw new Error(
+      `port ${options.port} on ${options.host} is already in use: stop what listens there, or ${elsewhere}`,
+    );
+  }
+  if (error.code === 'EACCES') {
+    throw new Error(
+      `no permission to listen on port ${options.port} (ports below 1024 need root): ${elsewhere}`,
+    );
+  }
+  throw new Error(
+    `cannot listen on ${options.host}:${options.port} (${error.code ?? error.message}): check --host, or ${elsewhere}`,
+  );
 }
 
 /** What startRuntime gets from serve's options (the caller adds its own part). */

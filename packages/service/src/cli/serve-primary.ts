@@ -13,7 +13,13 @@ import type { MessagePort } from 'node:worker_threads';
 import type { Resources } from './lifecycle.js';
 import { ThreadedRegistry } from './order-thread-host.js';
 import { jwtSecret, startRuntime, type Runtime } from './runtime.js';
-import { announce, claimDataDir, runtimeOptions, type ServeOptions } from './serve-common.js';
+import {
+  announce,
+  assertCanListen,
+  claimDataDir,
+  runtimeOptions,
+  type ServeOptions,
+} from './serve-common.js';
 import {
   HTTP_PROCESS_ENV,
   isLockstockMessage,
@@ -32,6 +38,7 @@ const RESPAWN_DELAY_MS = 1_000;
 export async function servePrimary(resources: Resources, options: ServeOptions): Promise<'serving'> {
   const claim = claimDataDir(options);
   if (claim) resources.add('the data directory', () => claim.release());
+  await assertCanListen(options);
   const runtime = await startRuntime(runtimeOptions(options, { httpServer: false }), resources);
   const secret = jwtSecret(options.dataDir);
   const processes = new HttpProcesses(runtime);

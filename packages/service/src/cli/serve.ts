@@ -3,7 +3,14 @@ import { Option, type Command } from 'commander';
 import { intOption } from './options.js';
 import { action } from './lifecycle.js';
 import { jwtSecret, startRuntime } from './runtime.js';
-import { announce, claimDataDir, listen, runtimeOptions, type ServeOptions } from './serve-common.js';
+import {
+  announce,
+  assertCanListen,
+  claimDataDir,
+  listen,
+  runtimeOptions,
+  type ServeOptions,
+} from './serve-common.js';
 import { isHttpProcess, serveHttpProcess } from './serve-http-process.js';
 import { servePrimary } from './serve-primary.js';
 
@@ -60,6 +67,7 @@ export function registerServe(program: Command): void {
         // The embedded servers' data has one owner: a second serve stops here, touching nothing.
         const claim = claimDataDir(options);
         if (claim) resources.add('the data directory', () => claim.release());
+        await assertCanListen(options);
         const runtime = await startRuntime(runtimeOptions(options, { httpServer: true }), resources);
         const secret = jwtSecret(options.dataDir);
         const embedded = runtime.embedded.redis && runtime.embedded.database;
