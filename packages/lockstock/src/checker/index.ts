@@ -4,13 +4,24 @@
  *
  * - `checkLinearizable(operationsOf(parseHistory(text)), mutexModel({ fenced: true }))`: is there a
  *   real-time-respecting order the model allows? (Wing & Gong with Lowe's memoization, as Porcupine.)
- * - `checkLockHistory(events)`: believed holds never overlap beyond their mode, tokens grow in real
- *   time, and the fenced resource accepted only fresh writes.
+ * - `checkLockHistory(events, { fair, grantWithinNs })`: believed holds never overlap beyond their
+ *   mode, tokens grow in real time, the fenced resource accepted only fresh writes, releases that
+ *   took effect were their holders'; optionally fair locks grant in known queue order, and a freed
+ *   lock reaches a waiter within a bound.
  */
 export { formatHistory, HistoryError, operationsOf, parseHistory, UNKNOWN_RETURN } from './history.js';
 export type { HistoryEvent, Operation } from './history.js';
 export { checkLinearizable, type LinearizabilityResult, type Model } from './linearizable.js';
-export { checkLockHistory, type LockCheckReport, type Overlap } from './locks.js';
+export {
+  checkLockHistory,
+  type FenceViolation,
+  type FifoViolation,
+  type LivenessViolation,
+  type LockCheckOptions,
+  type LockCheckReport,
+  type Overlap,
+  type ReleaseViolation,
+} from './locks.js';
 export {
   keyValueModel,
   mutexModel,

@@ -12,6 +12,10 @@ import type { HistoryEvent } from './history.js';
  * writer's `token` and `owner`, per resource `res`. Harness events (`src: 'harness'`): a fault
  * `{ f: 'fault', fault: 'kill', target: proc }` (SIGKILL) ends every hold of `target` then — a dead
  * process acts no more (RELIABILITY.md §4.2 L1: process death ends the interval).
+ *
+ * A waiter's place in a fair lock's queue, once known, is `{ f: 'queued', type: 'ok', proc, lock }`
+ * recorded while its acquire is pending: by the waiter when the store acknowledged its enqueue, or by
+ * an observer that saw it in the store's queue (never before the enqueue happened).
  */
 
 export interface Overlap {
@@ -20,6 +24,66 @@ export interface Overlap {
   /** When the overlap began and how long it lasted, ns. */
   readonly at: string;
   readonly overlapNs: string;
+}
+
+/** A release that took effect for an owner that did not hold the lock then (L2). */
+export interface ReleaseViolation {
+  readonly lock: string;
+  readonly proc: string;
+  readonly owner: string;
+  /** The release's invocation, ns. */
+  readonly at: string;
+  /** Who held the lock then, as the grants in the history tell (empty: nobody). */
+  readonly holders: readonly string[];
+}
+
+/** A waiter of a fair lock granted while an earlier-queued one still waited (L6). */
+export interface FifoViolation {
+  readonly lock: string;
+  /** The waiter known to be queued first (its owner, or its proc if it was never granted). */
+  readonly overtaken: string;
+  /** The waiter whose acquire began after that and was granted first. */
+  readonly by: string;
+  readonly queuedAt: string;
+  readonly invokedAt: string;
+  readonly grantedAt: string;
+}
+
+/** A stretch longer than the bound in which the lock was free for a waiter and nobody was granted (L7). */
+export interface LivenessViolation {
+  readonly lock: string;
+  /** Since when a waiter could have had the lock (freed, or the waiter arrived at a free lock), ns. */
+  readonly since: string;
+  readonly waitedNs: string;
+  /** What ended the stretch: a late grant, the waiters giving up, or the end of the history. */
+  readonly endedBy: 'grant' | 'waiters-gone' | 'history-end';
+  readonly waiters: readonly string[];
+}
+
+/** A write the resource decided against the fencing rule (L4). */
+export interface FenceViolation {
+  readonly res: string;
+  readonly kind: 'accepted-stale' | 'refused-needlessly';
+  readonly owner: string;
+  readonly token: string;
+  readonly at: string;
+  /** The greatest (token, owner) the resource had accepted before it; undefined: none. */
+  readonly latest: { readonly token: string; readonly owner: string } | undefined;
+}
+
+export interface LockCheckOptions {
+  /** Ignore `valid_until` when measuring believed holds (how long clients actually acted). */
+  readonly strict?: boolean;
+  /**
+   * L6: the locks (names; `true`: all) that are fair — grants follow the order in which waiters
+   * were known to be queued (their `queued` events). Unchecked without it.
+   */
+  readonly fair?: boolean | readonly string[];
+  /**
+   * L7: once a lock is free and someone waits for it, a grant follows within this many ns (the
+   * history's time unit). Unchecked without it.
+   */
+  readonly grantWithinNs?: bigint | number;
 }
 
 export interface LockCheckReport {
@@ -42,6 +106,36 @@ export interface LockCheckReport {
       readonly acceptedStale: number;
       readonly refusedNeedlessly: number;
       readonly rejectedStale: number;
+      /** Each write decided against the rule, with the resource and the writer: what to look at. */
+      readonly violations: readonly FenceViolation[];
+    };
+    /**
+     * L2: a release that took effect (`ok`, its outcome neither 'not_owner' nor 'expired') only by an
+     * owner that held the lock at its invocation: granted, neither released nor killed since, and not
+     * superseded by another owner's exclusive grant. A release the service refused is no violation.
+     */
+    readonly ownership: { readonly valid: boolean; readonly violations: readonly ReleaseViolation[] };
+    /**
+     * L6 (fair locks, `options.fair`): a waiter known to be queued (its `queued` event) before another
+     * waiter's acquire began is granted first — unless it gave up (its acquire failed or its outcome is
+     * unknown) or was killed. A re-entry by a holder is exempt. Waiters whose enqueues overlap are not
+     * ordered.
+     */
+    readonly fifo: {
+      readonly valid: boolean;
+      readonly checked: boolean;
+      readonly violations: readonly FifoViolation[];
+    };
+    /**
+     * L7 (`options.grantWithinNs`): once the lock is free for a waiter — its holds released (the
+     * release's completion), lost, past their `valid_until`, or killed (at `valid_until` if recorded,
+     * else at the kill) — some acquire is granted within the bound, unless every such waiter gave up
+     * first.
+     */
+    readonly liveness: {
+      readonly valid: boolean;
+      readonly boundNs: string | undefined;
+      readonly violations: readonly LivenessViolation[];
     };
   };
   /** Acquires whose outcome is unknown (they open no interval: the client did not enter). */
@@ -60,10 +154,13 @@ interface Hold {
 const timeOf = (event: HistoryEvent, index: number): bigint =>
   event.t === undefined ? BigInt(index) : BigInt(event.t);
 
-/** Runs every lock check; `strict` ignores `valid_until` (how long clients actually acted). */
+/**
+ * Runs every lock check; `strict` ignores `valid_until` (how long clients actually acted); `fair`
+ * and `grantWithinNs` turn on the FIFO and liveness checks.
+ */
 export function checkLockHistory(
   events: readonly HistoryEvent[],
-  options: { strict?: boolean } = {},
+  options: LockCheckOptions = {},
 ): LockCheckReport {
   const client = events.filter(
     (e) => (e.src !== 'resource' && e.src !== 'harness') || (e.src === 'harness' && isKill(e)),
@@ -72,17 +169,31 @@ export function checkLockHistory(
   const exclusion = overlaps(holds);
   const tokens = tokenOrder(client, events);
   const fence = fenceSafety(events);
+  const ownership = releaseOwnership(client, events);
+  const fair = options.fair ?? false;
+  const fifo = fair === false ? [] : fifoOrder(client, events, fair);
+  const bound = options.grantWithinNs === undefined ? undefined : BigInt(options.grantWithinNs);
+  const liveness = bound === undefined ? [] : grantsWithin(client, events, bound);
   const valid =
     exclusion.length === 0 &&
     tokens.length === 0 &&
-    fence.acceptedStale === 0 &&
-    fence.refusedNeedlessly === 0;
+    fence.violations.length === 0 &&
+    ownership.length === 0 &&
+    fifo.length === 0 &&
+    liveness.length === 0;
   return {
     valid,
     checks: {
       exclusion: { valid: exclusion.length === 0, violations: exclusion },
       tokens: { valid: tokens.length === 0, violations: tokens },
-      fence: { valid: fence.acceptedStale === 0 && fence.refusedNeedlessly === 0, ...fence },
+      fence: { valid: fence.violations.length === 0, ...fence },
+      ownership: { valid: ownership.length === 0, violations: ownership },
+      fifo: { valid: fifo.length === 0, checked: fair !== false, violations: fifo },
+      liveness: {
+        valid: liveness.length === 0,
+        boundNs: bound === undefined ? undefined : String(bound),
+        violations: liveness,
+      },
     },
     indeterminateAcquires: indeterminate,
   };
@@ -108,6 +219,7 @@ function holdsOf(client: readonly HistoryEvent[], all: readonly HistoryEvent[], 
       }
       continue;
     }
+    if (event.f === 'queued') continue; // a waiter's place in a queue: no hold, no completion
     const lock = String(event.lock ?? 'lock');
     const slot = `${event.proc}\u0000${lock}`;
     if (event.type === 'invoke') {
@@ -257,23 +369,354 @@ function tokenOrder(client: readonly HistoryEvent[], all: readonly HistoryEvent[
 /** L4 at the resource, in the order it decided: accepted writes never stale, refusals never needless. */
 function fenceSafety(events: readonly HistoryEvent[]) {
   const best = new Map<string, { token: bigint; owner: string }>();
+  const violations: FenceViolation[] = [];
   let acceptedStale = 0;
   let refusedNeedlessly = 0;
   let rejectedStale = 0;
-  for (const event of events) {
-    if (event.src !== 'resource' || event.f !== 'write' || event.token === undefined) continue;
+  events.forEach((event, index) => {
+    if (event.src !== 'resource' || event.f !== 'write' || event.token === undefined) return;
     const res = String(event.res ?? 'resource');
     const token = BigInt(String(event.token));
     const owner = String(event.owner ?? '');
     const max = best.get(res);
     const fresh = !max || token > max.token || (token === max.token && owner === max.owner);
+    const violation = (kind: FenceViolation['kind']) =>
+      violations.push({
+        res,
+        kind,
+        owner,
+        token: String(token),
+        at: String(timeOf(event, index)),
+        latest: max && { token: String(max.token), owner: max.owner },
+      });
     if (event.type === 'ok') {
-      if (!fresh) acceptedStale++;
-      else best.set(res, { token, owner });
+      if (!fresh) {
+        acceptedStale++;
+        violation('accepted-stale');
+      } else best.set(res, { token, owner });
     } else if (event.type === 'fail' && event.error === 'fence') {
-      if (fresh) refusedNeedlessly++;
-      else rejectedStale++;
+      if (fresh) {
+        refusedNeedlessly++;
+        violation('refused-needlessly');
+      } else rejectedStale++;
+    }
+  });
+  return { acceptedStale, refusedNeedlessly, rejectedStale, violations };
+}
+
+const EXCLUSIVE = new Set(['x', 'w']);
+/** Release outcomes by which the service said it changed nothing (types.ts's ReleaseOutcome). */
+const REFUSED_RELEASES = new Set(['not_owner', 'expired']);
+
+/**
+ * L2: a release that took effect was by a holder. The grants are the service's view, not the clients'
+ * belief: a grant lives from its acquire's `ok` until its owner's release, its process's kill, or an
+ * exclusive grant to another owner (the service gave the lock away, so the old hold is gone). A lost
+ * hold or a passed `valid_until` ends nothing here: the service may still have kept it.
+ */
+function releaseOwnership(client: readonly HistoryEvent[], all: readonly HistoryEvent[]): ReleaseViolation[] {
+  const index = new Map(all.map((e, i) => [e, i]));
+  const live = new Map<string, Array<{ owner: string; proc: string }>>(); // lock → grants
+  const lastOwner = new Map<string, string>(); // proc+lock → the owner of its latest grant
+  const invokes = new Map<string, HistoryEvent>();
+  const releasing = new Map<
+    string,
+    { lock: string; owner: string; at: bigint; holders: string[] | undefined }
+  >();
+  const violations: ReleaseViolation[] = [];
+  for (const event of client) {
+    if (isKill(event)) {
+      for (const grants of live.values()) {
+        for (let i = grants.length - 1; i >= 0; i--)
+          if (grants[i]!.proc === event.target) grants.splice(i, 1);
+      }
+      continue;
+    }
+    if (event.f === 'queued' || event.f === 'lost') continue;
+    const lock = String(event.lock ?? 'lock');
+    const grants = live.get(lock) ?? [];
+    live.set(lock, grants);
+    const t = timeOf(event, index.get(event)!);
+    if (event.type === 'invoke') {
+      invokes.set(event.proc, event);
+      if (event.f !== 'release') continue;
+      const owner =
+        event.owner !== undefined
+          ? String(event.owner)
+          : (lastOwner.get(`${event.proc}\u0000${lock}`) ?? event.proc);
+      const mine = grants.findLastIndex((g) => g.owner === owner);
+      // Held: its grant ends with this release (Maelstrom's rule), whatever the service answers.
+      const holders = mine >= 0 ? undefined : [...new Set(grants.map((g) => g.owner))];
+      if (mine >= 0) grants.splice(mine, 1);
+      releasing.set(event.proc, { lock, owner, at: t, holders });
+      continue;
+    }
+    const invoke = invokes.get(event.proc);
+    invokes.delete(event.proc);
+    if (event.f === 'acquire' && event.type === 'ok') {
+      const owner = String(event.owner ?? event.proc);
+      const mode = String(invoke?.mode ?? event.mode ?? 'x');
+      if (EXCLUSIVE.has(mode)) {
+        for (let i = grants.length - 1; i >= 0; i--) if (grants[i]!.owner !== owner) grants.splice(i, 1);
+      }
+      grants.push({ owner, proc: event.proc });
+      lastOwner.set(`${event.proc}\u0000${lock}`, owner);
+    }
+    if (event.f === 'release') {
+      const release = releasing.get(event.proc);
+      releasing.delete(event.proc);
+      const tookEffect = event.type === 'ok' && !REFUSED_RELEASES.has(String(event.outcome));
+      if (release?.holders && tookEffect) {
+        violations.push({
+          lock: release.lock,
+          proc: event.proc,
+          owner: release.owner,
+          at: String(release.at),
+          holders: release.holders,
+        });
+      }
     }
   }
-  return { acceptedStale, refusedNeedlessly, rejectedStale };
+  return violations;
+}
+
+/** L6: per fair lock, no waiter granted ahead of one known to be queued before its acquire began. */
+function fifoOrder(
+  client: readonly HistoryEvent[],
+  all: readonly HistoryEvent[],
+  fair: true | readonly string[],
+): FifoViolation[] {
+  const index = new Map(all.map((e, i) => [e, i]));
+  const isFair = (lock: string) => fair === true || fair.includes(lock);
+  interface Waiter {
+    readonly proc: string;
+    readonly lock: string;
+    readonly invokedAt: bigint;
+    readonly reentry: boolean;
+    queuedAt?: bigint;
+    outcome?: 'ok' | 'gave-up' | 'killed';
+    owner?: string;
+    doneAt?: bigint;
+  }
+  const held = new Map<string, number>(); // proc+lock → holds (re-entry does not queue)
+  const pending = new Map<string, Waiter>(); // proc → its acquire in progress
+  const waiters: Waiter[] = [];
+  for (const event of client) {
+    if (isKill(event)) {
+      for (const [slot, count] of held)
+        if (count > 0 && slot.startsWith(`${String(event.target)}\u0000`)) held.delete(slot);
+      const waiter = pending.get(String(event.target));
+      if (waiter) waiter.outcome = 'killed';
+      pending.delete(String(event.target));
+      continue;
+    }
+    const lock = String(event.lock ?? 'lock');
+    const slot = `${event.proc}\u0000${lock}`;
+    const t = timeOf(event, index.get(event)!);
+    if (event.f === 'queued') {
+      const waiter = pending.get(event.proc);
+      if (waiter && waiter.lock === lock && waiter.queuedAt === undefined) waiter.queuedAt = t;
+    } else if (event.f === 'acquire' && event.type === 'invoke') {
+      const waiter: Waiter = { proc: event.proc, lock, invokedAt: t, reentry: (held.get(slot) ?? 0) > 0 };
+      pending.set(event.proc, waiter);
+      if (isFair(lock)) waiters.push(waiter);
+    } else if (event.f === 'acquire') {
+      const waiter = pending.get(event.proc);
+      pending.delete(event.proc);
+      if (!waiter) continue;
+      waiter.doneAt = t;
+      waiter.outcome = event.type === 'ok' ? 'ok' : 'gave-up';
+      if (event.type === 'ok') {
+        waiter.owner = String(event.owner ?? event.proc);
+        held.set(slot, (held.get(slot) ?? 0) + 1);
+      }
+    } else if (event.f === 'release' && event.type === 'invoke') {
+      held.set(slot, Math.max(0, (held.get(slot) ?? 0) - 1));
+    } else if (event.f === 'lost' && event.type === 'ok') {
+      held.delete(slot);
+    }
+  }
+  const violations: FifoViolation[] = [];
+  const queued = waiters.filter((w) => w.queuedAt !== undefined && !w.reentry);
+  for (const later of waiters) {
+    if (later.outcome !== 'ok' || later.reentry) continue;
+    for (const earlier of queued) {
+      if (earlier === later || earlier.lock !== later.lock || earlier.proc === later.proc) continue;
+      if (earlier.queuedAt! >= later.invokedAt) continue; // not known to be queued before it began
+      // Still waiting when the later one was granted: granted after it, or never (no give-up, no kill).
+      const overtaken =
+        (earlier.outcome === 'ok' && earlier.doneAt! > later.doneAt!) || earlier.outcome === undefined;
+      if (!overtaken) continue;
+      violations.push({
+        lock: later.lock,
+        overtaken: earlier.owner ?? earlier.proc,
+        by: later.owner ?? later.proc,
+        queuedAt: String(earlier.queuedAt),
+        invokedAt: String(later.invokedAt),
+        grantedAt: String(later.doneAt),
+      });
+    }
+  }
+  return violations;
+}
+
+/**
+ * L7: per lock, each stretch in which some pending acquire could have been granted (the holds left
+ * admit it: `exceeds`) and none was, ends within `bound` — by a grant, or by those waiters giving up.
+ * A waiter is another owner than every hold (a holder's own acquire that waits is its own deadlock).
+ */
+function grantsWithin(
+  client: readonly HistoryEvent[],
+  all: readonly HistoryEvent[],
+  bound: bigint,
+): LivenessViolation[] {
+  const index = new Map(all.map((e, i) => [e, i]));
+  interface LiveHold extends Hold {
+    readonly proc: string;
+    readonly until: bigint | undefined;
+  }
+  interface Pending {
+    readonly proc: string;
+    readonly mode: string;
+    readonly permits: number;
+  }
+  interface PerLock {
+    holds: LiveHold[];
+    pending: Map<string, Pending>;
+    releasing: Map<string, LiveHold>;
+    since: bigint | undefined;
+    /** The waiters the lock was free for during the current stretch. */
+    owed: Set<string>;
+  }
+  const locks = new Map<string, PerLock>();
+  const stateOf = (lock: string): PerLock => {
+    let state = locks.get(lock);
+    if (!state)
+      locks.set(
+        lock,
+        (state = { holds: [], pending: new Map(), releasing: new Map(), since: undefined, owed: new Set() }),
+      );
+    return state;
+  };
+  const violations: LivenessViolation[] = [];
+  const admissible = (state: PerLock): string[] =>
+    [...state.pending.values()]
+      .filter(
+        (w) =>
+          !exceeds([
+            ...state.holds,
+            {
+              lock: '',
+              owner: `\u0000waiter\u0000${w.proc}`,
+              mode: w.mode,
+              permits: w.permits,
+              start: 0n,
+              end: 0n,
+            },
+          ]),
+      )
+      .map((w) => w.proc);
+  /** Ends the current stretch at `t` (reporting it if too long), then starts one if a waiter can go in. */
+  const settle = (
+    lock: string,
+    state: PerLock,
+    t: bigint,
+    endedBy: LivenessViolation['endedBy'] | undefined,
+  ) => {
+    const ready = admissible(state);
+    if (state.since !== undefined) for (const proc of ready) state.owed.add(proc);
+    if (state.since !== undefined && (endedBy !== undefined || ready.length === 0)) {
+      if (t - state.since > bound) {
+        violations.push({
+          lock,
+          since: String(state.since),
+          waitedNs: String(t - state.since),
+          endedBy: endedBy ?? 'waiters-gone',
+          waiters: [...state.owed],
+        });
+      }
+      state.since = undefined;
+      state.owed = new Set();
+    }
+    if (state.since === undefined && ready.length > 0 && endedBy !== 'history-end') {
+      state.since = t;
+      state.owed = new Set(ready);
+    }
+  };
+  /** Ends the holds whose `valid_until` passed by `t`, one moment at a time. */
+  const expire = (t: bigint) => {
+    for (const [lock, state] of locks) {
+      for (;;) {
+        const due = state.holds.filter((h) => h.until !== undefined && h.until <= t);
+        if (due.length === 0) break;
+        const at = due.reduce((min, h) => (h.until! < min ? h.until! : min), due[0]!.until!);
+        state.holds = state.holds.filter((h) => h.until === undefined || h.until > at);
+        settle(lock, state, at, undefined);
+      }
+    }
+  };
+  const invokes = new Map<string, HistoryEvent>();
+  let now = 0n;
+  for (const event of client) {
+    const t = timeOf(event, index.get(event)!);
+    now = t;
+    expire(t);
+    if (isKill(event)) {
+      for (const [lock, state] of locks) {
+        // A dead holder's lease still runs (its valid_until, when recorded); a dead waiter waits no more.
+        state.holds = state.holds.filter((h) => h.proc !== event.target || h.until !== undefined);
+        state.pending.delete(String(event.target));
+        settle(lock, state, t, undefined);
+      }
+      continue;
+    }
+    if (event.f === 'queued') continue;
+    const lock = String(event.lock ?? 'lock');
+    const state = stateOf(lock);
+    if (event.type === 'invoke') {
+      invokes.set(event.proc, event);
+      if (event.f === 'acquire') {
+        state.pending.set(event.proc, {
+          proc: event.proc,
+          mode: String(event.mode ?? 'x'),
+          permits: Number(event.permits ?? 1),
+        });
+      } else if (event.f === 'release') {
+        const mine = state.holds.findLastIndex((h) => h.proc === event.proc);
+        if (mine >= 0) state.releasing.set(event.proc, state.holds[mine]!);
+      }
+      settle(lock, state, t, undefined);
+      continue;
+    }
+    const invoke = invokes.get(event.proc);
+    invokes.delete(event.proc);
+    if (event.f === 'acquire') {
+      state.pending.delete(event.proc);
+      if (event.type === 'ok') {
+        state.holds.push({
+          lock,
+          proc: event.proc,
+          owner: String(event.owner ?? event.proc),
+          mode: String(invoke?.mode ?? event.mode ?? 'x'),
+          permits: Number(invoke?.permits ?? event.permits ?? 1),
+          start: t,
+          end: t,
+          until: event.valid_until === undefined ? undefined : BigInt(String(event.valid_until)),
+        });
+        settle(lock, state, t, 'grant');
+        continue;
+      }
+    } else if (event.f === 'release') {
+      const hold = state.releasing.get(event.proc);
+      state.releasing.delete(event.proc);
+      // Released (or not ours any more): gone. A failed or unknown release leaves it to its lease.
+      if (hold && event.type === 'ok') state.holds = state.holds.filter((h) => h !== hold);
+    } else if (event.f === 'lost' && event.type === 'ok') {
+      state.holds = state.holds.filter((h) => h.proc !== event.proc);
+    }
+    settle(lock, state, t, undefined);
+  }
+  expire(now);
+  for (const [lock, state] of locks) settle(lock, state, now, 'history-end');
+  return violations;
 }

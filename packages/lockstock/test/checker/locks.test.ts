@@ -111,5 +111,337 @@ describe('direct lock checks', () => {
     expect(sameToken.checks.fence.acceptedStale).toBe(1);
     const needless = checkLockHistory(at([write('ok', 1, 'a'), write('fail', 2, 'b')]));
     expect(needless.checks.fence.refusedNeedlessly).toBe(1);
+    // Each one named: the resource, the writer, and what the resource had accepted before.
+    expect(stale.checks.fence.violations).toEqual([
+      {
+        res: 'inv',
+        kind: 'accepted-stale',
+        owner: 'a',
+        token: '1',
+        at: '10',
+        latest: { token: '2', owner: 'b' },
+      },
+    ]);
+    expect(needless.checks.fence.violations).toEqual([
+      {
+        res: 'inv',
+        kind: 'refused-needlessly',
+        owner: 'b',
+        token: '2',
+        at: '10',
+        latest: { token: '1', owner: 'a' },
+      },
+    ]);
+  });
+});
+
+describe('release only by the holder (L2)', () => {
+  const releaseAs = (proc: string, extra: Record<string, unknown> = {}) => [
+    { proc, type: 'invoke' as const, f: 'release' },
+    { proc, type: 'ok' as const, f: 'release', ...extra },
+  ];
+
+  it('passes holders releasing, re-entered holds released level by level', () => {
+    const report = checkLockHistory(
+      at([
+        ...acquire('a', 1),
+        ...acquire('a', 1),
+        ...release('a'),
+        ...release('a'),
+        ...acquire('b', 2),
+        ...release('b'),
+      ]),
+    );
+    expect(report.checks.ownership).toEqual({ valid: true, violations: [] });
+    expect(report.valid).toBe(true);
+  });
+
+  it('a release that took effect for a process that never held the lock, while another held it', () => {
+    const report = checkLockHistory(at([...acquire('a', 1), ...releaseAs('b'), ...release('a')]));
+    expect(report.checks.ownership.violations).toEqual([
+      { lock: 'lock', proc: 'b', owner: 'b', at: '20', holders: ['a'] },
+    ]);
+    expect(report.valid).toBe(false);
+    // The service refused it: no violation.
+    const refused = checkLockHistory(
+      at([...acquire('a', 1), ...releaseAs('b', { outcome: 'not_owner' }), ...release('a')]),
+    );
+    expect(refused.checks.ownership.valid).toBe(true);
+    // It failed (an error): no effect, no violation.
+    const failed = checkLockHistory(
+      at([
+        ...acquire('a', 1),
+        { proc: 'b', type: 'invoke', f: 'release' },
+        { proc: 'b', type: 'fail', f: 'release', error: 'NotLockOwnerError' },
+        ...release('a'),
+      ]),
+    );
+    expect(failed.checks.ownership.valid).toBe(true);
+  });
+
+  it('a release by an owner the service had already given the lock away from, or released twice', () => {
+    // a's lease ran out and b was granted: a's release answered 'released' released b's lock.
+    const overtaken = checkLockHistory(
+      at([
+        { proc: 'a', type: 'invoke', f: 'acquire' },
+        { proc: 'a', type: 'ok', f: 'acquire', owner: 'a', token: 1, valid_until: '15' },
+        ...acquire('b', 2),
+        ...releaseAs('a', { outcome: 'released' }),
+        ...release('b'),
+      ]),
+    );
+    expect(overtaken.checks.exclusion.valid).toBe(true); // a's belief ended with its lease…
+    expect(overtaken.checks.ownership.violations).toEqual([
+      { lock: 'lock', proc: 'a', owner: 'a', at: '40', holders: ['b'] },
+    ]); // …but its release still took effect
+    // Answered 'expired' (or 'not_owner'), as lockstock answers it: nothing was changed.
+    const answered = checkLockHistory(
+      at([
+        { proc: 'a', type: 'invoke', f: 'acquire' },
+        { proc: 'a', type: 'ok', f: 'acquire', owner: 'a', token: 1, valid_until: '15' },
+        ...acquire('b', 2),
+        ...releaseAs('a', { outcome: 'expired' }),
+        ...release('b'),
+      ]),
+    );
+    expect(answered.checks.ownership.valid).toBe(true);
+    const twice = checkLockHistory(at([...acquire('a', 1), ...release('a'), ...release('a')]));
+    expect(twice.checks.ownership.violations).toEqual([
+      { lock: 'lock', proc: 'a', owner: 'a', at: '40', holders: [] },
+    ]);
+    // An explicit owner on the release is the owner checked (a process releasing another's hold).
+    const named = checkLockHistory(
+      at([
+        ...acquire('a', 1),
+        { proc: 'c', type: 'invoke', f: 'release', owner: 'a' },
+        { proc: 'c', type: 'ok', f: 'release' },
+      ]),
+    );
+    expect(named.checks.ownership.valid).toBe(true);
+  });
+
+  it("shared holds are not superseded; a killed holder's grant ends with its process", () => {
+    const read = (proc: string, token: number) => acquire(proc, token, { mode: 'r' });
+    expect(
+      checkLockHistory(at([...read('a', 1), ...read('b', 2), ...releaseAs('a', { lock: 'lock' })])).checks
+        .ownership.valid,
+    ).toBe(true);
+    const kill = {
+      src: 'harness',
+      proc: 'harness',
+      type: 'info' as const,
+      f: 'fault',
+      fault: 'kill',
+      target: 'a',
+    };
+    const afterKill = checkLockHistory(at([...acquire('a', 1), kill, ...releaseAs('a')]));
+    expect(afterKill.checks.ownership.valid).toBe(false);
+  });
+});
+
+describe('FIFO order of fair locks (L6)', () => {
+  const queued = (proc: string) => ({ proc, type: 'ok' as const, f: 'queued' });
+  const invoke = (proc: string) => ({ proc, type: 'invoke' as const, f: 'acquire' });
+  const granted = (proc: string, token: number) => ({
+    proc,
+    type: 'ok' as const,
+    f: 'acquire',
+    owner: proc,
+    token,
+  });
+  // h holds; A queues (known), then B begins; h releases; then the grants in the order given.
+  const served = (first: string, second: string) =>
+    at([
+      ...acquire('h', 1),
+      invoke('A'),
+      queued('A'),
+      invoke('B'),
+      ...release('h'),
+      granted(first, 2),
+      ...release(first),
+      granted(second, 3),
+      ...release(second),
+    ]);
+
+  it('passes when the waiter known to be queued first is granted first', () => {
+    const report = checkLockHistory(served('A', 'B'), { fair: true });
+    expect(report.checks.fifo).toEqual({ valid: true, checked: true, violations: [] });
+    expect(report.valid).toBe(true);
+  });
+
+  it('reports a later waiter granted first, naming both', () => {
+    const report = checkLockHistory(served('B', 'A'), { fair: true });
+    expect(report.checks.fifo.violations).toEqual([
+      { lock: 'lock', overtaken: 'A', by: 'B', queuedAt: '30', invokedAt: '40', grantedAt: '70' },
+    ]);
+    expect(report.valid).toBe(false);
+    // Not a fair lock (the default, or another name): unchecked.
+    expect(checkLockHistory(served('B', 'A')).checks.fifo).toEqual({
+      valid: true,
+      checked: false,
+      violations: [],
+    });
+    expect(checkLockHistory(served('B', 'A'), { fair: ['other'] }).checks.fifo.valid).toBe(true);
+    expect(checkLockHistory(served('B', 'A'), { fair: ['lock'] }).checks.fifo.valid).toBe(false);
+  });
+
+  it('orders only what is known: overlapping enqueues, no queued event, a waiter that gave up', () => {
+    // A's place is known only after B began: either order is fine.
+    const overlapping = at([
+      ...acquire('h', 1),
+      invoke('A'),
+      invoke('B'),
+      queued('A'),
+      ...release('h'),
+      granted('B', 2),
+      ...release('B'),
+      granted('A', 3),
+    ]);
+    expect(checkLockHistory(overlapping, { fair: true }).checks.fifo.valid).toBe(true);
+    // Nobody said A was queued: A's invocation before B's alone orders nothing.
+    const unknown = at([
+      ...acquire('h', 1),
+      invoke('A'),
+      invoke('B'),
+      ...release('h'),
+      granted('B', 2),
+      ...release('B'),
+      granted('A', 3),
+    ]);
+    expect(checkLockHistory(unknown, { fair: true }).checks.fifo.valid).toBe(true);
+    // A gave up (timed out): B may go.
+    const gaveUp = at([
+      ...acquire('h', 1),
+      invoke('A'),
+      queued('A'),
+      invoke('B'),
+      { proc: 'A', type: 'fail', f: 'acquire', error: 'LockTimeoutError' },
+      ...release('h'),
+      granted('B', 2),
+    ]);
+    expect(checkLockHistory(gaveUp, { fair: true }).checks.fifo.valid).toBe(true);
+    // A still waits when the history ends, B was served: A was passed over.
+    const stillWaiting = at([
+      ...acquire('h', 1),
+      invoke('A'),
+      queued('A'),
+      invoke('B'),
+      ...release('h'),
+      granted('B', 2),
+    ]);
+    expect(checkLockHistory(stillWaiting, { fair: true }).checks.fifo.violations).toMatchObject([
+      { overtaken: 'A', by: 'B' },
+    ]);
+  });
+
+  it("a holder's re-entry is not a waiter: it passes the queue", () => {
+    const reentry = at([
+      ...acquire('h', 1),
+      invoke('A'),
+      queued('A'),
+      ...acquire('h', 1), // h enters again, A still queued
+      ...release('h'),
+      ...release('h'),
+      granted('A', 2),
+    ]);
+    expect(checkLockHistory(reentry, { fair: true }).checks.fifo.valid).toBe(true);
+  });
+});
+
+describe('liveness: a freed lock goes to a waiter within the bound (L7)', () => {
+  /** Events at the given times. */
+  const timed = (events: Array<[number, Omit<HistoryEvent, 't'>]>): HistoryEvent[] =>
+    events.map(([t, event]) => ({ ...event, t: String(t) }) as HistoryEvent);
+  const handOff = (grantAt: number) =>
+    timed([
+      [0, { proc: 'a', type: 'invoke', f: 'acquire' }],
+      [1, { proc: 'a', type: 'ok', f: 'acquire', owner: 'a', token: 1 }],
+      [2, { proc: 'b', type: 'invoke', f: 'acquire' }],
+      [10, { proc: 'a', type: 'invoke', f: 'release' }],
+      [12, { proc: 'a', type: 'ok', f: 'release' }],
+      [grantAt, { proc: 'b', type: 'ok', f: 'acquire', owner: 'b', token: 2 }],
+    ]);
+
+  it('unchecked without a bound; a grant within it passes, a late one is reported from the release', () => {
+    expect(checkLockHistory(handOff(100)).checks.liveness).toEqual({
+      valid: true,
+      boundNs: undefined,
+      violations: [],
+    });
+    expect(checkLockHistory(handOff(20), { grantWithinNs: 10 }).checks.liveness.valid).toBe(true);
+    const late = checkLockHistory(handOff(100), { grantWithinNs: 10 });
+    expect(late.checks.liveness).toEqual({
+      valid: false,
+      boundNs: '10',
+      violations: [{ lock: 'lock', since: '12', waitedNs: '88', endedBy: 'grant', waiters: ['b'] }],
+    });
+    expect(late.valid).toBe(false);
+  });
+
+  it('a lock held all along owes nobody; a waiter that arrives at a free lock is owed from its arrival', () => {
+    const held = timed([
+      [0, { proc: 'a', type: 'invoke', f: 'acquire' }],
+      [1, { proc: 'a', type: 'ok', f: 'acquire', owner: 'a', token: 1 }],
+      [2, { proc: 'b', type: 'invoke', f: 'acquire' }],
+      [500, { proc: 'b', type: 'fail', f: 'acquire', error: 'LockTimeoutError' }],
+    ]);
+    expect(checkLockHistory(held, { grantWithinNs: 10 }).checks.liveness.valid).toBe(true);
+    const free = timed([
+      [0, { proc: 'b', type: 'invoke', f: 'acquire' }],
+      [500, { proc: 'b', type: 'fail', f: 'acquire', error: 'LockTimeoutError' }],
+    ]);
+    expect(checkLockHistory(free, { grantWithinNs: 10 }).checks.liveness.violations).toEqual([
+      { lock: 'lock', since: '0', waitedNs: '500', endedBy: 'waiters-gone', waiters: ['b'] },
+    ]);
+  });
+
+  it("freed by a lease's end (valid_until), a loss, or a kill; the history's end closes the stretch", () => {
+    const expired = (grantAt: number) =>
+      timed([
+        [0, { proc: 'a', type: 'invoke', f: 'acquire' }],
+        [1, { proc: 'a', type: 'ok', f: 'acquire', owner: 'a', token: 1, valid_until: '50' }],
+        [2, { proc: 'b', type: 'invoke', f: 'acquire' }],
+        [grantAt, { proc: 'b', type: 'ok', f: 'acquire', owner: 'b', token: 2 }],
+      ]);
+    expect(checkLockHistory(expired(70), { grantWithinNs: 30 }).checks.liveness.valid).toBe(true);
+    expect(checkLockHistory(expired(90), { grantWithinNs: 30 }).checks.liveness.violations).toEqual([
+      { lock: 'lock', since: '50', waitedNs: '40', endedBy: 'grant', waiters: ['b'] },
+    ]);
+    const lost = timed([
+      [0, { proc: 'a', type: 'invoke', f: 'acquire' }],
+      [1, { proc: 'a', type: 'ok', f: 'acquire', owner: 'a', token: 1 }],
+      [2, { proc: 'b', type: 'invoke', f: 'acquire' }],
+      [5, { proc: 'a', type: 'ok', f: 'lost', reason: 'expired' }],
+      [60, { proc: 'c', type: 'invoke', f: 'acquire' }], // the history goes on; b is never served
+    ]);
+    expect(checkLockHistory(lost, { grantWithinNs: 30 }).checks.liveness.violations).toEqual([
+      { lock: 'lock', since: '5', waitedNs: '55', endedBy: 'history-end', waiters: ['b', 'c'] },
+    ]);
+    const kill = (at: number): [number, Omit<HistoryEvent, 't'>] => [
+      at,
+      { src: 'harness', proc: 'harness', type: 'info', f: 'fault', fault: 'kill', target: 'a' },
+    ];
+    const killed = (grantAt: number) =>
+      timed([
+        [0, { proc: 'a', type: 'invoke', f: 'acquire' }],
+        [1, { proc: 'a', type: 'ok', f: 'acquire', owner: 'a', token: 1 }],
+        [2, { proc: 'b', type: 'invoke', f: 'acquire' }],
+        kill(10),
+        [grantAt, { proc: 'b', type: 'ok', f: 'acquire', owner: 'b', token: 2 }],
+      ]);
+    expect(checkLockHistory(killed(30), { grantWithinNs: 30 }).checks.liveness.valid).toBe(true);
+    expect(checkLockHistory(killed(50), { grantWithinNs: 30 }).checks.liveness.valid).toBe(false);
+  });
+
+  it('permits: a waiter is owed as soon as a permit is free', () => {
+    const permits = timed([
+      [0, { proc: 'a', type: 'invoke', f: 'acquire', mode: 'p', permits: 2 }],
+      [1, { proc: 'a', type: 'ok', f: 'acquire', owner: 'a', token: 1 }],
+      [2, { proc: 'b', type: 'invoke', f: 'acquire', mode: 'p', permits: 2 }],
+      [90, { proc: 'b', type: 'ok', f: 'acquire', owner: 'b', token: 2 }],
+    ]);
+    expect(checkLockHistory(permits, { grantWithinNs: 30 }).checks.liveness.violations).toMatchObject([
+      { since: '2', waitedNs: '88', endedBy: 'grant' },
+    ]);
   });
 });

@@ -1,7 +1,9 @@
 import { afterAll, describe, expect, it } from 'vitest';
+import { checkLockHistory } from '../../src/checker/index.js';
 import { RedisLockClient } from '../../src/index.js';
 import { countedRedis, type CountedRedis } from '../helpers/counted-redis.mjs';
 import { forkFixtures } from '../helpers/processes.js';
+import { HistoryRecorder } from '../helpers/recorder.js';
 import { useRedis } from '../helpers/redis.js';
 
 const env = useRedis();
@@ -38,23 +40,46 @@ describe('fair lock', () => {
   it('grants in arrival order across clients, whoever releases', async () => {
     const clients = Array.from({ length: 4 }, () => env.locks());
     const name = 'f-order';
-    const first = await clients[0]!.fair(name).acquire();
+    const recorder = new HistoryRecorder();
+    const first = await recorder.acquire('first', name, () => clients[0]!.fair(name).acquire());
     const order: number[] = [];
     const waiting: Promise<unknown>[] = [];
     // Arrivals alternate between clients, so per-client FIFO alone would not give this order.
     for (let i = 0; i < 8; i++) {
       const client = clients[i % 4]!;
       waiting.push(
-        client
-          .fair(name)
-          .acquire({ owner: `w${i}` })
-          .then(async (h) => (order.push(i), h.release())),
+        recorder
+          .acquire(`w${i}`, name, () => client.fair(name).acquire({ owner: `w${i}` }))
+          .then(async (h) => (order.push(i), recorder.release(`w${i}`, name, h))),
       );
       await untilQueued(name, i + 1);
+      // Seen in Redis's queue: its place is known before the next waiter begins.
+      recorder.record({ proc: `w${i}`, type: 'ok', f: 'queued', lock: name });
     }
-    await first.release();
+    await recorder.release('first', name, first);
     await Promise.all(waiting);
     expect(order).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
+    // The history checker's FIFO check (L6) on what was recorded, its liveness check (each release
+    // reaches the next waiter within 2 s, room for a loaded machine), and its other checks.
+    const report = checkLockHistory(recorder.events, { fair: true, grantWithinNs: 2_000_000_000 });
+    expect(report.checks.fifo).toEqual({ valid: true, checked: true, violations: [] });
+    expect(report.checks.liveness.valid).toBe(true);
+    expect(report.checks.ownership.valid).toBe(true);
+    expect(report.valid).toBe(true);
+    // The same history with two grants swapped is reported: the check can fail on it.
+    const swapped = recorder.events.map((event) =>
+      event.f === 'acquire' && event.type === 'ok' && ['w3', 'w4'].includes(event.proc)
+        ? {
+            ...event,
+            t: recorder.events.find(
+              (e) => e.proc === (event.proc === 'w3' ? 'w4' : 'w3') && e.f === 'acquire' && e.type === 'ok',
+            )!.t,
+          }
+        : event,
+    );
+    expect(checkLockHistory(swapped, { fair: true }).checks.fifo.violations).toMatchObject([
+      { lock: name, overtaken: 'w3', by: 'w4' },
+    ]);
   });
 
   it('a release wakes only the next waiter', async () => {
