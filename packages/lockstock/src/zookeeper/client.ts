@@ -127,9 +127,10 @@ export class ZooKeeperBackend implements LockBackend {
       type: 'lock',
       abortWaitOnSessionLoss: true,
     });
-    const readLeader = async (): Promise<Leader | undefined> => {
+    const readLeader = async (children?: string[]): Promise<Leader | undefined> => {
       for (let round = 0; round < 5; round++) {
-        const head = sortQueue(await this.nodes.children(parent))[0];
+        const head = sortQueue(children ?? (await this.nodes.children(parent)))[0];
+        children = undefined;
         if (head === undefined) return undefined;
         try {
           const { data, stat } = await this.session.getData(`${parent}/${head.name}`);
@@ -141,7 +142,35 @@ export class ZooKeeperBackend implements LockBackend {
       }
       return undefined;
     };
-    return new LockElection(name, this.host.lock(this.track(queue), 'mutex'), readLeader);
+    // The leader is the queue's head: a watch on the queue's children fires when a candidate joins
+    // or leaves (the head's data never changes), or on the queue's creation while it is missing.
+    const watchLeader = async () => {
+      for (;;) {
+        const { watcher, watch } = this.session.newWatch();
+        try {
+          try {
+            const children = await this.session.getChildren(parent, watcher);
+            return { leader: await readLeader(children), changed: watch };
+          } catch (error) {
+            if (codeOf(error) !== NO_NODE) throw error;
+          }
+          // No queue (no candidate yet, or its container reaped): watch for its creation instead.
+          if ((await this.session.exists(parent, watcher)) === undefined) {
+            return { leader: undefined, changed: watch };
+          }
+        } catch (error) {
+          watch.cancel();
+          throw error;
+        }
+        watch.cancel(); // made meanwhile: read it
+      }
+    };
+    return new LockElection(
+      name,
+      this.host.lock(this.track(queue), 'mutex'),
+      () => readLeader(),
+      watchLeader,
+    );
   }
 
   async forceUnlock(made: LockResource | CountDownLatch): Promise<boolean> {

@@ -83,6 +83,8 @@ export class ZooKeeperSession {
   private heartbeat: NodeJS.Timeout | undefined;
   /** Fires when the silence since the last answer would reach the read timeout (startHeartbeat). */
   private silence: NodeJS.Timeout | undefined;
+  /** While not connected: drops a connection whose handshake went unanswered (watchHandshake). */
+  private handshake: NodeJS.Timeout | undefined;
   /** Fire when the session ends: ZooKeeper never delivers the watches of an expired session. */
   private readonly watches = new Set<() => void>();
   private readonly reconnected = new Set<() => void>();
@@ -202,6 +204,7 @@ export class ZooKeeperSession {
     const wasConnected = this.state === 'connected';
     this.state = 'closed';
     clearTimeout(this.suspendedTimer);
+    clearInterval(this.handshake);
     this.stopHeartbeat();
     this.host.sessionLost(new ZooKeeperSessionError('closed', 'the lock client was closed'));
     this.fireAll();
@@ -232,6 +235,32 @@ export class ZooKeeperSession {
     const listener = (state: zookeeper.State) => this.onState(zk, state);
     this.listeners.set(zk, listener);
     zk.on('state', listener);
+    this.watchHandshake(zk);
+  }
+
+  /**
+   * The driver times a connection attempt only until TCP connects: a server that accepts the socket
+   * but never answers the session handshake (one still starting up, seen on a loaded machine) holds
+   * the driver in CONNECTING for ever — an election started while ZooKeeper was down was then never
+   * elected. So while not connected, a socket still open, still without a session, a whole connect
+   * timeout after it was first seen (the driver's: the session timeout shared among the servers, as
+   * ZooKeeper's Java client does) is dropped; the driver then tries again (the next server).
+   */
+  private watchHandshake(zk: Client): void {
+    clearInterval(this.handshake);
+    const manager = driverInternals(zk);
+    const servers = Math.max(1, manager?.servers?.length ?? 1);
+    const connectTimeoutMs = Math.max(100, Math.floor(this.options.sessionTimeoutMs / servers));
+    let seen: DriverSocket | undefined;
+    this.handshake = setInterval(() => {
+      if (this.state === 'closed' || zk !== this.zk) return clearInterval(this.handshake);
+      if (this.state === 'connected') return void (seen = undefined);
+      const socket = manager?.socket;
+      const unanswered = manager?.state === DRIVER_CONNECTING && socket?.readyState === 'open';
+      if (unanswered && socket === seen) socket.destroy?.();
+      seen = unanswered ? socket : undefined;
+    }, connectTimeoutMs);
+    this.handshake.unref();
   }
 
   private changed(zk: Client, state: zookeeper.State): void {
@@ -355,9 +384,8 @@ export class ZooKeeperSession {
 
   /** Closes the silent socket under the driver (it reconnects); suspends ourselves in any case. */
   private dropConnection(): void {
-    const internals = this.zk as unknown as { connectionManager?: { socket?: { destroy?: () => void } } };
     try {
-      internals.connectionManager?.socket?.destroy?.();
+      driverInternals(this.zk)?.socket?.destroy?.();
     } catch {
       // The driver's internals moved: the suspension below still applies the policy.
     }
@@ -385,6 +413,27 @@ export class ZooKeeperSession {
       });
     });
   }
+}
+
+/** The driver's connection manager, as far as lockstock reaches into it (all of it may be missing). */
+interface DriverManager {
+  socket?: DriverSocket;
+  state?: number;
+  servers?: unknown[];
+  onSocketData?: unknown;
+  onSocketConnected?: unknown;
+  connect?: unknown;
+}
+interface DriverSocket {
+  readyState?: string;
+  destroy?: () => void;
+}
+
+/** The driver's CONNECTING state: a socket is being opened, or its session handshake answered. */
+const DRIVER_CONNECTING = 1;
+
+function driverInternals(zk: Client): DriverManager | undefined {
+  return (zk as unknown as { connectionManager?: DriverManager }).connectionManager;
 }
 
 /** Closes a driver client; when it was connected, waits (bounded) until the server ended the session. */
@@ -420,13 +469,7 @@ async function closeClient(zk: Client, connected: boolean): Promise<void> {
  * reached CLOSED would start one, for ever), and the current socket goes.
  */
 function closeUnconnected(zk: Client): void {
-  interface Manager {
-    socket?: { destroy?: () => void };
-    onSocketData?: unknown;
-    onSocketConnected?: unknown;
-    connect?: unknown;
-  }
-  const manager = (zk as unknown as { connectionManager?: Manager }).connectionManager;
+  const manager = driverInternals(zk);
   try {
     if (manager) {
       // Instance properties: each socket made from now on binds these, not the driver's own.

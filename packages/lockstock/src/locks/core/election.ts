@@ -1,7 +1,11 @@
 import { setTimer } from '../../support/timer.js';
-import { InvalidLockOptionError } from '../errors.js';
+import { backendError, InvalidLockOptionError } from '../errors.js';
 import { newOwnerId } from '../owner.js';
 import type { Election, Leader, Lock, LockHandle, Term } from '../types.js';
+import type { Watch } from './backend.js';
+
+/** The leader, read with a watch that settles when it may have changed (a backend that can watch). */
+export type WatchLeader = () => Promise<{ readonly leader: Leader | undefined; readonly changed: Watch }>;
 
 /** Longest proclaimed value: it travels inside the holder's owner id (at most 256 characters). */
 export const MAX_LEADER_VALUE = 200;
@@ -33,6 +37,8 @@ export class LockElection implements Election {
     readonly name: string,
     private readonly lock: Lock,
     private readonly readLeader: () => Promise<Leader | undefined>,
+    /** Given: observe() reads again when the watch fires instead of every `intervalMs`. */
+    private readonly watchLeader?: WatchLeader,
   ) {}
 
   async campaign(value: string, options: { waitMs?: number; signal?: AbortSignal } = {}): Promise<Term> {
@@ -42,7 +48,10 @@ export class LockElection implements Election {
   }
 
   leader(): Promise<Leader | undefined> {
-    return this.readLeader();
+    // The backend's own failure (a driver's error object) reaches the caller as a LockBackendError.
+    return this.readLeader().catch((error: unknown) => {
+      throw backendError(this.name, error);
+    });
   }
 
   observe(listener: (leader: Leader | undefined) => void, options: { intervalMs?: number } = {}): () => void {
@@ -53,12 +62,33 @@ export class LockElection implements Election {
     let stopped = false;
     let last: Leader | undefined | null = null; // null: nothing reported yet
     let timer: NodeJS.Timeout | undefined;
+    let watch: Watch | undefined;
+    const report = (leader: Leader | undefined) => {
+      if (last === null || leader?.fencingToken !== last?.fencingToken) listener(leader);
+      last = leader;
+    };
+    const { watchLeader } = this;
+    // Where the backend can watch, a change wakes the observer: no read while nothing happens, and
+    // no interval's delay. `intervalMs` then only spaces the retries after a failed read.
+    const watchChanges = (read: WatchLeader) => {
+      read().then(
+        ({ leader, changed }) => {
+          if (stopped) return changed.cancel();
+          report(leader);
+          watch = changed;
+          const again = () => !stopped && watchChanges(read);
+          changed.changed.then(again, again);
+        },
+        () => {
+          if (!stopped) timer = setTimer(() => watchChanges(read), intervalMs); // unreachable: try again
+        },
+      );
+    };
     const check = () => {
       this.readLeader().then(
         (leader) => {
           if (stopped) return;
-          if (last === null || leader?.fencingToken !== last?.fencingToken) listener(leader);
-          last = leader;
+          report(leader);
           timer = setTimer(check, intervalMs); // an interval past a Node timer's reach: clamped
         },
         () => {
@@ -66,10 +96,12 @@ export class LockElection implements Election {
         },
       );
     };
-    check();
+    if (watchLeader) watchChanges(watchLeader);
+    else check();
     return () => {
       stopped = true;
       clearTimeout(timer);
+      watch?.cancel();
     };
   }
 }
