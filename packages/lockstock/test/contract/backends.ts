@@ -23,6 +23,9 @@ import { EtcdLockClient } from '../../src/etcd/index.js';
 import { ZooKeeperLockClient } from '../../src/zookeeper/index.js';
 import { PostgresLockClient } from '../../src/postgres/index.js';
 import { MySqlLockClient } from '../../src/mysql/index.js';
+import { LocalLockClient } from '../../src/local/index.js';
+import type { runBoundProbe } from '../helpers/bound-probe.js';
+import { runInProcessProbe } from '../helpers/in-process-probe.js';
 import type { BackendConfig } from './subjects.mjs';
 
 /**
@@ -45,6 +48,15 @@ export interface BackendFixture<S = RedisServer> {
   breakHolds(client: LockClient, lock: Lock): Promise<void>;
   /** A Redis for the suite's own probes (not the lock backend's state). */
   readonly probeUrl: string;
+  /**
+   * Set for a backend whose holds live in one process (the local backend): the exclusion probe runs
+   * its contenders as clients of this process (`probe`), and the checks that need a holder in another
+   * OS process (a SIGKILLed holder, a closed client's waiters) do not apply — test/local has their
+   * in-process counterparts.
+   */
+  readonly inProcess?: boolean;
+  /** How the exclusion probe runs, when not in OS processes (`runBoundProbe`). */
+  readonly probe?: typeof runBoundProbe;
 }
 
 /** A client's backend capabilities (every client is a LockClientBase over its backend). */
@@ -387,5 +399,37 @@ export function useZooKeeperBackend(): BackendFixture<ZooKeeperServer> {
     get servers() {
       return [server];
     },
+  };
+}
+
+/**
+ * The local (in-process) backend: clients of this process sharing one namespace of their own. It has
+ * no servers; holds are lost behind a holder's back by forceUnlock, as on the other backends.
+ */
+export function useLocalBackend(): BackendFixture<never> {
+  const namespace = `contract-${process.pid}-${Date.now()}`;
+  const clients: LocalLockClient[] = [];
+  afterAll(async () => {
+    await Promise.all(clients.map((c) => c.close()));
+  });
+  const client = (options: { watchdogTimeoutMs?: number } = {}) => {
+    const made = new LocalLockClient({ namespace, ...options });
+    clients.push(made);
+    return made;
+  };
+  return {
+    name: 'local',
+    inProcess: true,
+    get capabilities() {
+      return capabilitiesOf(this.client());
+    },
+    config: ({ watchdogTimeoutMs } = {}) => ({ kind: 'local', namespace, watchdogTimeoutMs }),
+    client,
+    async breakHolds(locks, lock) {
+      await (locks as LocalLockClient).forceUnlock(lock);
+    },
+    probe: async (options) => runInProcessProbe(client, options),
+    probeUrl: '',
+    servers: [],
   };
 }

@@ -83,10 +83,10 @@ export function lockContract(
     const mixedOnly = subject.mixed !== undefined;
 
     it.skipIf(subject.bound === Infinity && !mixedOnly)(
-      `holds its bound across ${PROCESSES} OS processes`,
+      `holds its bound across ${PROCESSES} ${backend.inProcess ? 'clients of one process' : 'OS processes'}`,
       async () => {
         const name = lockName(label);
-        const { records, report, counter, exclusive, events } = await runBoundProbe({
+        const { records, report, counter, exclusive, events } = await (backend.probe ?? runBoundProbe)({
           backend: backend.config({ watchdogTimeoutMs: 5_000 }),
           subject: label,
           name,
@@ -153,7 +153,7 @@ export function lockContract(
       },
     );
 
-    it.skipIf(mixedOnly)(
+    it.skipIf(mixedOnly || backend.inProcess)(
       subject.leased
         ? 'a SIGKILLed holder frees it within its lease'
         : 'a SIGKILLed holder keeps its permit for good (no lease)',
@@ -220,7 +220,7 @@ export function lockContract(
       for (let i = 1; i < tokens.length; i++) expect(tokens[i]).toBeGreaterThan(tokens[i - 1]!);
     });
 
-    it.skipIf(mixedOnly)(
+    it.skipIf(mixedOnly || backend.inProcess)(
       'every pending acquire of a closed client rejects with LockClientClosedError',
       { timeout: 180_000 },
       async () => {

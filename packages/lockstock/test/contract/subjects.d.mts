@@ -26,7 +26,8 @@ export type BackendConfig =
       connectionLossPolicy?: 'suspended' | 'lost';
     }
   | { kind: 'postgres'; url: string; watchdogTimeoutMs?: number }
-  | { kind: 'mysql'; url: string; watchdogTimeoutMs?: number };
+  | { kind: 'mysql'; url: string; watchdogTimeoutMs?: number }
+  | { kind: 'local'; namespace: string; watchdogTimeoutMs?: number };
 
 export declare const SUBJECTS: Record<string, Subject>;
 export declare function connect(backend: BackendConfig): LockClient;

@@ -8,6 +8,7 @@ import { EtcdLockClient } from 'lockstock/etcd';
 import { ZooKeeperLockClient } from 'lockstock/zookeeper';
 import { PostgresLockClient } from 'lockstock/postgres';
 import { MySqlLockClient } from 'lockstock/mysql';
+import { LocalLockClient } from 'lockstock/local';
 
 const rw = (client, name) => client.readWrite(name);
 
@@ -116,6 +117,13 @@ export function connect(backend) {
       sessionTimeoutMs: backend.sessionTimeoutMs ?? 4_000,
       watchdogTimeoutMs: backend.watchdogTimeoutMs ?? 30_000,
       ...(backend.connectionLossPolicy ? { connectionLossPolicy: backend.connectionLossPolicy } : {}),
+    });
+  }
+  if (backend.kind === 'local') {
+    // Shares its locks only with this process's clients of the namespace: never across processes.
+    return new LocalLockClient({
+      namespace: backend.namespace,
+      watchdogTimeoutMs: backend.watchdogTimeoutMs,
     });
   }
   throw new Error(`unknown backend ${backend.kind}`);
