@@ -27,6 +27,8 @@ describe('architecture of the lock library', () => {
       ioredis: '/redis/',
       etcd3: '/etcd/',
       'node-zookeeper-client': '/zookeeper/',
+      // The driver's wire records, which zookeeper/containers.ts teaches the create2 result.
+      'node-zookeeper-client/lib/jute/index.js': '/zookeeper/',
       // fencing/postgres-fenced-store.ts and redlock/token-source.ts take a Queryable by shape instead.
       pg: '/postgres/',
       'mysql2/promise': '/mysql/',

@@ -66,8 +66,15 @@ function writeConfig(file: string, settings: Record<string, string | number>): v
 }
 
 /** Spawns one ZooKeeper JVM on a config file, logging to `logFile`. */
-function spawnZooKeeper(install: ZooKeeperInstallation, dir: string, config: string, logFile: string) {
+function spawnZooKeeper(
+  install: ZooKeeperInstallation,
+  dir: string,
+  config: string,
+  logFile: string,
+  properties: Record<string, string | number> = {},
+) {
   const args = [
+    ...Object.entries(properties).map(([key, value]) => `-D${key}=${value}`),
     '-Xmx256m',
     '-XX:+UseSerialGC',
     // No /tmp/hsperfdata_<user>/<pid>, which a SIGKILLed JVM leaves behind.
@@ -109,6 +116,11 @@ export interface ZooKeeperServerOptions {
   tickTimeMs?: number;
   /** Extra zoo.cfg settings (override the defaults). */
   config?: Record<string, string | number>;
+  /**
+   * Java system properties (`-Dkey=value`), for settings zoo.cfg cannot carry, such as
+   * `znode.container.checkIntervalMs` (how often the server reaps empty container nodes; 60 s by default).
+   */
+  systemProperties?: Record<string, string | number>;
   /** How long to wait for readiness, ms. @default 30000 (a JVM on a busy machine is slow) */
   timeoutMs?: number;
 }
@@ -151,7 +163,7 @@ export class ZooKeeperServer extends ManagedServer {
       const [port] = (await freePorts(1)) as [number];
       writeConfig(config, { ...baseConfig(join(dir, 'data'), port, tickTimeMs), ...options.config });
       const launch = async (): Promise<StartedProcess> => {
-        const started = spawnZooKeeper(install, dir, config, logFile);
+        const started = spawnZooKeeper(install, dir, config, logFile, options.systemProperties);
         try {
           await waitUntilReady(`zookeeper on port ${port}`, [started], () => standaloneReady(port), {
             timeoutMs: options.timeoutMs ?? 30_000,

@@ -277,19 +277,27 @@ export class OwnNodes {
   }
 }
 
-/** Creates `path`; when its parent is missing, makes the parents (persistent) and creates again. */
+/**
+ * Creates `path`; when its parent is missing, makes the parents and creates again. The parent of an
+ * ephemeral node is a queue (of a lock, an election, a semaphore's gate or leases): it is made a
+ * container, which the server deletes once its last child is gone — a lock name leaves nothing
+ * behind. The server may reap it between our mkdirs and our create (its children just went): then
+ * the create finds no parent and makes it again.
+ */
 export async function createWithParents(
   session: ZooKeeperSession,
   path: string,
   data: Buffer,
   mode: number,
 ): Promise<string> {
+  const container =
+    mode === zookeeper.CreateMode.EPHEMERAL || mode === zookeeper.CreateMode.EPHEMERAL_SEQUENTIAL;
   for (let attempt = 1; ; attempt++) {
     try {
       return await session.create(path, data, mode);
     } catch (error) {
-      if (codeOf(error) !== NO_NODE || attempt >= 3) throw error;
-      await session.mkdirp(path.slice(0, path.lastIndexOf('/')));
+      if (codeOf(error) !== NO_NODE || attempt >= 5) throw error;
+      await session.mkdirs(path.slice(0, path.lastIndexOf('/')), { container });
     }
   }
 }

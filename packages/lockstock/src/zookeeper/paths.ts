@@ -8,8 +8,10 @@ import { InvalidLockOptionError } from '../locks/errors.js';
  * - `<root>/rw/<name>`: readers and writers in one queue (Curator's InterProcessReadWriteLock);
  * - `<root>/semaphores/<name>` (its data: the permit count), with `/gate` and `/leases` below;
  * - `<root>/latches/<name>` (its data: the count); `<root>/elections/<name>`: the candidates' queue.
- * Queue parents are persistent and stay when empty (node-zookeeper-client cannot create container
- * nodes, which the server would reap): one small znode per lock name.
+ * Queue parents (a lock's, a read-write lock's, an election's, a semaphore's gate and leases) are
+ * container nodes: the server deletes each once its last child is gone (ZooKeeper 3.5+, checked every
+ * `znode.container.checkIntervalMs`, a minute by default), so a lock name leaves nothing behind. A
+ * semaphore's base node (its permit count) and a latch (its count, deleted at zero) are persistent.
  */
 export type Family = 'locks' | 'rw' | 'semaphores' | 'latches' | 'elections';
 

@@ -1,6 +1,7 @@
 import * as zookeeper from 'node-zookeeper-client';
 import type { Client, Event as ZooKeeperEvent, Stat } from 'node-zookeeper-client';
 import { monotonicNow, type BackendHost, type Watch } from '../backend/index.js';
+import { CONTAINER, teachCreate2Results } from './containers.js';
 
 /**
  * What a lost connection means for the holds (Curator's ConnectionStateErrorPolicy):
@@ -92,6 +93,9 @@ export class ZooKeeperSession {
   private readonly listeners = new Map<Client, (state: zookeeper.State) => void>();
   /** Told when holds are lost: `ended` when the session (and so every node of it) is gone. */
   private readonly lossListeners: Array<(ended: boolean) => void> = [];
+  /** The connect string's chroot (`host:port/app`), made on first need (see mkdirs). */
+  private readonly chroot: { hosts: string; path: string } | undefined;
+  private chrootMade: Promise<void> | undefined;
 
   constructor(
     private readonly options: SessionOptions,
@@ -99,6 +103,7 @@ export class ZooKeeperSession {
   ) {
     const { source } = options;
     this.owned = 'connectString' in source;
+    this.chroot = 'connectString' in source ? chrootOf(source.connectString) : undefined;
     this.zk = 'connectString' in source ? this.open(source.connectString) : this.adopt(source.client);
   }
 
@@ -133,8 +138,58 @@ export class ZooKeeperSession {
     return this.call<void>((zk, done) => zk.remove(path, version, done));
   }
 
-  mkdirp(path: string): Promise<void> {
-    return this.call<void>((zk, done) => zk.mkdirp(path, (error) => done(error)));
+  /**
+   * Makes `path` and its missing parents; `container`: `path` itself a container node, which the
+   * server deletes once it had children and has none left (a queue's parent: no empty node stays
+   * behind per lock name). A chroot in the connect string is made first if it is missing: through it
+   * nothing can be created above, so every create would fail with NO_NODE.
+   */
+  async mkdirs(path: string, { container = false } = {}): Promise<void> {
+    const parent = path.slice(0, path.lastIndexOf('/'));
+    try {
+      await this.mkdirsNow(path, parent, container);
+    } catch (error) {
+      if (codeOf(error) !== NO_NODE || this.chroot === undefined) throw error;
+      await this.ensureChroot();
+      await this.mkdirsNow(path, parent, container);
+    }
+  }
+
+  private async mkdirsNow(path: string, parent: string, container: boolean): Promise<void> {
+    if (!container) return this.call<void>((zk, done) => zk.mkdirp(path, (error) => done(error)));
+    for (let attempt = 1; ; attempt++) {
+      if (parent !== '') await this.call<void>((zk, done) => zk.mkdirp(parent, (error) => done(error)));
+      try {
+        return await this.createContainer(path);
+      } catch (error) {
+        if (codeOf(error) === NODE_EXISTS) return;
+        // The parent went meanwhile (a container of someone else's layout reaped): make it again.
+        if (codeOf(error) !== NO_NODE || attempt >= 3) throw error;
+      }
+    }
+  }
+
+  /** Creates a container node (inside a multi: the driver knows no createContainer request). */
+  private createContainer(path: string): Promise<void> {
+    teachCreate2Results();
+    return this.call<void>((zk, done) =>
+      zk
+        .transaction()
+        .create(path, Buffer.alloc(0), CONTAINER)
+        .commit((error) => done(error)),
+    );
+  }
+
+  /**
+   * Makes the connect string's chroot, once per lock client (Curator's namespace does the same):
+   * through a client of its own without the chroot, since a client inside it cannot reach above it.
+   */
+  private ensureChroot(): Promise<void> {
+    const chroot = this.chroot;
+    if (chroot === undefined) return Promise.resolve();
+    this.chrootMade ??= makeChroot(chroot.hosts, chroot.path, this.timeoutMs());
+    this.chrootMade.catch(() => (this.chrootMade = undefined)); // failed: the next create tries again
+    return this.chrootMade;
   }
 
   getChildren(path: string, watcher?: (event: ZooKeeperEvent) => void): Promise<string[]> {
@@ -481,5 +536,39 @@ function closeUnconnected(zk: Client): void {
     manager?.socket?.destroy?.();
   } catch {
     // An expired client is closed already.
+  }
+}
+
+/** The chroot of a connect string (`a:1,b:2/app/x` → hosts `a:1,b:2`, path `/app/x`), if it has one. */
+export function chrootOf(connectString: string): { hosts: string; path: string } | undefined {
+  const slash = connectString.indexOf('/');
+  if (slash < 0) return undefined;
+  const path = connectString.slice(slash).replace(/\/+$/, '');
+  return path === '' ? undefined : { hosts: connectString.slice(0, slash), path };
+}
+
+/** Creates `path` (and its parents) through a short-lived client of `hosts`, without a chroot. */
+async function makeChroot(hosts: string, path: string, timeoutMs: number): Promise<void> {
+  const zk = zookeeper.createClient(hosts, { sessionTimeout: timeoutMs, spinDelay: 100, retries: 0 });
+  let connected = false;
+  try {
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(
+        () =>
+          reject(new ZooKeeperSessionError('suspended', `ZooKeeper did not answer within ${timeoutMs} ms`)),
+        timeoutMs,
+      );
+      zk.once('connected', () => {
+        connected = true;
+        zk.mkdirp(path, (error) => {
+          clearTimeout(timer);
+          if (error) reject(error as Error);
+          else resolve();
+        });
+      });
+      zk.connect();
+    });
+  } finally {
+    await closeClient(zk, connected);
   }
 }
