@@ -36,6 +36,14 @@ export interface RedisServerOptions {
   port?: number;
   /** Data directory; by default a fresh temp dir, removed on stop(). */
   dir?: string;
+  /**
+   * Run the server in a process group (and session) of its own, so the signals a terminal sends to
+   * its foreground group — Ctrl-C's SIGINT — reach only the process that started it, which stops it
+   * when it is done with it (the private redis-server of `lockstock serve`). As without it, the
+   * server is killed when that process exits; if that process is SIGKILLed, the server keeps
+   * running either way (a signal to one process does not reach its children).
+   */
+  ownProcessGroup?: boolean;
 }
 
 /** A real redis-server child process on loopback. */
@@ -46,6 +54,7 @@ export class RedisServer {
     private readonly ownsDir: boolean,
     private readonly args: string[],
     private started: StartedProcess | undefined,
+    private readonly ownProcessGroup = false,
   ) {}
 
   readonly host = '127.0.0.1';
@@ -71,8 +80,9 @@ export class RedisServer {
     for (let attempt = 1; ; attempt++) {
       const port = options.port ?? (await freePort());
       try {
-        const started = await launch(binary, port, dir, args);
-        return new RedisServer(port, dir, ownsDir, args, started);
+        const ownGroup = options.ownProcessGroup ?? false;
+        const started = await launch(binary, port, dir, args, ownGroup);
+        return new RedisServer(port, dir, ownsDir, args, started, ownGroup);
       } catch (error) {
         const portTaken = error instanceof ServerStartError && /Address already in use/i.test(error.logTail);
         if (!portTaken || options.port !== undefined || attempt >= 5) {
@@ -102,7 +112,7 @@ export class RedisServer {
   /** Starts the server again on the same port and data dir (after kill() or stop({ keepDir })). */
   async restart(): Promise<void> {
     if (this.running) await this.kill();
-    this.started = await launch(findRedisServer(), this.port, this.dir, this.args);
+    this.started = await launch(findRedisServer(), this.port, this.dir, this.args, this.ownProcessGroup);
   }
 
   /** Shuts the server down and removes its temp dir (unless the caller supplied the dir). */
@@ -117,7 +127,13 @@ export class RedisServer {
   }
 }
 
-function launch(binary: string, port: number, dir: string, args: string[]): Promise<StartedProcess> {
+function launch(
+  binary: string,
+  port: number,
+  dir: string,
+  args: string[],
+  ownProcessGroup = false,
+): Promise<StartedProcess> {
   // Defaults for tests and the embedded server: loopback only, no persistence unless asked for,
   // DEBUG allowed from loopback so fault tests can use DEBUG SLEEP. Later args override earlier ones.
   const fullArgs = [
@@ -134,6 +150,7 @@ function launch(binary: string, port: number, dir: string, args: string[]): Prom
   ]; // prettier-ignore
   return spawnServer(`redis-server on port ${port}`, binary, fullArgs, /Ready to accept connections/, {
     cwd: dir,
+    detached: ownProcessGroup,
   });
 }
 

@@ -7,6 +7,7 @@
  * The explicit exit is deliberate: a CLI must not hang because some library kept a handle open, and
  * the server harness kills the servers it started when the process exits.
  */
+import cluster from 'node:cluster';
 
 /** Longest we wait for resources to close before exiting anyway. */
 const CLOSE_TIMEOUT_MS = 15_000;
@@ -88,7 +89,9 @@ export function action<A extends unknown[]>(
     };
     for (const signal of ['SIGINT', 'SIGTERM'] as const) {
       process.once(signal, () => {
-        process.stderr.write(`\n${signal}: shutting down\n`);
+        // One line for the user: an HTTP process of serve --processes N (a cluster worker, in the
+        // terminal's process group too) stops without a word; its primary says it.
+        if (!cluster.isWorker) process.stderr.write(`\n${signal}: shutting down\n`);
         finish(serving ? 0 : SIGNAL_EXIT_CODES[signal]);
       });
     }

@@ -126,6 +126,9 @@ export async function startRuntime(options: RuntimeOptions, resources: Resources
     redisServer = await RedisServer.start({
       dir,
       args: ['--appendonly', 'yes', '--appendfsync', durability === 'fsync' ? 'always' : 'everysec'],
+      // Out of the terminal's process group: Ctrl-C reaches this process, which stops Redis last,
+      // after the HTTP server and the pipelines (in the group, Redis died first, under them).
+      ownProcessGroup: true,
     });
     redisUrl = redisServer.url;
     const server = redisServer;

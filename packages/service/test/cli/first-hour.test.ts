@@ -201,9 +201,11 @@ describe("a new user's first hour", () => {
         const serve = spawnCli(['serve'], { PORT: String(port), LOCKSTOCK_PROCESSES: processes }, { cwd });
         expect((await exitOf(serve)).code).toBe(1);
         const seconds = (performance.now() - started) / 1000;
-        // Node's start and the CLI's imports included; the start-up (Redis, the record) was 17-21 s.
+        // Node's start and the CLI's imports included (0.2-1.4 s; up to 4 s on a loaded machine).
+        // The whole start-up before the old failure was 17-21 s for users, 6.7 s here: the output
+        // and the absence of a redis-server below are what tell the old code apart.
         console.log(`busy port, ${processes} process(es): exited after ${seconds.toFixed(2)} s`);
-        expect(seconds).toBeLessThan(5);
+        expect(seconds).toBeLessThan(10);
         expect(serve.allLines()).toEqual([
           `error: port ${port} on 127.0.0.1 is already in use: stop what listens there, or use another port: ` +
             '--port N (or PORT=N; with npm start: npm start -- --port N)',
@@ -213,6 +215,78 @@ describe("a new user's first hour", () => {
       }
     } finally {
       taken.close();
+    }
+  });
+
+  it('Ctrl-C while buyers buy: stops within a second or so, printing only the shutdown line', async () => {
+    const cwd = freshDir();
+    const port = await freePort();
+    // As a terminal runs `npm start`: its own process group (Ctrl-C is SIGINT to the whole group),
+    // the default number of processes, the default log level; the rate limits off, to buy hard.
+    const env = Object.fromEntries(
+      Object.entries({
+        ...process.env,
+        PORT: String(port),
+        LOCKSTOCK_RATE_LIMIT_PER_IP: '0',
+        LOCKSTOCK_RATE_LIMIT_PER_USER: '0',
+      }).filter(([name]) => name !== 'LOCKSTOCK_PROCESSES' && name !== 'LOG_LEVEL'),
+    );
+    const serve = new CliProcess(
+      spawn(process.execPath, [binPath, 'serve'], {
+        cwd,
+        env,
+        detached: true,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      }),
+    );
+    const pid = serve.child.pid as number;
+    try {
+      const address = `http://127.0.0.1:${port}`;
+      const admin = (await serve.waitForLine(/^Admin token/)).split(': ')[1]?.trim() as string;
+      const created = await fetch(`${address}/api/sales`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${admin}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ name: 'busy', stock: 1_000_000, perUserLimit: 1_000 }),
+      });
+      const { id } = (await created.json()) as { id: string };
+      const buyers = await Promise.all(
+        Array.from({ length: 32 }, async () => {
+          const answer = await fetch(`${address}/api/demo/token`, { method: 'POST' });
+          return ((await answer.json()) as { token: string }).token;
+        }),
+      );
+      let buying = true;
+      let bought = 0;
+      const loops = buyers.map(async (token) => {
+        while (buying) {
+          const answer = await fetch(`${address}/api/sales/${id}/orders`, {
+            method: 'POST',
+            headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+            body: '{}',
+          }).catch(() => undefined); // the server going away mid-request
+          if (answer?.status === 202) bought++;
+          await answer?.arrayBuffer();
+        }
+      });
+      await expect.poll(() => bought, { timeout: 20_000 }).toBeGreaterThan(200);
+      const before = serve.allLines().length;
+      const signalled = performance.now();
+      process.kill(-pid, 'SIGINT'); // what the terminal does on Ctrl-C
+      const { code } = await exitOf(serve);
+      const seconds = (performance.now() - signalled) / 1000;
+      buying = false;
+      await Promise.all(loops);
+      console.log(`Ctrl-C after ${bought} purchases: exited after ${seconds.toFixed(2)} s`);
+      expect(code).toBe(0);
+      expect(serve.allLines().slice(before)).toEqual(['SIGINT: shutting down']);
+      expect(seconds).toBeLessThan(5); // about a second unloaded; generous for a shared machine
+      expect(processesMentioning(join(cwd, '.lockstock'))).toEqual([]); // its redis-server too
+    } finally {
+      try {
+        process.kill(-pid, 'SIGKILL');
+      } catch {
+        // gone, as it should be
+      }
     }
   });
 
@@ -278,7 +352,6 @@ describe.runIf(process.env.LOCKSTOCK_FRESH_CLONE === '1')('a fresh clone', () =>
     const plan: Record<string, () => Promise<unknown>> = {
       'npm ci && npm start': () => Promise.resolve(), // below, on a free port: npm start -- --port N
       'npm ci && npm test': () => Promise.resolve(), // this suite
-      'npm start -- --port 3001': () => Promise.resolve(), // below, on a free port
       'npm ci && npm pack -w lockstock --pack-destination /tmp': async () => {
         const destination = freshDir();
         await sh(
@@ -331,19 +404,27 @@ describe.runIf(process.env.LOCKSTOCK_FRESH_CLONE === '1')('a fresh clone', () =>
       'npx lockstock bench sale --shards 3 [--processes P] [--loops 64] [--duration 5] [--runs 3] [--json f]':
         () => sh('npx lockstock bench sale --help'),
     };
+    // Each serve of its own (the data directory has one owner): after the first one stops.
+    const afterStop: Record<string, () => Promise<unknown>> = {
+      'OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:4318 OTEL_SERVICE_NAME=lockstock npm start': async () => {
+        const traced = startInGroup(
+          `OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:4318 OTEL_SERVICE_NAME=lockstock npm start -- --port ${port}`,
+        );
+        await traced.waitForLine(/^\s+curl -s -X POST /);
+        process.kill(-(traced.child.pid as number), 'SIGINT');
+        expect(await exitOf(traced)).toEqual({ code: 0, signal: null });
+      },
+    };
     // A command added to a README must be added here, with what the test does with it.
-    expect([...new Set(printed)].sort()).toEqual(Object.keys(plan).sort());
+    expect([...new Set(printed)].sort()).toEqual([...Object.keys(plan), ...Object.keys(afterStop)].sort());
 
     // npm start, as the README shows it on a port of one's choosing; in its own process group, as
     // a terminal starts it (Ctrl-C reaches the group).
-    const serve = new CliProcess(
-      spawn('sh', ['-c', `npm start -- --port ${port}`], {
-        cwd: clone,
-        env,
-        detached: true,
-        stdio: ['ignore', 'pipe', 'pipe'],
-      }),
-    );
+    const startInGroup = (command: string) =>
+      new CliProcess(
+        spawn('sh', ['-c', command], { cwd: clone, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] }),
+      );
+    const serve = startInGroup(`npm start -- --port ${port}`);
     try {
       const buy = (await serve.waitForLine(/^\s+curl -s -X POST /)).trim();
       const check = (await serve.waitForLine(/^Check it: /)).replace(/^Check it:\s+/, '');
@@ -374,6 +455,13 @@ describe.runIf(process.env.LOCKSTOCK_FRESH_CLONE === '1')('a fresh clone', () =>
       if (serve.child.pid) process.kill(-serve.child.pid, 'SIGINT');
     }
     expect(await exitOf(serve)).toEqual({ code: 0, signal: null });
+    for (const [command, step] of Object.entries(afterStop)) {
+      try {
+        await step();
+      } catch (error) {
+        throw new Error(`README command \`${command}\`: ${String(error)}`, { cause: error });
+      }
+    }
   });
 });
 
