@@ -17,6 +17,8 @@ const BACKENDS = {
   etcd: 'etcd (session lease)',
   zookeeper: 'ZooKeeper (ephemeral sequential nodes)',
   postgres: 'PostgreSQL (advisory locks)',
+  mysql: 'MySQL / MariaDB (user locks, GET_LOCK)',
+  local: 'Local (in-process)',
 };
 
 /** What each expected outcome means (RELIABILITY.md §3.0). */

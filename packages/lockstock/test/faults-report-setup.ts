@@ -15,6 +15,9 @@ const ORDER = [
   'session-expired',
   'connection-terminated',
   'connection-terminated-xact',
+  'server-restarted',
+  'leader-lost',
+  'leader-lost-policy-lost',
   'latency-spike-holder',
   'latency-spike-late-grant',
   'restart-empty',
@@ -32,8 +35,19 @@ const ORDER = [
   'cluster-failover',
   'herd-10000',
   'herd-500',
+  'herd-100',
 ];
-const BACKENDS = ['redis', 'cluster', 'sentinel', 'redlock', 'etcd', 'zookeeper', 'postgres'];
+const BACKENDS = [
+  'redis',
+  'cluster',
+  'sentinel',
+  'redlock',
+  'etcd',
+  'zookeeper',
+  'postgres',
+  'mysql',
+  'local',
+];
 const rank = (list: string[], value: string) => (list.includes(value) ? list.indexOf(value) : list.length);
 
 /**

@@ -22,7 +22,7 @@ export type Outcome = 'OK' | 'VIOL' | 'F-OK' | 'UNAV' | 'LIVE';
 export interface LockFaultRow {
   /** Stable id, e.g. `redlock-3-of-5-down`. */
   readonly row: string;
-  /** 'redis' | 'redlock' | 'sentinel' | 'cluster' | 'etcd' | 'zookeeper' | 'postgres'. */
+  /** 'redis' | 'redlock' | 'sentinel' | 'cluster' | 'etcd' | 'zookeeper' | 'postgres' | 'mysql' | 'local'. */
   readonly backend: string;
   /** The fault, in plain words. */
   readonly fault: string;

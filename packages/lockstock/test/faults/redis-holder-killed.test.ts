@@ -1,0 +1,110 @@
+import { Cluster } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { RedisCluster, RedisServer } from '@lockstock/servers';
+import { RedisLockClient } from '../../src/index.js';
+import { useFixtures } from '../helpers/crash.js';
+import { fullFaultSuite, reportRow } from '../helpers/fault-report.js';
+import { killHolders, shownMs } from '../helpers/killed-holder.js';
+
+/**
+ * Fault row "holder killed" (RELIABILITY.md §3.2 row 1) on Redis, one server and a 3-master Cluster: a
+ * holder process (fixtures/fault-holder.mjs) holds a mutex whose lease its watchdog renews, and is
+ * SIGKILLed while a client of this process waits. Nothing releases the lock: it must pass on when the
+ * dead holder's last renewed lease runs out — within the watchdog timeout plus slack for a loaded
+ * machine — to the waiter, with a greater token; lockstock/checker reads the merged history.
+ */
+const FILE = 'test/faults/redis-holder-killed.test.ts';
+/** The holder's watchdog timeout, its lease. */
+const LEASE_MS = 1_000;
+/** The waiter retries when the holder's remaining lease ends; a loaded machine answers late. */
+const SLACK_MS = 2_000;
+const TRIALS = fullFaultSuite() ? 5 : 1;
+
+let server: RedisServer;
+let cluster: RedisCluster;
+const clients: RedisLockClient[] = [];
+const connections: Cluster[] = [];
+const fixtures = useFixtures();
+let unique = 0;
+const lockName = (label: string) => `fault-${label}-${process.pid}-${++unique}`;
+
+beforeAll(async () => {
+  [server, cluster] = await Promise.all([RedisServer.start(), RedisCluster.start({ masters: 3 })]);
+});
+afterAll(async () => {
+  await Promise.all(clients.map((c) => c.close()));
+  connections.forEach((c) => c.disconnect());
+  await Promise.all([server?.stop(), cluster?.stop()]);
+});
+
+function redisClient(): RedisLockClient {
+  const client = new RedisLockClient({ redis: server.url });
+  clients.push(client);
+  return client;
+}
+function clusterClient(): RedisLockClient {
+  const connection = new Cluster(cluster.startupNodes);
+  connections.push(connection);
+  const client = new RedisLockClient({ redis: connection });
+  clients.push(client);
+  return client;
+}
+
+describe('lock faults on Redis: holder killed', () => {
+  it('one server: a SIGKILLed holder’s lock passes on when its last renewed lease ends, no overlap', async () => {
+    const waiters = redisClient();
+    const { freedAfterMs, report } = await killHolders({
+      fixtures,
+      trials: TRIALS,
+      lockName: () => lockName('killed'),
+      holderArgs: (name) => ({
+        kind: 'contract',
+        backend: { kind: 'redis', url: server.url, watchdogTimeoutMs: LEASE_MS },
+        name,
+        history: fixtures.historyFile(name),
+      }),
+      take: (name) => waiters.mutex(name).acquire({ waitMs: LEASE_MS + 10_000 }),
+      // The lock is still the dead-to-be holder's as the kill comes (the waiter asks meanwhile).
+      queued: async (name) => expect(await redisClient().mutex(name).isLocked()).toBe(true),
+      boundMs: LEASE_MS + SLACK_MS,
+    });
+    reportRow({
+      row: 'holder-killed',
+      backend: 'redis',
+      fault: `a holder process (watchdog lease ${LEASE_MS} ms) SIGKILLed while a client of another process waits (${TRIALS} time${TRIALS > 1 ? 's' : ''})`,
+      expected: ['OK', 'LIVE'],
+      observed: `nothing released the lock: it passed on when the dead holder's last renewed lease ran out, ${shownMs(freedAfterMs)} after the kill (bound: the lease + ${SLACK_MS} ms), with a greater token; no overlap`,
+      file: FILE,
+      checker: report,
+      figures: { leaseMs: LEASE_MS, freedAfterMsMax: Math.round(Math.max(...freedAfterMs)) },
+    });
+  });
+
+  it('3-master Cluster: a SIGKILLed holder’s lock passes on when its last renewed lease ends, no overlap', async () => {
+    const waiters = clusterClient();
+    const { freedAfterMs, report } = await killHolders({
+      fixtures,
+      trials: TRIALS,
+      lockName: () => lockName('killed-cluster'),
+      holderArgs: (name) => ({
+        kind: 'contract',
+        backend: { kind: 'redis-cluster', nodes: cluster.startupNodes, watchdogTimeoutMs: LEASE_MS },
+        name,
+        history: fixtures.historyFile(name),
+      }),
+      take: (name) => waiters.mutex(name).acquire({ waitMs: LEASE_MS + 10_000 }),
+      queued: async (name) => expect(await waiters.mutex(name).isLocked()).toBe(true),
+      boundMs: LEASE_MS + SLACK_MS,
+    });
+    reportRow({
+      row: 'holder-killed',
+      backend: 'cluster',
+      fault: `a holder process (watchdog lease ${LEASE_MS} ms) on a 3-master Redis Cluster SIGKILLed while a client of another process waits (${TRIALS} time${TRIALS > 1 ? 's' : ''})`,
+      expected: ['OK', 'LIVE'],
+      observed: `the lock's master expired the dead holder's last renewed lease and the waiter had the lock ${shownMs(freedAfterMs)} after the kill (bound: the lease + ${SLACK_MS} ms), with a greater token; no overlap`,
+      file: FILE,
+      checker: report,
+      figures: { leaseMs: LEASE_MS, freedAfterMsMax: Math.round(Math.max(...freedAfterMs)) },
+    });
+  });
+});
