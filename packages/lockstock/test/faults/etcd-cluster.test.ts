@@ -1,0 +1,140 @@
+import { Etcd3 } from 'etcd3';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { EtcdCluster, httpRequest, type EtcdServer } from '@lockstock/servers';
+import { checkLockHistory, type HistoryEvent } from '../../src/checker/index.js';
+import { EtcdLockClient } from '../../src/etcd/index.js';
+import { ETCD_ONE_SECOND_LEASES } from '../contract/backends.js';
+import { mergeHistories, msSince, useFixtures } from '../helpers/crash.js';
+import { fullFaultSuite, reportRow } from '../helpers/fault-report.js';
+import { HistoryRecorder } from '../helpers/recorder.js';
+
+/**
+ * Fault row "leader lost" on a 3-member etcd cluster (RELIABILITY.md §3, column ET): a holder process
+ * (fixtures/fault-holder.mjs) holds a mutex on its session lease, a client of this process waits for
+ * it, and the cluster's leader is SIGKILLed. The two survivors are a majority: they elect a leader, and
+ * a new leader gives every lease its full TTL again (etcd's lessor "promote") — so a session whose
+ * keep-alives reach a survivor must survive: its key, its token; nobody else may get the lock meanwhile;
+ * its guarded write after the election (etcd's own fence, `CreateRevision(lock key) == token`) is
+ * accepted. A hold that could not be kept must be reported lost — never granted twice (lockstock/checker,
+ * strict, on the merged history).
+ */
+const FILE = 'test/faults/etcd-cluster.test.ts';
+/** The sessions' TTL: an election on a loaded machine is well inside it. */
+const TTL_SECONDS = 5;
+const TRIALS = fullFaultSuite() ? 3 : 1;
+
+let cluster: EtcdCluster;
+let admin: Etcd3;
+const clients: EtcdLockClient[] = [];
+const fixtures = useFixtures();
+let unique = 0;
+
+beforeAll(async () => {
+  cluster = await EtcdCluster.start({ members: 3, args: ETCD_ONE_SECOND_LEASES });
+  admin = new Etcd3({ hosts: cluster.endpoints });
+});
+afterAll(async () => {
+  await Promise.all(clients.map((c) => c.close()));
+  admin?.close();
+  await cluster?.stop();
+});
+
+const eventsOf = (owner: unknown): HistoryEvent[] =>
+  fixtures.histories().filter((e) => e.proc === owner || e.owner === owner);
+
+/** The keys queued for the mutex `name`, as etcd has them. */
+const queue = (name: string) =>
+  admin
+    .getAll()
+    .prefix(`ls/${encodeURIComponent(name)}/mutex/`)
+    .keys();
+
+/** The member that leads, as the running members' status says (undefined while none does). */
+async function leaderOf(members: readonly EtcdServer[]): Promise<EtcdServer | undefined> {
+  for (const member of members.filter((m) => m.running)) {
+    try {
+      const answer = await httpRequest(`${member.endpoint}/v3/maintenance/status`, {
+        method: 'POST',
+        body: {},
+      });
+      const status = JSON.parse(answer.body) as { header?: { member_id?: string }; leader?: string };
+      if (status.leader && status.leader !== '0' && status.header?.member_id === status.leader) return member;
+    } catch {
+      // down or electing: ask the next
+    }
+  }
+  return undefined;
+}
+
+describe('lock faults on an etcd cluster', () => {
+  it('the leader SIGKILLed under a holder and a waiter: the hold survives on the majority, nobody else gets the lock meanwhile', async () => {
+    const recorder = new HistoryRecorder();
+    const elections: number[] = [];
+    const owners: string[] = [];
+    for (let trial = 0; trial < TRIALS; trial++) {
+      const name = `fault-leader-${process.pid}-${++unique}`;
+      const holding = fixtures.fork('fault-holder.mjs', {
+        kind: 'etcd',
+        hosts: cluster.endpoints,
+        sessionTtlSeconds: TTL_SECONDS,
+        name,
+        watch: true,
+        history: fixtures.historyFile(name),
+      });
+      const { token, owner } = await holding.next('holding');
+      owners.push(owner as string);
+      const waiter = new EtcdLockClient({ hosts: cluster.endpoints, sessionTtlSeconds: TTL_SECONDS });
+      clients.push(waiter);
+      let settled = false;
+      const waiting = recorder.acquire(`waiter-${name}`, name, () =>
+        waiter.mutex(name).acquire({ owner: `waiter-${trial}`, waitMs: 60_000 }),
+      );
+      void waiting.then(
+        () => (settled = true),
+        () => (settled = true),
+      );
+      await expect.poll(() => queue(name)).toHaveLength(2);
+
+      const leader = await leaderOf(cluster.members);
+      expect(leader).toBeDefined();
+      recorder.fault('kill-leader', `etcd-${leader!.name}`);
+      const killedAt = process.hrtime.bigint();
+      await leader!.kill();
+      await expect.poll(() => leaderOf(cluster.members), { timeout: 30_000, interval: 100 }).toBeDefined();
+      elections.push(msSince(killedAt));
+
+      holding.send({ type: 'write', value: 'after the election' });
+      const written = await holding.next('written');
+      expect(settled).toBe(false); // nobody else got the lock while it held
+      holding.send({ type: 'release' });
+      const released = await holding.next('released');
+      const next = await waiting;
+      expect(written).toMatchObject({ accepted: true, signalAborted: false }); // the hold survived
+      expect(released).toMatchObject({ outcome: 'released' });
+      expect(released.lost).toBeUndefined();
+      expect(next.fencingToken).toBeGreaterThan(token as number);
+      recorder.resourceAnswered(
+        `fenced/${name}`,
+        await waiter.guardedPut(next, `fenced/${name}`, 'from the waiter'),
+        next,
+      );
+      await recorder.release(`waiter-${name}`, name, next);
+      if (trial < TRIALS - 1) await leader!.restart(); // back as a follower for the next trial
+    }
+    const report = checkLockHistory(mergeHistories(recorder.events, ...owners.map(eventsOf)), {
+      strict: true,
+    });
+    expect(report.valid).toBe(true);
+    expect(report.checks.fence).toMatchObject({ acceptedStale: 0, rejectedStale: 0 });
+    reportRow({
+      row: 'leader-lost',
+      backend: 'etcd',
+      fault: `the leader of a 3-member cluster SIGKILLed while a holder process (session TTL ${TTL_SECONDS} s, every member in its hosts) holds a mutex and another client waits (${TRIALS} time${TRIALS > 1 ? 's' : ''})`,
+      expected: ['OK'],
+      observed: `the two survivors had a leader ${elections.map((ms) => `${Math.round(ms)} ms`).join(', ')} after the kill; the holder's session lease and key survived — its signal never aborted, its guarded write after the election was accepted, its release released — and the waiter got the lock only then, with a greater token; no overlap`,
+      file: FILE,
+      checker: report,
+      figures: { electionMsMax: Math.round(Math.max(...elections)), ttlSeconds: TTL_SECONDS },
+    });
+  });
+});
