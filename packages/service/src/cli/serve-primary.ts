@@ -27,6 +27,7 @@ import {
   type Metrics,
   type PrimaryMessage,
 } from './serve-ipc.js';
+import { registerSaleGauges } from '../sale/gauges.js';
 
 /** How long stopping waits for an HTTP process to close (its in-flight requests) before SIGKILL. */
 const STOP_TIMEOUT_MS = 12_000;
@@ -40,6 +41,12 @@ export async function servePrimary(resources: Resources, options: ServeOptions):
   if (claim) resources.add('the data directory', () => claim.release());
   await assertCanListen(options);
   const runtime = await startRuntime(runtimeOptions(options, { httpServer: false }), resources);
+  // The per-sale gauges are read here only (the process that owns the data): once per scrape.
+  registerSaleGauges(runtime.metrics.registry, {
+    redis: runtime.redis,
+    db: runtime.db,
+    layouts: runtime.service.layouts,
+  });
   const secret = jwtSecret(options.dataDir);
   const processes = new HttpProcesses(runtime);
   resources.add('the HTTP processes', () => processes.stop());

@@ -13,6 +13,7 @@ import {
 } from './serve-common.js';
 import { isHttpProcess, serveHttpProcess } from './serve-http-process.js';
 import { servePrimary } from './serve-primary.js';
+import { registerSaleGauges } from '../sale/gauges.js';
 
 export function registerServe(program: Command): void {
   program
@@ -69,6 +70,12 @@ export function registerServe(program: Command): void {
         if (claim) resources.add('the data directory', () => claim.release());
         await assertCanListen(options);
         const runtime = await startRuntime(runtimeOptions(options, { httpServer: true }), resources);
+        // The per-sale gauges of /metrics, read once per scrape.
+        registerSaleGauges(runtime.metrics.registry, {
+          redis: runtime.redis,
+          db: runtime.db,
+          layouts: runtime.service.layouts,
+        });
         const secret = jwtSecret(options.dataDir);
         const embedded = runtime.embedded.redis && runtime.embedded.database;
         const address = await listen(resources, runtime, options, {

@@ -2,6 +2,19 @@ import { Counter, Histogram, Registry } from 'prom-client';
 
 /** Prometheus metrics of the sale service and the order pipeline, in one registry. */
 export function createSaleMetrics(registry = new Registry()) {
+  const metrics = createMetrics(registry);
+  // Every series an alert or a dashboard panel reads starts at 0, so it exists before the first event
+  // (a rate over an absent series is no data, not 0; increase() misses a first event that creates it).
+  for (const status of ['confirmed', 'rejected']) metrics.ordersRecorded.inc({ status }, 0);
+  for (const reason of ['limit_exceeded', 'sold_out']) metrics.ordersRejected.inc({ reason }, 0);
+  for (const reason of ['malformed', 'failing', 'unknown_sale', 'unknown_order', 'conflict'])
+    metrics.deadLetters.inc({ reason }, 0);
+  for (const cause of ['missing', 'behind', 'recovering']) metrics.rebuilds.inc({ cause }, 0);
+  metrics.duplicates.inc(0);
+  return metrics;
+}
+
+function createMetrics(registry: Registry) {
   // Reservation outcomes are tallied in a plain Map on the purchase path and handed to the counter
   // when it is collected: prom-client validates and hashes the label set on every inc().
   const reservationTally = new Map<string, number>();

@@ -23,6 +23,7 @@ export const queries = {
   unpaidOrders: sql('unpaid-orders'),
   dashboardSales: sql('dashboard-sales'),
   recordFsync: sql('record-fsync'),
+  saleGauges: sql('sale-gauges'),
   // Split sales (migrations/006_sale_parts.sql).
   setPartTags: sql('set-part-tags'),
   insertMoves: sql('insert-moves'),
