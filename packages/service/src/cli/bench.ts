@@ -1,4 +1,6 @@
-import { availableParallelism } from 'node:os';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { availableParallelism, tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { Command } from 'commander';
 import { KINDS, LIBRARIES } from '../bench/locks/libraries.js';
 import { benchLocks } from '../bench/locks/run.js';
@@ -13,7 +15,7 @@ import { MAX_SHARDS } from '../sale/shards/layout.js';
 import { renderTable, tableStyleFor, type TableData } from '../support/table.js';
 import { action, type Resources } from './lifecycle.js';
 import { InvalidArgumentError } from 'commander';
-import { intOption, listOption } from './options.js';
+import { intOption, JSON_OPTION_HELP, jsonTarget, listOption } from './options.js';
 import { createProgress } from './progress.js';
 
 export function registerBench(program: Command): void {
@@ -24,7 +26,7 @@ export function registerBench(program: Command): void {
       "lockstock's lock kinds vs node-redlock, redis-semaphore, redlock-universal, the etcd3 lock and advisory-lock, each against its store's floor: uncontended pairs/s, " +
         'contended hand-offs and waits, read-write and semaphore under contention',
     )
-    .option('--json <file>', 'write the results as JSON')
+    .option('--json [file]', JSON_OPTION_HELP)
     .option('--markdown', 'print the table as Markdown (the default when stdout is not a terminal)')
     .option('--redis <url>', 'use this Redis for the single-server rows instead of a private redis-server')
     .option('--runs <n>', 'runs per row (the report shows medians)', intOption(1, 100), 3)
@@ -47,6 +49,7 @@ export function registerBench(program: Command): void {
     .option('--topologies <list>', `where: ${TOPOLOGIES.join(', ')}`, listOption(TOPOLOGIES), [...TOPOLOGIES])
     .action(
       action(async (resources, opts) => {
+        const json = jsonOutput(resources, opts.json);
         const { machine, results } = await benchLocks({
           redisUrl: opts.redis,
           runs: opts.runs,
@@ -57,10 +60,10 @@ export function registerBench(program: Command): void {
           clients: opts.clients,
           libraries: opts.libraries,
           topologies: opts.topologies,
-          json: opts.json,
+          ...json.option,
           progress: progress(resources),
         });
-        printReport(machine, lockBenchTable(results), opts.markdown === true);
+        json.report(() => printReport(machine, lockBenchTable(results), opts.markdown === true));
       }),
     );
   bench
@@ -68,7 +71,7 @@ export function registerBench(program: Command): void {
     .description(
       'reservations/s vs a bare script; HTTP purchases and sold-out answers/s (wrk) vs hello-world Fastify; pipeline orders/s',
     )
-    .option('--json <file>', 'write the results as JSON')
+    .option('--json [file]', JSON_OPTION_HELP)
     .option('--markdown', 'print the table as Markdown (the default when stdout is not a terminal)')
     .option('--runs <n>', 'runs (the report shows medians)', intOption(1, 100), 3)
     .option('--duration <s>', 'duration of one measurement, seconds', intOption(1, 600), 3)
@@ -96,6 +99,7 @@ export function registerBench(program: Command): void {
     )
     .action(
       action(async (resources, opts) => {
+        const json = jsonOutput(resources, opts.json);
         if (opts.shards) {
           const report = await benchShards({
             shards: opts.shards,
@@ -103,13 +107,15 @@ export function registerBench(program: Command): void {
             loops: opts.loops,
             durationSeconds: opts.duration,
             runs: opts.runs,
-            json: opts.json,
+            ...json.option,
             progress: progress(resources),
           });
           const { processes, loops, durationSeconds } = report.load;
-          printReport(report.machine, shardsBenchTable(report), opts.markdown === true, [
-            `load: ${processes} process${processes === 1 ? '' : 'es'} × ${loops} loops buying through the Reserver, ${durationSeconds} s per run, medians of ${opts.runs}`,
-          ]);
+          json.report(() =>
+            printReport(report.machine, shardsBenchTable(report), opts.markdown === true, [
+              `load: ${processes} process${processes === 1 ? '' : 'es'} × ${loops} loops buying through the Reserver, ${durationSeconds} s per run, medians of ${opts.runs}`,
+            ]),
+          );
           return;
         }
         const { machine, results, profile } = await benchSale({
@@ -118,16 +124,36 @@ export function registerBench(program: Command): void {
           pipelineOrders: opts.orders,
           serveProcesses: opts.serveProcesses,
           profile: opts.profile === true,
-          json: opts.json,
+          ...json.option,
           progress: progress(resources),
         });
-        if (profile) {
-          printReport(machine, profileTable(profile), opts.markdown === true, [
-            `medians of ${profile.rounds} rounds; each server alone under wrk (64 connections, distinct buyers), its main thread sampled every 200 µs while wrk measured`,
-          ]);
-        } else printReport(machine, saleBenchTable(results), opts.markdown === true);
+        json.report(() => {
+          if (profile) {
+            printReport(machine, profileTable(profile), opts.markdown === true, [
+              `medians of ${profile.rounds} rounds; each server alone under wrk (64 connections, distinct buyers), its main thread sampled every 200 µs while wrk measured`,
+            ]);
+          } else printReport(machine, saleBenchTable(results), opts.markdown === true);
+        });
       }),
     );
+}
+
+/**
+ * `--json [file]` for the benchmarks, which write their JSON to a file: for stdout, to a temporary
+ * one, printed instead of the table. `report` prints what is to be printed once the run is done.
+ */
+function jsonOutput(resources: Resources, value: string | boolean | undefined) {
+  const target = jsonTarget(value);
+  if (target !== 'stdout') {
+    return { option: target ? { json: target.file } : {}, report: (table: () => void) => table() };
+  }
+  const dir = mkdtempSync(join(tmpdir(), 'lockstock-bench-json-'));
+  resources.add('the JSON report', () => rmSync(dir, { recursive: true, force: true }));
+  const file = join(dir, 'report.json');
+  return {
+    option: { json: file },
+    report: () => void process.stdout.write(readFileSync(file, 'utf8')),
+  };
 }
 
 /** Progress on stderr: a step per scenario × run (the bar goes away on Ctrl-C too). */

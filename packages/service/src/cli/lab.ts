@@ -6,7 +6,7 @@ import { formatTable, summarize, verdict } from '../lab/report.js';
 import { runLab } from '../lab/runner.js';
 import { STRATEGIES } from '../lab/strategies/index.js';
 import { action } from './lifecycle.js';
-import { intOption, knobOption, listOption } from './options.js';
+import { intOption, JSON_OPTION_HELP, jsonTarget, knobOption, listOption } from './options.js';
 import { createProgress } from './progress.js';
 import { renderTable, tableStyleFor, type TableData } from '../support/table.js';
 
@@ -29,7 +29,7 @@ export function registerLab(program: Command): void {
       'a strategy knob, repeatable: sql-optimistic.retries=3 (-1: unbounded), redis-watch.retries=-1, redis-lua-segmented.segments=10, redis-lua-segmented.routing=round-robin, redis-lock-no-expiry.crashEvery=10, redis-lock-unowned-release.pauseEvery=5, redis-lock-paused.pauseEvery=5, redis-lock-fenced.pauseEvery=5',
       knobOption(STRATEGIES.map((s) => s.name)),
     )
-    .option('--json <file>', 'write the runs as JSON')
+    .option('--json [file]', JSON_OPTION_HELP)
     .option('--html <file>', 'write a self-contained HTML report')
     .option(
       '--redis <url>',
@@ -109,7 +109,8 @@ export function registerLab(program: Command): void {
           progress.end();
         }
         const summaries = summarize(results);
-        printTable(formatTable(summaries, style, process.stdout.columns));
+        const json = jsonTarget(opts.json);
+        if (json !== 'stdout') printTable(formatTable(summaries, style, process.stdout.columns));
         const settings = {
           stock: opts.stock,
           buyers: opts.buyers,
@@ -117,12 +118,9 @@ export function registerLab(program: Command): void {
           concurrency: opts.concurrency,
           strategyOptions: opts.set ?? {},
         };
-        if (opts.json) {
-          writeFileSync(
-            opts.json,
-            `${JSON.stringify({ settings, runs: results, strategies: summaries }, null, 2)}\n`,
-          );
-        }
+        const report = `${JSON.stringify({ settings, runs: results, strategies: summaries }, null, 2)}\n`;
+        if (json === 'stdout') process.stdout.write(report);
+        else if (json) writeFileSync(json.file, report);
         if (opts.html) writeFileSync(opts.html, renderHtmlReport(summaries, results, settings));
       }),
     );

@@ -57,3 +57,18 @@ export function knobOption(allowed: readonly string[]) {
     return { ...previous, [name]: { ...previous[name], [knob]: typed } };
   };
 }
+
+/**
+ * The one `--json [file]` of every command: the JSON report goes to `file`, or to stdout — instead of
+ * the table or text report — when no file is given or it is `-`. Undefined: no JSON.
+ */
+export type JsonTarget = { readonly file: string } | 'stdout' | undefined;
+
+export const JSON_OPTION_HELP =
+  'the report as JSON: written to file (the table is printed too), or without a file (or with -) printed to stdout instead of the table';
+
+export function jsonTarget(value: string | boolean | undefined): JsonTarget {
+  if (value === undefined || value === false) return undefined;
+  if (value === true || value === '-') return 'stdout';
+  return { file: value };
+}

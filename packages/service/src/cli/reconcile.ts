@@ -1,8 +1,10 @@
+import { writeFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import { signToken } from '../http/auth.js';
 import { reconcile, type SaleDrift } from '../sale/reconcile.js';
 import { assertStore, DataDirClaim, runningOwner, type DataDirOwner } from './data-dir.js';
 import { action, type Resources } from './lifecycle.js';
+import { JSON_OPTION_HELP, jsonTarget, type JsonTarget } from './options.js';
 import { defaultLogger, jwtSecret, startRuntime } from './runtime.js';
 
 interface ReconcileOptions {
@@ -10,13 +12,15 @@ interface ReconcileOptions {
   redis?: string;
   database?: string;
   dataDir: string;
-  json: boolean;
+  json?: string | boolean;
 }
 
 export function registerReconcile(program: Command): void {
   program
     .command('reconcile')
-    .description('compare Redis with the order record per open sale; --repair fixes Redis to match')
+    .description(
+      'compare Redis with the order record per open sale; --repair fixes Redis to match. Exits 2 on drift (without --repair)',
+    )
     .option('--repair', 'set Redis stock and buyer counts to what the record allows', false)
     .option('--redis <url>', 'Redis (REDIS_URL); default: the embedded one', process.env.REDIS_URL)
     .option(
@@ -25,11 +29,15 @@ export function registerReconcile(program: Command): void {
       process.env.DATABASE_URL,
     )
     .option('--data-dir <dir>', 'where embedded data lives (a running serve there is asked)', '.lockstock')
-    .option('--json', 'print JSON', false)
+    .option('--json [file]', JSON_OPTION_HELP.replace('the table', 'the text'))
+    .addHelpText(
+      'after',
+      '\nExit status: 0 when every open sale is in sync (or was repaired with --repair), 2 when drift was\nfound and not repaired, 1 on an error.',
+    )
     .action(
       action(async (resources, options: ReconcileOptions) => {
         const report = await reconcileWhereTheDataIs(resources, options);
-        print(report, options.json);
+        print(report, jsonTarget(options.json));
         const drifted = report.some(
           (s) => s.condition !== 'ok' || s.drift !== 0 || s.buyersBelowRecord > 0 || s.unscheduledOrders > 0,
         );
@@ -96,11 +104,13 @@ async function reconcileThrough(owner: DataDirOwner, options: ReconcileOptions):
   return body.sales;
 }
 
-function print(report: readonly SaleDrift[], json: boolean): void {
-  if (json) {
-    process.stdout.write(`${JSON.stringify({ sales: report }, null, 2)}\n`);
+function print(report: readonly SaleDrift[], json: JsonTarget): void {
+  const text = `${JSON.stringify({ sales: report }, null, 2)}\n`;
+  if (json === 'stdout') {
+    process.stdout.write(text);
     return;
   }
+  if (json) writeFileSync(json.file, text);
   for (const s of report) {
     const state =
       s.condition !== 'ok'
