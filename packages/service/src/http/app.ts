@@ -98,6 +98,20 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   app.removeContentTypeParser('text/plain'); // bodies are JSON; anything else is a 415
+  // `Content-Type: application/json` with no body at all (curl -X POST -H 'Content-Type: ...' and
+  // no -d, a client that always sends the header) is a request without a body, as if the header were
+  // absent: the routes whose body is optional (buy, pay, cancel, reconcile) take it; a route that
+  // needs one says so in its 400. Fastify's own parser, kept for everything else (prototype
+  // poisoning refused as configured), answered 400 to it.
+  const parseJson = app.getDefaultJsonParser(
+    SERVER_OPTIONS.onProtoPoisoning,
+    SERVER_OPTIONS.onConstructorPoisoning,
+  );
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    if (body === '') done(null, undefined);
+    else void parseJson(request, body, done);
+  });
   app.setErrorHandler(createErrorHandler(deps.metrics.registry));
   app.addHook('preClose', async () => {
     closing = true;
