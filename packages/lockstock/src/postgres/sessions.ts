@@ -80,10 +80,19 @@ export class Sessions {
       session.client.release();
       return;
     }
-    // Nothing it holds may reach the pool: end the transaction, or drop stray session locks.
+    // Nothing it holds may reach the pool: end the transaction, or drop stray session locks. Detached,
+    // the connection still needs an 'error' listener until the pool's takes over: pg emits 'error' when
+    // the server goes away even with this statement in flight (its failure is reported below), and an
+    // unheard 'error' event would crash the process (a server restart under a failed wait did).
+    const unheard = () => undefined;
+    session.client.on('error', unheard);
     session.client.query(session.inTransaction ? 'ROLLBACK' : SQL.unlockAll).then(
-      () => session.client.release(),
+      () => {
+        session.client.off('error', unheard);
+        session.client.release();
+      },
       (error: unknown) => {
+        session.client.off('error', unheard);
         this.options.report(error);
         session.client.release(error instanceof Error ? error : true);
       },
