@@ -5,15 +5,21 @@ import { RedisLockClient } from '../../src/index.js';
 import { useFixtures } from '../helpers/crash.js';
 import { fullFaultSuite, reportRow } from '../helpers/fault-report.js';
 import { killHolders, shownMs } from '../helpers/killed-holder.js';
+import { pausePastLease } from '../helpers/paused-holder.js';
 
 /**
- * Fault row "holder killed" (RELIABILITY.md §3.2 row 1) on Redis, one server and a 3-master Cluster: a
+ * Fault rows on Redis holders. "Holder killed" (RELIABILITY.md §3.2 row 1), one server and a 3-master
+ * Cluster: a
  * holder process (fixtures/fault-holder.mjs) holds a mutex whose lease its watchdog renews, and is
  * SIGKILLed while a client of this process waits. Nothing releases the lock: it must pass on when the
  * dead holder's last renewed lease runs out — within the watchdog timeout plus slack for a loaded
  * machine — to the waiter, with a greater token; lockstock/checker reads the merged history.
+ * "Holder paused" (row 2) on the Cluster (the one server's is test/faults/paused-holder.test.ts): the
+ * holder SIGSTOPped past its lease, another client takes the lock, the holder resumes and writes — two
+ * holders, which the checker must find, and a fence (RedisFencedStore on the one server) that refuses
+ * the stale write.
  */
-const FILE = 'test/faults/redis-holder-killed.test.ts';
+const FILE = 'test/faults/redis-holder-faults.test.ts';
 /** The holder's watchdog timeout, its lease. */
 const LEASE_MS = 1_000;
 /** The waiter retries when the holder's remaining lease ends; a loaded machine answers late. */
@@ -105,6 +111,30 @@ describe('lock faults on Redis: holder killed', () => {
       file: FILE,
       checker: report,
       figures: { leaseMs: LEASE_MS, freedAfterMsMax: Math.round(Math.max(...freedAfterMs)) },
+    });
+  });
+
+  it('3-master Cluster: a holder SIGSTOPped past its lease — two holders (found), the fence refuses the stale write', async () => {
+    const waiters = clusterClient();
+    const { report, takenAfterMs, seen } = await pausePastLease({
+      fixtures,
+      name: lockName('paused-cluster'),
+      backend: { kind: 'redis-cluster', nodes: cluster.startupNodes, watchdogTimeoutMs: LEASE_MS },
+      resourceUrl: server.url,
+      take: (name) => waiters.mutex(name).acquire({ owner: 'second', waitMs: LEASE_MS + 10_000 }),
+    });
+    reportRow({
+      row: 'holder-paused',
+      backend: 'cluster',
+      fault: `a holder process on a 3-master Redis Cluster SIGSTOPped past its ${LEASE_MS} ms watchdog lease; another client takes the lock; the holder resumes (SIGCONT) and writes without looking at its signal`,
+      expected: ['VIOL', 'F-OK'],
+      observed: `the other client got the lock ${Math.round(takenAfterMs)} ms after the stop (the lease ran out on the lock's master); once resumed, ${seen.words}, and it wrote: two holders, found by the checker; the fenced store refused its stale write, the unfenced list took it`,
+      file: FILE,
+      checker: report,
+      figures: {
+        takenAfterMs: Math.round(takenAfterMs),
+        ...(seen.ms === undefined ? {} : { abortedAfterResumeMs: Math.round(seen.ms) }),
+      },
     });
   });
 });
