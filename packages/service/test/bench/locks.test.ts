@@ -14,8 +14,14 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 /** `lockstock bench locks` as a user runs it, tiny: one short run per row; the JSON it wrote. */
 async function benchLocks(args: string[]): Promise<LockBenchResult[]> {
   const json = join(dir, `${args.join('-').replace(/[^\w-]/g, '')}.json`);
-  const tiny = ['--runs', '1', '--uncontended-ms', '150', '--contended-ms', '300', '--json', json];
-  const { code, stderr } = await runCli(['bench', 'locks', ...tiny, ...args]);
+  // A contended row must see the lock pass between loops: at load average 10–15, 300 ms was not
+  // always enough for one hand-off on etcd (its floor measured none); 1 s is.
+  const tiny = ['--runs', '1', '--uncontended-ms', '150', '--contended-ms', '1000', '--json', json];
+  const { code, stderr } = await runCli(['bench', 'locks', ...tiny, ...args], {
+    // Room for lockstock's Redlock votes (50 ms by default): on a machine at load average 7–10 the
+    // masters' answers took longer and the row failed. What is checked here is not speed.
+    LOCKSTOCK_TEST_REDLOCK_NODE_TIMEOUT_MS: '2000',
+  });
   expect(code, stderr).toBe(0);
   return (JSON.parse(readFileSync(json, 'utf8')) as { results: LockBenchResult[] }).results;
 }
@@ -85,12 +91,15 @@ describe('bench locks end to end (figures are not checked, only what was measure
       expect(r.redisCpuUsPerOp !== null && r.redisCpuUsPerOp >= least, row(r)).toBe(uncontended);
     }
     const contended = results.filter((r) => r.scenario === 'contended');
-    expect(contended.every((r) => r.handoffOtherP99Ms !== null && r.maxWaitMs !== null)).toBe(true);
+    for (const r of contended) {
+      // A hand-off between loops was measured (none, and the percentile is NaN: null in the JSON).
+      expect(r.handoffOtherP99Ms !== null && r.maxWaitMs !== null, row(r)).toBe(true);
+    }
     const readWrite = results.filter((r) => r.scenario === 'read-write');
     expect(readWrite.every((r) => r.writerMaxWaitMs !== null && r.writesPerSec !== null)).toBe(true);
     // 36 rows on seven topologies (a JVM, a Cluster, etcd, PostgreSQL and MariaDB started first): over a
-    // minute on a loaded 2-core machine.
-  }, 240_000);
+    // minute on a 2-core machine, 156 s at load average 16.
+  }, 420_000);
 
   it('node-redlock and redlock-universal: their mutex on one server and on the cluster, Redlock on 5 masters; the etcd3 lock on etcd; advisory-lock on PostgreSQL', async () => {
     const results = await benchLocks([

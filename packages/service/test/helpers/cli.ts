@@ -111,12 +111,16 @@ export async function runInTerminal(
   return { code, output, raw };
 }
 
-/** Runs the CLI to its end with piped output; stdout and stderr apart, each decoded whole. */
+/**
+ * Runs the CLI to its end with piped output; stdout and stderr apart, each decoded whole. `env` adds
+ * to the inherited environment (test hooks).
+ */
 export async function runCli(
   args: string[],
+  env: Record<string, string> = {},
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const child = spawn(process.execPath, [cli, ...args], {
-    env: { ...process.env, LOG_LEVEL: 'warn' },
+    env: { ...process.env, LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const stdout: Buffer[] = [];

@@ -167,11 +167,26 @@ export async function createAdapter(spec: AdapterSpec): Promise<LockAdapter> {
 
 type Acquire = Pick<LockAdapter, 'acquire'>;
 
+/**
+ * Test hook: LOCKSTOCK_TEST_REDLOCK_NODE_TIMEOUT_MS gives lockstock's Redlock votes longer than the
+ * client's default 50 ms. The end-to-end test sets it: on a loaded machine (load average 7–10) a
+ * master's answer took longer than 50 ms and the row failed with timed-out votes. Figures are
+ * measured with the default.
+ */
+function testRedlockNodeTimeoutMs(): number | undefined {
+  const ms = Number(process.env.LOCKSTOCK_TEST_REDLOCK_NODE_TIMEOUT_MS);
+  return Number.isFinite(ms) && ms > 0 ? ms : undefined;
+}
+
 function lockstock(spec: AdapterSpec, connections: Connections): LockAdapter {
   if (spec.kind === 'redlock') {
     if (connections.topology !== 'masters-5') throw new Error('lockstock redlock runs on masters-5');
     // Without a fencing token source, as the peers (none of them fences); tokens are then 0.
-    const redlock = new RedlockClient({ nodes: connections.clients });
+    const nodeTimeoutMs = testRedlockNodeTimeoutMs();
+    const redlock = new RedlockClient({
+      nodes: connections.clients,
+      ...(nodeTimeoutMs === undefined ? {} : { nodeTimeoutMs }),
+    });
     return {
       acquire: (key) => redlock.mutex(key).acquire(),
       close: async () => {
