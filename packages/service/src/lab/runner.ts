@@ -10,6 +10,8 @@ import type { Attempt, LabRun } from './types.js';
 import type { FromWorker, ToWorker } from './worker.js';
 
 const workerPath = fileURLToPath(new URL('./worker.js', import.meta.url));
+/** How much of a worker's stderr a failure quotes (its end: where the error is). */
+const STDERR_KEPT = 4_000;
 
 export interface LabOptions {
   strategies: string[];
@@ -42,7 +44,13 @@ function startWorker(
   onProgress: (done: number) => void,
 ): Worker {
   const child = fork(workerPath, [redisUrl, databaseUrl, JSON.stringify(servers)], {
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    stdio: ['ignore', 'inherit', 'pipe', 'ipc'],
+  });
+  // The worker's stderr still reaches ours; its end is kept, to say why a worker that dies died.
+  let stderr = '';
+  child.stderr?.on('data', (chunk: Buffer) => {
+    process.stderr.write(chunk);
+    stderr = (stderr + chunk.toString('utf8')).slice(-STDERR_KEPT);
   });
   const waiting = new Map<string, (message: FromWorker) => void>();
   let failure: Error | undefined;
@@ -52,8 +60,13 @@ function startWorker(
     const resolve = waiting.get(message.type) ?? (failure ? [...waiting.values()][0] : undefined);
     resolve?.(message);
   });
-  child.on('exit', (code) => {
-    failure ??= new Error(`lab worker exited with code ${code}`);
+  // 'close', not 'exit': by then its stderr has been read to the end.
+  child.on('close', (code, signal) => {
+    const how = signal ? `was killed by ${signal}` : `exited with code ${code}`;
+    const said = stderr.trim();
+    failure ??= new Error(
+      `lab worker ${how}${said ? `; its stderr ended with:\n${said}` : ' (nothing on stderr)'}`,
+    );
     for (const resolve of waiting.values()) resolve({ type: 'failed', error: failure.message });
   });
   return {
@@ -63,7 +76,7 @@ function startWorker(
         if (failure) return reject(failure);
         waiting.set(type, (message) => {
           waiting.delete(type);
-          if (message.type === 'failed') reject(new Error(message.error));
+          if (message.type === 'failed') reject(failure ?? new Error(message.error));
           else resolve(message as never);
         });
       });

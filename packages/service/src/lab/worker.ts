@@ -77,6 +77,10 @@ async function play(buy: (buyer: string) => Promise<boolean>, buyers: string[], 
 }
 
 main().catch((error: unknown) => {
-  send({ type: 'failed', error: String(error) });
-  process.exit(1);
+  const reason = String((error as Error)?.stack ?? error);
+  console.error(reason); // for whoever reads our stderr, should the message not get through
+  // Exits once the message is sent: exiting at once could drop it, leaving only the exit code.
+  if (process.send)
+    process.send({ type: 'failed', error: reason } satisfies FromWorker, () => process.exit(1));
+  else process.exit(1);
 });
