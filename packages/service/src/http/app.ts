@@ -1,4 +1,5 @@
 import type { SaleRedis } from '../sale/redis.js';
+import { nameOperations, TAGS } from './openapi.js';
 import { registerRequestTracing } from './tracing.js';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
@@ -136,9 +137,16 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(swagger, {
     openapi: {
       info: { title: 'lockstock flash-sale API', version: '1' },
+      tags: [...TAGS],
       components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } } },
     },
+    // Shared schemas keep their $id as their name in the document (`Error`, not `def-0`).
+    refResolver: {
+      buildLocalReference: (json, _baseUri, _fragment, i) =>
+        typeof json.$id === 'string' ? json.$id : `Schema${i}`,
+    },
   });
+  nameOperations(app);
   // The API reference page (Swagger UI) and the OpenAPI document, /docs and /docs/json: its assets
   // are served from the package (no CDN), so the page works offline and on a locked-down network.
   await app.register(swaggerUi, {
