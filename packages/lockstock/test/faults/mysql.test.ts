@@ -4,9 +4,10 @@ import mysql from 'mysql2/promise';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MariaDbServer, RedisServer } from '@lockstock/servers';
 import { checkLockHistory, type HistoryEvent } from '../../src/checker/index.js';
-import { RedisFencedStore, type LockHandle } from '../../src/index.js';
+import { LockTimeoutError, RedisFencedStore, type LockHandle } from '../../src/index.js';
 import { MySqlLockClient, mysqlLockName } from '../../src/mysql/index.js';
 import { lossSeen, mergeHistories, msSince, useFixtures, type LossReport } from '../helpers/crash.js';
+import { FaultProxy } from '../helpers/fault-proxy.js';
 import { fullFaultSuite, reportRow } from '../helpers/fault-report.js';
 import { killHolders, shownMs } from '../helpers/killed-holder.js';
 import { HistoryRecorder } from '../helpers/recorder.js';
@@ -14,7 +15,8 @@ import { HistoryRecorder } from '../helpers/recorder.js';
 /**
  * The lock fault rows on MySQL's user locks (GET_LOCK), on a private MariaDB (RELIABILITY.md §3,
  * column MY): a holder process SIGKILLed, paused (SIGSTOP: a session lock has no lease), its connection
- * killed (KILL CONNECTION, row 11), and the server restarted under it. The holder is a process of its
+ * killed (KILL CONNECTION, row 11), the server restarted under it, and its link blackholed (a fault
+ * proxy; the server keeps the dark session and its lock). The holder is a process of its
  * own (fixtures/fault-holder.mjs, kind 'contract') writing a JSON Lines history; the other client runs
  * here. The fenced resource is a RedisFencedStore (the (token, owner) rule) on a Redis of its own,
  * beside an unfenced list there: only the lock's session is faulted. Verdicts come from
@@ -39,10 +41,11 @@ const lockName = (label: string) => `fault-${label}-${process.pid}-${++unique}`;
 const eventsOf = (owner: unknown): HistoryEvent[] =>
   fixtures.histories().filter((e) => e.proc === owner || e.owner === owner);
 
-function holder(name: string, options: { watch?: boolean } = {}) {
+function holder(name: string, options: { watch?: boolean; url?: string; sessionCheckMs?: number } = {}) {
   return fixtures.fork('fault-holder.mjs', {
     kind: 'contract',
-    backend: { kind: 'mysql', url: server.url },
+    backend: { kind: 'mysql', url: options.url ?? server.url },
+    sessionCheckMs: options.sessionCheckMs,
     resourceUrl: resources.url,
     name,
     watch: options.watch ?? false,
@@ -262,5 +265,71 @@ describe('lock faults on MySQL (MariaDB user locks)', () => {
       checker: report,
       figures: { backAfterMs: Math.round(backAfterMs), takenAfterMs: Math.round(takenAfterMs) },
     });
+  });
+
+  it("holder partitioned, server defaults: its signal aborts, but the server keeps the dark session's lock until the link heals", async () => {
+    const name = lockName('partitioned');
+    const proxy = await FaultProxy.start(
+      { host: server.host, port: server.port },
+      { closes: 'dropped-while-dark' },
+    );
+    try {
+      const cut = holder(name, {
+        url: `mysql://${server.user}@127.0.0.1:${proxy.port}/${server.database}`,
+        sessionCheckMs: 1_000,
+        watch: true,
+      });
+      const { token, owner } = await cut.next('holding');
+      const connection = await holderOf(name);
+      const recorder = new HistoryRecorder();
+      proxy.set('blackhole');
+      const cutAt = process.hrtime.bigint();
+      recorder.fault('partition', owner, { phase: 'start' });
+      const waiters = client();
+      const waitMs = fullFaultSuite() ? 6_000 : 3_000;
+      await expect(
+        recorder.acquire('second', name, () => waiters.mutex(name).acquire({ owner: 'second', waitMs })),
+      ).rejects.toBeInstanceOf(LockTimeoutError);
+      const lockedThroughMs = msSince(cutAt);
+      expect(await holderOf(name)).toBe(connection); // the server still holds it for the dark session
+      proxy.set('pass'); // heal: the client's close (it gave up on the session) reaches the server
+      recorder.fault('partition', owner, { phase: 'stop' });
+      const healedAt = process.hrtime.bigint();
+      const second = await recorder.acquire('second', name, () =>
+        waiters.mutex(name).acquire({ owner: 'second', waitMs: 10_000 }),
+      );
+      const afterHealMs = msSince(healedAt);
+      expect(second.fencingToken).toBeGreaterThan(token as number);
+      await recorder.write(new RedisFencedStore(redis), `fenced/${name}`, 'from second', second);
+      cut.send({ type: 'write', value: 'late' });
+      const written = await cut.next('written');
+      cut.send({ type: 'release' });
+      const released = await cut.next('released');
+      await recorder.release('second', name, second);
+
+      expect(written).toMatchObject({ accepted: false, signalAborted: true });
+      const lost = released.lost as LossReport;
+      expect(lost.reason).toBe('session_lost');
+      const abortedAfterCutMs = Number(BigInt(lost.at) - cutAt) / 1e6;
+      const report = checkLockHistory(mergeHistories(recorder.events, eventsOf(owner)), { strict: true });
+      expect(report.valid).toBe(true); // the holder was told before anyone else had the lock
+      expect(report.checks.fence).toMatchObject({ acceptedStale: 0, rejectedStale: 1 });
+      reportRow({
+        row: 'holder-partitioned-no-server-timeout',
+        backend: 'mysql',
+        fault:
+          "the holder's link to MariaDB goes dark (fault proxy blackhole, closes swallowed too); sessionCheckMs 1 s; server defaults (wait_timeout 8 h)",
+        expected: ['OK', 'UNAV'],
+        observed: `the holder's signal aborted ${Math.round(abortedAfterCutMs)} ms into the partition (its session check went unanswered), but the server kept the dark session and its user lock: a waiter timed out after ${Math.round(lockedThroughMs)} ms, nobody held it meanwhile; ${Math.round(afterHealMs)} ms after the heal (the client's close arrived) the waiter had it, with a greater token; the late write refused by the fence; no overlap`,
+        file: FILE,
+        checker: report,
+        figures: {
+          abortedAfterCutMs: Math.round(abortedAfterCutMs),
+          afterHealMs: Math.round(afterHealMs),
+        },
+      });
+    } finally {
+      await proxy.stop();
+    }
   });
 });
