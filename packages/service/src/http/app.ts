@@ -110,8 +110,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   );
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
-    if (body === '') done(null, undefined);
-    else void parseJson(request, body, done);
+    const text = typeof body === 'string' ? body : body.toString('utf8');
+    if (text === '') done(null, undefined);
+    else void parseJson(request, text, done);
   });
   app.setErrorHandler(createErrorHandler(deps.metrics.registry));
   app.addHook('preClose', async () => {
