@@ -12,6 +12,7 @@ import {
   useFixtures,
   type LossReport,
 } from '../helpers/crash.js';
+import { withBelievedTokens } from '../helpers/believed-tokens.js';
 import { FaultProxy } from '../helpers/fault-proxy.js';
 import { fullFaultSuite, reportRow } from '../helpers/fault-report.js';
 import { HistoryRecorder } from '../helpers/recorder.js';
@@ -160,6 +161,25 @@ describe('lock faults on etcd', () => {
     expect(report.checks.exclusion.violations[0]?.owners).toEqual(expect.arrayContaining(['second', owner]));
     expect(report.checks.fence).toMatchObject({ valid: true, acceptedStale: 0, rejectedStale: 1 });
     expect(report.checks.tokens.valid).toBe(true);
+    // The unfenced key is the fence switched off: with each write's token as its writer believed it,
+    // the checker itself names the stale write the key took over the newer holder's.
+    const unfenced = checkLockHistory(
+      withBelievedTokens(history, `unfenced/${name}`, {
+        second: second.fencingToken,
+        [String(owner)]: pausedToken as number,
+      }),
+      { strict: true },
+    );
+    expect(unfenced.checks.fence.violations).toEqual([
+      {
+        res: `unfenced/${name}`,
+        kind: 'accepted-stale',
+        owner,
+        token: String(pausedToken),
+        at: expect.any(String) as string,
+        latest: { token: String(second.fencingToken), owner: 'second' },
+      },
+    ]);
     reportRow({
       row: 'holder-paused',
       backend: 'etcd',

@@ -12,6 +12,7 @@ import {
   useFixtures,
   type LossReport,
 } from '../helpers/crash.js';
+import { withBelievedTokens } from '../helpers/believed-tokens.js';
 import { FaultProxy } from '../helpers/fault-proxy.js';
 import { fullFaultSuite, reportRow } from '../helpers/fault-report.js';
 import { HistoryRecorder } from '../helpers/recorder.js';
@@ -134,6 +135,14 @@ describe('lock faults on ZooKeeper', () => {
       second,
     );
     await fencedWrite(admin, `/unfenced/${name}`, Number.MAX_SAFE_INTEGER, 'from second');
+    recorder.record({
+      src: 'resource',
+      proc: 'resource',
+      type: 'ok',
+      f: 'write',
+      res: `unfenced/${name}`,
+      owner: 'second',
+    });
 
     const resumedAt = process.hrtime.bigint(); // before the signal: the holder may run before kill() returns
     paused.kill('SIGCONT');
@@ -150,11 +159,31 @@ describe('lock faults on ZooKeeper', () => {
     const lost = released.lost as LossReport | undefined;
     if (lost) expect(lost.reason).toBe('session_lost');
     const seen = lossSeen(lost, resumedAt, 'SIGCONT');
-    const report = checkLockHistory(mergeHistories(recorder.events, eventsOf(owner)), { strict: true });
+    const history = mergeHistories(recorder.events, eventsOf(owner));
+    const report = checkLockHistory(history, { strict: true });
     expect(report.checks.exclusion.valid).toBe(false);
     expect(report.checks.exclusion.violations[0]?.owners).toEqual(expect.arrayContaining(['second', owner]));
     expect(report.checks.fence).toMatchObject({ valid: true, acceptedStale: 0, rejectedStale: 1 });
     expect(report.checks.tokens.valid).toBe(true);
+    // The unfenced znode is the fence switched off: with each write's token as its writer believed
+    // it, the checker itself names the stale write the znode took over the newer holder's.
+    const unfenced = checkLockHistory(
+      withBelievedTokens(history, `unfenced/${name}`, {
+        second: second.fencingToken,
+        [String(owner)]: pausedToken as number,
+      }),
+      { strict: true },
+    );
+    expect(unfenced.checks.fence.violations).toEqual([
+      {
+        res: `unfenced/${name}`,
+        kind: 'accepted-stale',
+        owner,
+        token: String(pausedToken),
+        at: expect.any(String) as string,
+        latest: { token: String(second.fencingToken), owner: 'second' },
+      },
+    ]);
     reportRow({
       row: 'holder-paused',
       backend: 'zookeeper',
