@@ -35,6 +35,7 @@ export {
   LockAbortedError,
   LockBackendError,
   LockClientClosedError,
+  LockConnectionError,
   LockError,
   LockNotReplicatedError,
   LockLostError,

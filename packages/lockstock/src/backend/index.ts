@@ -31,4 +31,9 @@ export {
 export { LockClientBase, type LockClientOptions } from '../locks/core/client.js';
 export { clockDriftMs, monotonicNow } from '../locks/core/lease.js';
 export { validateOwner } from '../locks/options.js';
-export { LockBackendError, UnsupportedLockKindError, type LockLostReason } from '../locks/errors.js';
+export {
+  BackendUnreachableError,
+  LockBackendError,
+  UnsupportedLockKindError,
+  type LockLostReason,
+} from '../locks/errors.js';

@@ -102,20 +102,48 @@ export class LockAbortedError extends LockError {
  * is the client's own error. Nothing is known to be held: retry, or treat the work as unprotected.
  */
 export class LockBackendError extends LockError {
-  override readonly name = 'LockBackendError';
+  override readonly name: string = 'LockBackendError';
   readonly code = 'ERR_LOCK_BACKEND';
-  constructor(lockName: string, cause: unknown) {
+  constructor(lockName: string, cause: unknown, message?: string) {
     super(
       lockName,
-      `The backend of lock "${lockName}" failed: ${cause instanceof Error ? cause.message : String(cause)}`,
+      message ??
+        `The backend of lock "${lockName}" failed: ${cause instanceof Error ? cause.message : String(cause)}`,
       { cause },
     );
+  }
+}
+
+/**
+ * The lock's backend could not be reached: `address` says where it was looked for, `errorCode` why
+ * when the system said (ECONNREFUSED: nothing listens there; ENOTFOUND: the host name does not
+ * resolve; ETIMEDOUT...), `cause` is the driver's own error. A LockBackendError (same `code`), so code
+ * that handles backend failures handles it too. Nothing is known to be held.
+ */
+export class LockConnectionError extends LockBackendError {
+  override readonly name = 'LockConnectionError';
+  /** The backend's name: 'redis', 'zookeeper', 'etcd'... */
+  readonly backend: string;
+  /** host:port (several, comma-separated), or a socket path; never credentials. */
+  readonly address: string;
+  /** ECONNREFUSED, ENOTFOUND, ETIMEDOUT... when known. */
+  readonly errorCode: string | undefined;
+  constructor(lockName: string, unreachable: BackendUnreachableError) {
+    super(
+      lockName,
+      unreachable.cause ?? unreachable,
+      `Lock "${lockName}": cannot reach ${unreachable.describe()}`,
+    );
+    this.backend = unreachable.backend;
+    this.address = unreachable.address;
+    this.errorCode = unreachable.errorCode;
   }
 }
 
 /** Wraps a backend's own error (a lockstock error passes through unchanged). */
 export function backendError(lockName: string, error: unknown): Error {
   if (error instanceof LockError || error instanceof InvalidLockOptionError) return error;
+  if (error instanceof BackendUnreachableError) return new LockConnectionError(lockName, error);
   return new LockBackendError(lockName, error);
 }
 
@@ -213,8 +241,9 @@ export class LockClientClosedError extends LockError {
 }
 
 import { InvalidLockOptionError } from '../support/option-error.js';
+import { BackendUnreachableError, connectionCode } from '../support/unreachable.js';
 
-export { InvalidLockOptionError };
+export { InvalidLockOptionError, BackendUnreachableError, connectionCode };
 
 /**
  * The client's backend does not offer this kind of lock (a shared lock on MySQL, a semaphore on

@@ -1,5 +1,6 @@
 import type { RedisOptions } from 'ioredis';
 import { ioredis } from './driver.js';
+import { BackendUnreachableError, connectionCode } from '../support/unreachable.js';
 import { InvalidLockOptionError } from '../support/option-error.js';
 
 /**
@@ -95,6 +96,7 @@ export function resolveRedis(source: RedisSource): { client: RedisClient; owned:
   const defaults: RedisOptions = { maxRetriesPerRequest: 2, connectTimeout: 5_000 };
   if (typeof source === 'string') {
     if (source.trim() === '') throw new InvalidLockOptionError('redis', EXPECTED, source);
+    assertRedisScheme(source);
     return { client: new (ioredis().Redis)(source, defaults), owned: true };
   }
   if (typeof source !== 'object' || source === null) {
@@ -131,4 +133,105 @@ export function duplicateClient<C extends RedisClient>(client: C): C {
       ? client.duplicate(undefined, { shardedSubscribers: true })
       : client.duplicate({ enableReadyCheck: false })
   ) as C;
+}
+
+/** URL schemes ioredis connects by (a URL without a scheme, `host:port` or a socket path, too). */
+const REDIS_SCHEMES = ['redis', 'rediss'];
+
+/**
+ * Refuses a URL of another scheme (`http://`, `mysql://`): ioredis would take `http://host:6379` for
+ * the host `http` and fail only at the first command, with "Reached the max retries per request
+ * limit". The URL itself is never shown (it may hold a password), only its scheme.
+ */
+function assertRedisScheme(url: string): void {
+  const scheme = /^([a-z][a-z0-9+.-]*):\/\//i.exec(url.trim())?.[1]?.toLowerCase();
+  if (scheme === undefined || REDIS_SCHEMES.includes(scheme)) return;
+  throw new InvalidLockOptionError(
+    'redis',
+    `a redis:// or rediss:// URL (TLS), host:port or a socket path — not a ${scheme}:// URL`,
+    `${scheme}://…`,
+  );
+}
+
+/** Where a client connects, for errors: host:port, a socket path, Sentinel or Cluster nodes. */
+export function redisAddress(client: RedisClient): string {
+  const nodes = (list: unknown): string | undefined =>
+    Array.isArray(list) && list.length > 0
+      ? list
+          .map((node: { host?: string; port?: number } | string | number) =>
+            typeof node === 'object' ? `${node.host ?? 'localhost'}:${node.port ?? 6379}` : String(node),
+          )
+          .join(',')
+      : undefined;
+  if (isCluster(client)) {
+    return nodes((client as unknown as { startupNodes?: unknown }).startupNodes) ?? 'the Cluster nodes';
+  }
+  const options = client.options as {
+    host?: string;
+    port?: number;
+    path?: string;
+    sentinels?: unknown;
+    name?: string;
+  };
+  const sentinels = nodes(options.sentinels);
+  if (sentinels !== undefined) return `${sentinels} (Sentinels of master "${options.name ?? ''}")`;
+  return options.path ?? `${options.host ?? 'localhost'}:${options.port ?? 6379}`;
+}
+
+/** Errors ioredis rejects a command with when it has no connection to send it on. */
+function noConnection(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  return (
+    error.name === 'MaxRetriesPerRequestError' ||
+    error.message === 'Connection is closed.' ||
+    error.message.startsWith("Stream isn't writeable") ||
+    connectionCode(error) !== undefined
+  );
+}
+
+/**
+ * Explains the commands of `client` that fail for want of a connection: ioredis answers them with
+ * "Reached the max retries per request limit (which is 2)", which names neither the server nor why.
+ * The connection's own last error (ECONNREFUSED, ENOTFOUND...) is watched — on a client lockstock
+ * made; a caller's client keeps its own 'error' handling untouched, and its errors name the address
+ * only — and such a failure becomes a BackendUnreachableError naming both, the driver's error its
+ * cause (lock calls then throw LockConnectionError). Any other error is returned as it is.
+ */
+export function explainConnectionErrors(
+  client: RedisClient,
+  owned: boolean,
+  backend = 'redis',
+): (error: unknown) => unknown {
+  let lastError: Error | undefined;
+  if (owned) client.on('error', (error: Error) => (lastError = error));
+  client.on('ready', () => (lastError = undefined));
+  return (error) => {
+    if (!noConnection(error) || client.status === 'ready') return error;
+    const code = connectionCode(lastError) ?? connectionCode(error);
+    const detail =
+      lastError !== undefined
+        ? `the connection failed: ${lastError.message}`
+        : `no connection (ioredis status: ${client.status})`;
+    return new BackendUnreachableError(backend, redisAddress(client), code, detail, {
+      cause: lastError ?? error,
+    });
+  };
+}
+
+/** Commands the lock resources send directly (not through a ScriptRunner): see explainingClient. */
+const DIRECT_COMMANDS = new Set(['get', 'hget', 'exists', 'pttl', 'zrem', 'del', 'wait']);
+
+/** `client` whose direct commands fail as `explain` says (for lock resources' reads). */
+export function explainingClient<C extends RedisClient>(client: C, explain: (error: unknown) => unknown): C {
+  return new Proxy(client, {
+    get(target, property, receiver) {
+      const value: unknown = Reflect.get(target, property, receiver);
+      if (typeof property !== 'string' || !DIRECT_COMMANDS.has(property) || typeof value !== 'function')
+        return value;
+      return (...args: unknown[]) =>
+        (value as (...a: unknown[]) => Promise<unknown>).apply(target, args).catch((error: unknown) => {
+          throw explain(error);
+        });
+    },
+  });
 }

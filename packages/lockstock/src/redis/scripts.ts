@@ -80,11 +80,19 @@ export class ScriptRunner {
   /** Whether commands can be built here and sent with the client's own `sendCommand`. */
   private readonly direct: boolean;
 
-  /** `maxBatch`: commands written together at most before the tick ends (see WriteCoalescer). */
+  /** What a failed script's error is turned into (see `explainError`). */
+  private readonly explain: ((error: unknown) => unknown) | undefined;
+
+  /**
+   * `maxBatch`: commands written together at most before the tick ends (see WriteCoalescer).
+   * `explainError`: what a script's failure is rethrown as (the lock client names the server and the
+   * connection's own error when there is no connection: see `explainConnectionErrors`).
+   */
   constructor(
     readonly client: RedisClient,
-    options: { maxBatch?: number } = {},
+    options: { maxBatch?: number; explainError?: (error: unknown) => unknown } = {},
   ) {
+    this.explain = options.explainError;
     this.coalescer = new WriteCoalescer(client, options.maxBatch);
     // Only for a client of the copy of ioredis lockstock imports (so that our Command is its Command).
     // A client with auto-pipelining is sent to directly too: its batching happens only in ioredis'
@@ -104,7 +112,7 @@ export class ScriptRunner {
       ? this.coalescer.sendCommand(client as WithOptions, this.evalshaCommand(script.sha1, count, keys, args))
       : this.coalescer.send(() => client.evalsha(script.sha1, count, ...keys, ...args));
     return reply.catch((error: unknown) => {
-      if (!isNoScript(error)) throw error;
+      if (!isNoScript(error)) throw this.explain ? this.explain(error) : error;
       return client.eval(script.source, count, ...keys, ...args);
     });
   }

@@ -1,4 +1,11 @@
-import { isCluster, resolveRedis, type RedisClient, type RedisSource } from '../../redis/connection.js';
+import {
+  explainConnectionErrors,
+  explainingClient,
+  isCluster,
+  resolveRedis,
+  type RedisClient,
+  type RedisSource,
+} from '../../redis/connection.js';
 import { assertKeyPrefix, DEFAULT_KEY_PREFIX } from '../../redis/keys.js';
 import { ScriptRunner } from '../../redis/scripts.js';
 import { SharedSubscriber } from '../../redis/subscriber.js';
@@ -114,9 +121,11 @@ export class RedisBackend implements LockBackend {
     const clientId = newOwnerId();
     this.subscribe = (channel, onWake) =>
       this.subscriber.subscribe(channel, (message) => onWake(decodeWake(message, clientId)));
+    // A command that fails for want of a connection names the server and why (LockConnectionError).
+    const explainError = explainConnectionErrors(client, owned);
     this.ctx = {
-      client,
-      scripts: new ScriptRunner(client),
+      client: explainingClient(client, explainError),
+      scripts: new ScriptRunner(client, { explainError }),
       keyPrefix,
       clientId,
       turnWindowMs: TURN_WINDOW_MS,
