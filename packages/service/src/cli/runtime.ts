@@ -21,7 +21,7 @@ import { RedisServer } from '@lockstock/servers';
 import { readRecordFsync, type DurabilityReport } from '../sale/health.js';
 import { RecoveryMonitor } from '../sale/recovery/monitor.js';
 import { startOrderThread, ThreadedRegistry, type OrderThread } from './order-thread-host.js';
-import { connectionCode, HINTS, UnreachableError } from './unreachable.js';
+import { assertScheme, connectionCode, HINTS, UnreachableError } from './unreachable.js';
 import type { Resources } from './lifecycle.js';
 
 export interface RuntimeOptions {
@@ -111,6 +111,9 @@ export function defaultLogger(fd: 1 | 2 = 1): Logger {
  * failure (or a signal) halfway through closes what was started — never a stray redis-server.
  */
 export async function startRuntime(options: RuntimeOptions, resources: Resources): Promise<Runtime> {
+  // A URL for another kind of server is said as such, before anything starts (not "cannot reach").
+  assertScheme('Redis', options.redisUrl);
+  assertScheme('PostgreSQL', options.databaseUrl);
   // First in, closed last: spans of the shutdown are flushed too.
   const stopTracing = await startTracing(options.httpServer === false ? 'records' : 'http');
   if (stopTracing) resources.add('the tracer', stopTracing);

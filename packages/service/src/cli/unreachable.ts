@@ -55,3 +55,38 @@ export const HINTS = {
   PostgreSQL:
     'is PostgreSQL running there? Check DATABASE_URL (--database), or leave it unset and lockstock keeps orders in its embedded record',
 } as const;
+
+/** The URL schemes each server is reached by (a Redis URL without `scheme://` is ioredis's own). */
+const SCHEMES = {
+  Redis: ['redis', 'rediss', 'redis-cluster'],
+  PostgreSQL: ['postgres', 'postgresql', 'socket'],
+} as const;
+
+const SETTINGS = {
+  Redis: {
+    name: 'REDIS_URL (--redis)',
+    unset: 'leave it unset and lockstock starts a private redis-server',
+  },
+  PostgreSQL: {
+    name: 'DATABASE_URL (--database)',
+    unset: 'leave it unset and lockstock keeps orders in its embedded record',
+  },
+} as const;
+
+/** A URL given for `what` with another server's scheme (mysql:// for PostgreSQL, http:// for Redis). */
+export class WrongSchemeError extends Error {
+  constructor(what: 'Redis' | 'PostgreSQL', scheme: string) {
+    const accepted = SCHEMES[what].filter((s) => s !== 'socket').map((s) => `${s}://`);
+    const list = `${accepted.slice(0, -1).join(', ')} or ${accepted.at(-1)}`;
+    super(
+      `${SETTINGS[what].name} is ${/^(?:[aeiou]|http)/i.test(scheme) ? 'an' : 'a'} ${scheme}:// URL, but lockstock needs ${what} there: give a ${list} URL, or ${SETTINGS[what].unset}`,
+    );
+  }
+}
+
+/** Throws WrongSchemeError when `url` names a scheme `what` is not reached by; never shows the URL itself. */
+export function assertScheme(what: 'Redis' | 'PostgreSQL', url: string | undefined): void {
+  const scheme = url && /^([a-z][a-z0-9+.-]*):\/\//i.exec(url.trim())?.[1]?.toLowerCase();
+  if (scheme && !(SCHEMES[what] as readonly string[]).includes(scheme))
+    throw new WrongSchemeError(what, scheme);
+}

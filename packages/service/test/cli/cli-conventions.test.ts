@@ -125,3 +125,34 @@ describe('what the commands say and how they report', () => {
     expect(JSON.parse(readFileSync(join(cwd, 'runs.json'), 'utf8'))).toHaveProperty('runs');
   });
 });
+
+describe('a URL for another kind of server', () => {
+  it('is named by its scheme, before anything starts, for DATABASE_URL and REDIS_URL alike', async () => {
+    const cwd = freshDir();
+    // What a user with a MySQL shop at hand tries first: reported as an unreachable PostgreSQL before.
+    const mysql = await cli(['serve', '--port', '0'], cwd, {
+      DATABASE_URL: 'mysql://shop:secret@127.0.0.1:3306/shop',
+      LOCKSTOCK_PROCESSES: '1',
+    });
+    expect(mysql.code).toBe(1);
+    expect(`${mysql.stdout}${mysql.stderr}`).toBe(
+      'error: DATABASE_URL (--database) is a mysql:// URL, but lockstock needs PostgreSQL there: give a ' +
+        'postgres:// or postgresql:// URL, or leave it unset and lockstock keeps orders in its embedded record\n',
+    );
+    const http = await cli(['serve', '--port', '0', '--redis', 'http://127.0.0.1:6379'], cwd, {
+      LOCKSTOCK_PROCESSES: '1',
+    });
+    expect(http.code).toBe(1);
+    expect(`${http.stdout}${http.stderr}`).toBe(
+      'error: REDIS_URL (--redis) is an http:// URL, but lockstock needs Redis there: give a redis://, ' +
+        'rediss:// or redis-cluster:// URL, or leave it unset and lockstock starts a private redis-server\n',
+    );
+    const worker = await cli(['worker'], cwd, {
+      REDIS_URL: 'redis://127.0.0.1:1',
+      DATABASE_URL: 'mariadb://127.0.0.1/shop',
+    });
+    expect(worker.code).toBe(1);
+    expect(worker.stderr).toMatch(/^error: DATABASE_URL \(--database\) is a mariadb:\/\/ URL/);
+    expect(existsSync(join(cwd, '.lockstock', 'redis'))).toBe(false); // no redis-server was started
+  });
+});
