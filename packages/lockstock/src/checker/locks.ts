@@ -337,7 +337,11 @@ function tokenOrder(client: readonly HistoryEvent[], all: readonly HistoryEvent[
   const byTime = (key: 'done' | 'invoked') => (a: Grant, b: Grant) =>
     a[key] < b[key] ? -1 : a[key] > b[key] ? 1 : 0;
   const locks = new Map<string, Grant[]>();
-  for (const grant of granted) locks.set(grant.lock, [...(locks.get(grant.lock) ?? []), grant]);
+  for (const grant of granted) {
+    let list = locks.get(grant.lock);
+    if (!list) locks.set(grant.lock, (list = []));
+    list.push(grant);
+  }
   for (const list of locks.values()) {
     const done = [...list].sort(byTime('done'));
     let next = 0;
@@ -537,28 +541,53 @@ function fifoOrder(
     }
   }
   const violations: FifoViolation[] = [];
-  const queued = waiters.filter((w) => w.queuedAt !== undefined && !w.reentry);
-  for (const later of waiters) {
-    if (later.outcome !== 'ok' || later.reentry) continue;
-    for (const earlier of queued) {
-      if (earlier === later || earlier.lock !== later.lock || earlier.proc === later.proc) continue;
-      if (earlier.queuedAt! >= later.invokedAt) continue; // not known to be queued before it began
-      // Still waiting when the later one was granted: granted after it, or never (no give-up, no kill).
-      const overtaken =
-        (earlier.outcome === 'ok' && earlier.doneAt! > later.doneAt!) || earlier.outcome === undefined;
-      if (!overtaken) continue;
-      violations.push({
-        lock: later.lock,
-        overtaken: earlier.owner ?? earlier.proc,
-        by: later.owner ?? later.proc,
-        queuedAt: String(earlier.queuedAt),
-        invokedAt: String(later.invokedAt),
-        grantedAt: String(later.doneAt),
-      });
+  // Until when each queued waiter kept its place: its grant, or the end (no grant, no give-up, no
+  // kill). A waiter that gave up or was killed keeps none.
+  const heldPlace = (w: Waiter) =>
+    w.outcome === 'ok' ? w.doneAt! : w.outcome === undefined ? UNTIL_END : -1n;
+  const byLock = new Map<string, Waiter[]>();
+  for (const waiter of waiters) {
+    let list = byLock.get(waiter.lock);
+    if (!list) byLock.set(waiter.lock, (list = []));
+    list.push(waiter);
+  }
+  for (const list of byLock.values()) {
+    // One sweep, O(n log n) when nobody is overtaken: later waiters by when they began; the queued
+    // ones known before each joins the prefix, of which only the longest-kept place matters unless it
+    // outlasts the later one's grant (then the prefix is searched for every waiter it passed).
+    const queued = list
+      .filter((w) => w.queuedAt !== undefined && !w.reentry)
+      .sort((a, b) => (a.queuedAt! < b.queuedAt! ? -1 : a.queuedAt! > b.queuedAt! ? 1 : 0));
+    const granted = list
+      .filter((w) => w.outcome === 'ok' && !w.reentry)
+      .sort((a, b) => (a.invokedAt < b.invokedAt ? -1 : a.invokedAt > b.invokedAt ? 1 : 0));
+    let known = 0;
+    let longest = -1n;
+    for (const later of granted) {
+      for (; known < queued.length && queued[known]!.queuedAt! < later.invokedAt; known++) {
+        const place = heldPlace(queued[known]!);
+        if (place > longest) longest = place;
+      }
+      if (longest <= later.doneAt!) continue;
+      for (const earlier of queued.slice(0, known)) {
+        // Still waiting when the later one was granted: granted after it, or never.
+        if (earlier.proc === later.proc || heldPlace(earlier) <= later.doneAt!) continue;
+        violations.push({
+          lock: later.lock,
+          overtaken: earlier.owner ?? earlier.proc,
+          by: later.owner ?? later.proc,
+          queuedAt: String(earlier.queuedAt),
+          invokedAt: String(later.invokedAt),
+          grantedAt: String(later.doneAt),
+        });
+      }
     }
   }
   return violations;
 }
+
+/** Later than any time of a history: a waiter's place kept to the end. */
+const UNTIL_END = 2n ** 64n;
 
 /**
  * L7: per lock, each stretch in which some pending acquire could have been granted (the holds left
@@ -583,39 +612,48 @@ function grantsWithin(
   interface PerLock {
     holds: LiveHold[];
     pending: Map<string, Pending>;
+    /** How many pending acquires of each mode (and permits): admission is judged once per kind. */
+    kinds: Map<string, { mode: string; permits: number; count: number }>;
     releasing: Map<string, LiveHold>;
     since: bigint | undefined;
-    /** The waiters the lock was free for during the current stretch. */
-    owed: Set<string>;
+    /** The waiters that left (granted, gave up, killed) during the current stretch. */
+    left: string[];
   }
   const locks = new Map<string, PerLock>();
   const stateOf = (lock: string): PerLock => {
     let state = locks.get(lock);
-    if (!state)
-      locks.set(
-        lock,
-        (state = { holds: [], pending: new Map(), releasing: new Map(), since: undefined, owed: new Set() }),
-      );
+    if (!state) {
+      state = {
+        holds: [],
+        pending: new Map(),
+        kinds: new Map(),
+        releasing: new Map(),
+        since: undefined,
+        left: [],
+      };
+      locks.set(lock, state);
+    }
     return state;
   };
+  const kindOf = (w: { mode: string; permits: number }) => `${w.mode}\u0000${w.permits}`;
+  const wait = (state: PerLock, waiter: Pending) => {
+    state.pending.set(waiter.proc, waiter);
+    const kind = state.kinds.get(kindOf(waiter));
+    if (kind) kind.count++;
+    else state.kinds.set(kindOf(waiter), { mode: waiter.mode, permits: waiter.permits, count: 1 });
+  };
+  const leave = (state: PerLock, proc: string) => {
+    const waiter = state.pending.get(proc);
+    if (!waiter) return;
+    state.pending.delete(proc);
+    const kind = state.kinds.get(kindOf(waiter))!;
+    if (--kind.count === 0) state.kinds.delete(kindOf(waiter));
+    if (state.since !== undefined) state.left.push(proc);
+  };
+  /** Whether a waiter of this mode would fit beside the holds (as another owner than all of them). */
+  const fits = (state: PerLock, kind: { mode: string; permits: number }) =>
+    !exceeds([...state.holds, { lock: '', owner: '\u0000waiter', ...kind, start: 0n, end: 0n }]);
   const violations: LivenessViolation[] = [];
-  const admissible = (state: PerLock): string[] =>
-    [...state.pending.values()]
-      .filter(
-        (w) =>
-          !exceeds([
-            ...state.holds,
-            {
-              lock: '',
-              owner: `\u0000waiter\u0000${w.proc}`,
-              mode: w.mode,
-              permits: w.permits,
-              start: 0n,
-              end: 0n,
-            },
-          ]),
-      )
-      .map((w) => w.proc);
   /** Ends the current stretch at `t` (reporting it if too long), then starts one if a waiter can go in. */
   const settle = (
     lock: string,
@@ -623,32 +661,36 @@ function grantsWithin(
     t: bigint,
     endedBy: LivenessViolation['endedBy'] | undefined,
   ) => {
-    const ready = admissible(state);
-    if (state.since !== undefined) for (const proc of ready) state.owed.add(proc);
-    if (state.since !== undefined && (endedBy !== undefined || ready.length === 0)) {
+    const ready = [...state.kinds.values()].some((kind) => fits(state, kind));
+    if (state.since !== undefined && (endedBy !== undefined || !ready)) {
       if (t - state.since > bound) {
+        const waiting = [...state.pending.values()].filter((w) => fits(state, w)).map((w) => w.proc);
         violations.push({
           lock,
           since: String(state.since),
           waitedNs: String(t - state.since),
           endedBy: endedBy ?? 'waiters-gone',
-          waiters: [...state.owed],
+          waiters: [...new Set([...state.left, ...waiting])],
         });
       }
       state.since = undefined;
-      state.owed = new Set();
     }
-    if (state.since === undefined && ready.length > 0 && endedBy !== 'history-end') {
+    if (state.since === undefined && ready && endedBy !== 'history-end') {
       state.since = t;
-      state.owed = new Set(ready);
+      state.left = [];
     }
   };
   /** Ends the holds whose `valid_until` passed by `t`, one moment at a time. */
+  const leased = new Set<string>(); // the locks with a hold that has a valid_until: only they expire
   const expire = (t: bigint) => {
-    for (const [lock, state] of locks) {
+    for (const lock of leased) {
+      const state = locks.get(lock)!;
       for (;;) {
         const due = state.holds.filter((h) => h.until !== undefined && h.until <= t);
-        if (due.length === 0) break;
+        if (due.length === 0) {
+          if (!state.holds.some((h) => h.until !== undefined)) leased.delete(lock);
+          break;
+        }
         const at = due.reduce((min, h) => (h.until! < min ? h.until! : min), due[0]!.until!);
         state.holds = state.holds.filter((h) => h.until === undefined || h.until > at);
         settle(lock, state, at, undefined);
@@ -665,7 +707,7 @@ function grantsWithin(
       for (const [lock, state] of locks) {
         // A dead holder's lease still runs (its valid_until, when recorded); a dead waiter waits no more.
         state.holds = state.holds.filter((h) => h.proc !== event.target || h.until !== undefined);
-        state.pending.delete(String(event.target));
+        leave(state, String(event.target));
         settle(lock, state, t, undefined);
       }
       continue;
@@ -676,7 +718,7 @@ function grantsWithin(
     if (event.type === 'invoke') {
       invokes.set(event.proc, event);
       if (event.f === 'acquire') {
-        state.pending.set(event.proc, {
+        wait(state, {
           proc: event.proc,
           mode: String(event.mode ?? 'x'),
           permits: Number(event.permits ?? 1),
@@ -691,7 +733,7 @@ function grantsWithin(
     const invoke = invokes.get(event.proc);
     invokes.delete(event.proc);
     if (event.f === 'acquire') {
-      state.pending.delete(event.proc);
+      leave(state, event.proc);
       if (event.type === 'ok') {
         state.holds.push({
           lock,
@@ -703,6 +745,7 @@ function grantsWithin(
           end: t,
           until: event.valid_until === undefined ? undefined : BigInt(String(event.valid_until)),
         });
+        if (event.valid_until !== undefined) leased.add(lock);
         settle(lock, state, t, 'grant');
         continue;
       }
