@@ -2,6 +2,7 @@ import { writeFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import type { RunResult } from '../lab/checker.js';
 import { renderHtmlReport } from '../lab/html.js';
+import { labMeta } from '../lab/meta.js';
 import { formatTable, summarize, verdict } from '../lab/report.js';
 import { runLab } from '../lab/runner.js';
 import { STRATEGIES } from '../lab/strategies/index.js';
@@ -13,7 +14,9 @@ import { renderTable, tableStyleFor, type TableData } from '../support/table.js'
 export function registerLab(program: Command): void {
   program
     .command('lab')
-    .description('every approach from the seeds, broken ones included, as real flash sales across processes')
+    .description(
+      'the flash-sale designs common in blog posts and tutorials, broken ones included, as real flash sales across processes',
+    )
     .option(
       '--strategies <list>',
       'strategies to run (default: all)',
@@ -57,6 +60,23 @@ export function registerLab(program: Command): void {
           return;
         }
         const strategies: string[] = opts.strategies ?? STRATEGIES.map((s) => s.name);
+        // Read before the run: the date it started and how busy the machine was then.
+        const meta = labMeta({
+          strategies,
+          runs: opts.runs,
+          stock: opts.stock,
+          buyers: opts.buyers,
+          processes: opts.processes,
+          concurrency: opts.concurrency,
+          strategyOptions: opts.set ?? {},
+          // Which servers were given (never their URLs, which may hold passwords) or private.
+          servers: Object.fromEntries(
+            (['redis', 'database', 'zookeeper', 'etcd', 'mysql'] as const).map((name) => [
+              name,
+              opts[name] ? 'given' : 'private',
+            ]),
+          ),
+        });
         const progress = createProgress({ unit: 'runs' });
         resources.add('progress bar', () => progress.end());
         progress.begin(
@@ -118,20 +138,20 @@ export function registerLab(program: Command): void {
           concurrency: opts.concurrency,
           strategyOptions: opts.set ?? {},
         };
-        const report = `${JSON.stringify({ settings, runs: results, strategies: summaries }, null, 2)}\n`;
+        const report = `${JSON.stringify({ meta, settings, runs: results, strategies: summaries }, null, 2)}\n`;
         if (json === 'stdout') process.stdout.write(report);
         else if (json) writeFileSync(json.file, report);
-        if (opts.html) writeFileSync(opts.html, renderHtmlReport(summaries, results, settings));
+        if (opts.html) writeFileSync(opts.html, renderHtmlReport(summaries, results, settings, meta));
       }),
     );
 }
 
-/** `lab --list`: every strategy, what the seeds say it does, and its one-line description. */
+/** `lab --list`: every strategy, what it is expected to do, and its one-line description. */
 function strategyTable(): TableData {
   return {
     columns: [
       { header: 'strategy' },
-      { header: 'seeds say', wrap: true },
+      { header: 'expected', wrap: true },
       { header: 'what it is', wrap: true },
     ],
     rows: STRATEGIES.map((s) => [s.name, s.expectation.replaceAll('_', ' '), s.title]),

@@ -1,4 +1,5 @@
 import type { RunResult } from './checker.js';
+import { describeMeta, type LabMeta } from './meta.js';
 import { verdict, type StrategySummary } from './report.js';
 
 const escape = (text: string) =>
@@ -75,11 +76,21 @@ function lockCharts(summaries: StrategySummary[]): string[] {
   ];
 }
 
+/** When, with what and on what the lab ran, and the command's parameters. */
+function metaBlock(meta: LabMeta): string {
+  const parameters = Object.entries(meta.parameters)
+    .map(([name, value]) => `${name}=${typeof value === 'string' ? value : JSON.stringify(value)}`)
+    .join(', ');
+  return `<p class="meta" id="meta"><time datetime="${escape(meta.date)}">${escape(describeMeta(meta))}</time><br>
+<code>${escape(meta.command)}</code>: ${escape(parameters)}</p>`;
+}
+
 /** A self-contained report: charts of oversell, throughput and latency, and a paragraph per strategy. */
 export function renderHtmlReport(
   summaries: StrategySummary[],
   results: RunResult[],
   settings: { stock: number; buyers: number; processes: number; concurrency: number },
+  meta?: LabMeta,
 ): string {
   const labels = summaries.map((s) => s.strategy);
   const names = (list: StrategySummary[]) => escape(list.map((s) => s.strategy).join(', ') || 'none');
@@ -128,9 +139,9 @@ export function renderHtmlReport(
         s,
       ) => `<section class="strategy ${s.oversold > 0 || s.negativeStockRuns > 0 ? 'bad' : s.errors > 0 || s.unsold > 0 ? 'warn' : 'good'}">
   <h3>${escape(s.strategy)} <small>${escape(s.title)}</small></h3>
-  <p><b>The seed:</b> ${escape(s.claim)}</p>
+  <p><b>The claim:</b> ${escape(s.claim)}</p>
   ${s.note ? `<p><b>Our take:</b> ${escape(s.note)}</p>` : ''}
-  <p><b>The run:</b> ${escape(verdict(s))} — ${s.throughputPerSec} attempts/s, p50 ${s.p50} ms, p99 ${s.p99} ms over ${s.runs} run(s). ${s.asExpected ? 'As the seed said.' : '<b>Not what the seed said</b> (it expects: ' + escape(s.expectation.replaceAll('_', ' ')) + ').'}</p>
+  <p><b>The run:</b> ${escape(verdict(s))} — ${s.throughputPerSec} attempts/s, p50 ${s.p50} ms, p99 ${s.p99} ms over ${s.runs} run(s). ${s.asExpected ? 'As claimed.' : '<b>Not as claimed</b> (expected: ' + escape(s.expectation.replaceAll('_', ' ')) + ').'}</p>
 </section>`,
     )
     .join('\n');
@@ -141,14 +152,16 @@ body { font: 14px/1.45 system-ui, sans-serif; max-width: 900px; margin: 2em auto
 h1 { margin-bottom: 0.2em; } figure { margin: 1.5em 0; } figcaption { font-weight: 600; margin-bottom: 0.4em; }
 section.strategy { border-left: 4px solid #ccc; padding: 0.2em 0.9em; margin: 0.8em 0; }
 section.bad { border-color: #d1495b; } section.warn { border-color: #edae49; } section.good { border-color: #2a9d8f; }
-h3 small { font-weight: normal; color: #666; } .summary { background: #f6f6f6; padding: 0.6em 0.9em; }
+h3 small { font-weight: normal; color: #666; } .meta { color: #555; font-size: 12px; } .summary { background: #f6f6f6; padding: 0.6em 0.9em; }
 </style></head><body>
 <h1>Who oversells?</h1>
+${meta ? metaBlock(meta) : ''}
+<p class="sources">The strategies are the flash-sale and distributed-lock designs common in blog posts and tutorials (a lost-update demo, database locking tutorials, Redis and ZooKeeper lock write-ups, Redlock and its critics), broken ones included, with lockstock's own sale and locks beside them. Each paragraph below gives the claim (what those posts say of the design, or what lockstock says of its own) and what the run showed.</p>
 <p class="summary">${settings.stock} units, ${settings.buyers} buyers, ${settings.processes} processes × ${settings.concurrency} concurrent buyers, ${results.length} runs in all.
 ${broken.length} of ${summaries.length} strategies oversold: ${names(broken)}.
 ${unsold.length > 0 ? `Left stock unsold although buyers wanted it: ${names(unsold)}.` : ''}
 ${belowZeroOnly.length > 0 ? `A counter below zero without overselling: ${names(belowZeroOnly)}.` : ''}
-${surprises.length === 0 ? 'Every strategy behaved as the seeds say.' : `<b>Not as the seeds say:</b> ${names(surprises)}.`}
+${surprises.length === 0 ? 'Every strategy behaved as claimed.' : `<b>Not as claimed:</b> ${names(surprises)}.`}
 Everything below is counted from what was recorded (orders, final stock), not from what the strategies believed.</p>
 ${charts}
 <h2>Strategy by strategy</h2>

@@ -24,7 +24,7 @@ export interface StrategySummary {
   throughputPerSec: number;
   p50: number;
   p99: number;
-  /** Whether the runs showed what the seed material expects of the design (`expectation`). */
+  /** Whether the runs showed what the posts and tutorials expect of the design (`expectation`). */
   asExpected: boolean;
 }
 
@@ -63,7 +63,7 @@ export function summarize(results: RunResult[]): StrategySummary[] {
 }
 
 /**
- * Did the runs show what the seeds say of the design? "correct" means nothing oversold, duplicated,
+ * Did the runs show what the posts and tutorials say of the design? "correct" means nothing oversold, duplicated,
  * left unsold or failed in any run and nobody told sold out while units were left (a counter below
  * zero alone is not an oversell: the record decides). A broken design matches when its failure
  * showed in at least one run.
@@ -121,7 +121,7 @@ export function labTable(summaries: StrategySummary[]): TableData {
   return {
     columns: [
       { header: 'strategy' },
-      { header: 'seeds say', wrap: true },
+      { header: 'expected', wrap: true },
       { header: 'as expected' },
       { header: 'oversold (runs)', align: right },
       { header: 'min final stock', align: right },

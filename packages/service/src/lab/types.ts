@@ -35,7 +35,7 @@ export interface LabRun {
   readonly options: Readonly<Record<string, number | string | boolean>>;
 }
 
-/** What the seed material expects of the design. */
+/** What the posts and tutorials the design comes from expect of it. */
 export type Expectation =
   | 'correct'
   | 'oversells'
@@ -52,10 +52,10 @@ export type Expectation =
 export interface Strategy {
   readonly name: string;
   readonly title: string;
-  /** What the seed claimed about it, in one or two sentences. */
+  /** Where the design comes from (flash-sale blog posts, tutorials…) and what they claim of it, in one or two sentences. */
   readonly claim: string;
   readonly expectation: Expectation;
-  /** Our reading where the seed's claim needs a caveat (shown in the HTML report). */
+  /** Our reading where the claim needs a caveat (shown in the HTML report). */
   readonly note?: string;
   /**
    * The lock backend of a lock-based sale (strategies/lock-sale.ts), e.g. 'ZooKeeper': the report
@@ -73,7 +73,7 @@ export interface Strategy {
    * Called once per worker process per run; returns the purchase attempt, shared by all concurrent
    * buyers of that process (so in-process state such as a local mutex is shared as in an app).
    * Resolves true when the strategy believes it sold; it must record the order where `inspect`
-   * reads it, as the seed code does (an INSERT, an RPUSH).
+   * reads it, as the tutorials' code does (an INSERT, an RPUSH).
    */
   buyer(env: LabEnv, run: LabRun): Promise<(buyer: string) => Promise<boolean>>;
   /**

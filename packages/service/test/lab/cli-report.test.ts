@@ -16,7 +16,7 @@ afterAll(async () => {
 });
 
 describe('lockstock lab (CLI)', () => {
-  it('prints a table, writes the JSON of DESIGN.md and an HTML report whose charts render', async () => {
+  it('prints a table, writes the JSON the README documents and an HTML report whose charts render', async () => {
     const json = join(dir, 'lab.json');
     const html = join(dir, 'lab.html');
     // Two lock-based sales (their own charts) and a MySQL remedy (the lab starts a mariadbd for it).

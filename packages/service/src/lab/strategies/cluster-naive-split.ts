@@ -25,7 +25,7 @@ export const clusterNaiveSplit: Strategy = {
   name: 'cluster-naive-split',
   title: 'Stock split into K segments on a Cluster, each purchase routed to a random segment',
   claim:
-    "The blog posts' answer to one hot key (seed 003 §5.2 taken to a Cluster): K segments on the masters, buyers routed at random, each segment an atomic script with its own stock and buyers — K masters of throughput.",
+    "The blog posts' answer to one hot key (redis-lua-segmented’s segments taken to a Cluster): K segments on the masters, buyers routed at random, each segment an atomic script with its own stock and buyers — K masters of throughput.",
   expectation: 'sells_out_early_or_twice',
   note: 'A buyer routed to an empty segment is told "sold out" while other segments still have units, and those units are left unsold at the end; a buyer who presses twice can land on two segments and buy twice (each segment knows only its own buyers). lockstock\'s split sale (cluster-split-sale) routes by user and moves units between parts: none of the three.',
   async prepare(_env, run) {

@@ -18,7 +18,7 @@ export const clusterSplitSale: Strategy = {
   name: 'cluster-split-sale',
   title: 'lockstock split sale (shards: K): parts on K masters, buyers routed by user, units moved',
   claim:
-    'Issue 26: the stock in K parts placed on K masters by slot ownership; a buyer always in the part of its user id (limit and key exact in one script); a part that runs dry takes units from the others (debit, credit once, finish); "sold out" only when a double collect finds every part empty.',
+    'lockstock’s split sale (the `shards` of a sale): the stock in K parts placed on K masters by slot ownership; a buyer always in the part of its user id (limit and key exact in one script); a part that runs dry takes units from the others (debit, credit once, finish); "sold out" only when a double collect finds every part empty.',
   expectation: 'correct',
   note: 'Same Cluster, same presses as the naive split: no buyer told sold out while units were left, nothing left unsold, nobody buying twice. The buyer whose part ran dry pays the transfer: a few round trips, measured by lockstock bench sale --shards and the multi-process test.',
   async prepare(env, run) {

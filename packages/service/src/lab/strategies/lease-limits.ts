@@ -13,7 +13,7 @@ export const redisLockPaused: Strategy = {
   name: 'redis-lock-paused',
   title: 'lockstock mutex, holder paused past its lease',
   claim:
-    'Seeds 002, 003 (and Kleppmann on Redlock): a lease lock cannot stop a holder that pauses past its lease from acting afterwards; the lock stays correct, the critical section does not.',
+    'Distributed-lock posts and Martin Kleppmann’s “How to do distributed locking”: a lease lock cannot stop a holder that pauses past its lease from acting afterwards; the lock stays correct, the critical section does not.',
   expectation: 'oversells',
   note: 'lockstock aborts the run() signal when a lease ends, and this holder checks it right before the write, but the pause falls between check and write. The remedy belongs to the resource: an atomic conditional write (redis-lua, sql-atomic), or a store that refuses stale fencing tokens (RedisFencedStore, PostgresFencedStore) for writes that do not depend on an earlier read. The watchdog (no explicit lease) makes such pauses far less likely but cannot rule them out.',
   prepare: prepareRedisStock,

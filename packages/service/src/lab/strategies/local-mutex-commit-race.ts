@@ -8,7 +8,7 @@ export const localMutexCommitRace: Strategy = {
   name: 'local-mutex-commit-race',
   title: 'Mutex released before commit',
   claim:
-    'Seed 003, wrong case 3: the lock sits inside the @Transactional method, so it is released before the commit and the next buyer reads stock that is about to change — oversold even on one instance.',
+    'Flash-sale tutorials for Spring, the third "wrong way": the lock sits inside the @Transactional method, so it is released before the commit and the next buyer reads stock that is about to change — oversold even on one instance.',
   expectation: 'oversells',
   ...sqlRecord('postgres'),
   async buyer(env, run) {

@@ -9,7 +9,7 @@ export const localMutex = lockSale({
   lockBackend: 'in-process (oversells)',
   title: 'In-process mutex (synchronized: lockstock LocalLockClient)',
   claim:
-    'Seeds 000, 001, 003: correct on one instance; as soon as two instances run behind a load balancer, each has its own lock and they oversell.',
+    'Flash-sale tutorials (Java’s synchronized or a ReentrantLock around the purchase): correct on one instance; as soon as two instances run behind a load balancer, each has its own lock and they oversell.',
   expectation: 'oversells_across_processes',
   // The seeds' record is the database; the lock is lockstock's local backend, one store per
   // process like a JVM-wide lock: real within the process and nothing outside it.

@@ -5,7 +5,8 @@ import { inspectRedis, prepareRedisStock, redisReadCheckWrite } from './support.
 export const naiveRedis: Strategy = {
   name: 'naive-redis',
   title: 'Redis GET then SET',
-  claim: 'Seed 000: stock 5, three concurrent buyers, and the stock ends at 4 instead of 2 — a lost update.',
+  claim:
+    'The lost-update demo that opens many flash-sale tutorials: stock 5, three concurrent buyers, and the stock ends at 4 instead of 2 — a lost update.',
   expectation: 'oversells',
   prepare: prepareRedisStock,
   async buyer(env, run) {

@@ -7,7 +7,7 @@ export const naiveSql: Strategy = {
   name: 'naive-sql',
   title: 'SQL read, compute, write back',
   claim:
-    'Seed 003, wrong case 1: each buyer writes back the stock it read minus one, so concurrent buyers overwrite each other (lost update).',
+    'Flash-sale tutorials, the first "wrong way": each buyer writes back the stock it read minus one, so concurrent buyers overwrite each other (lost update).',
   expectation: 'oversells',
   ...sqlRecord('postgres'),
   async buyer(env, run) {

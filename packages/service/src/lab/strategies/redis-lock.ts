@@ -8,7 +8,7 @@ export const redisLock = lockSale({
   lockBackend: 'Redis',
   title: 'Redis lock (lockstock mutex)',
   claim:
-    'Seeds 000-004: SET NX PX with a unique owner, released by compare-and-delete, waited for without busy polling; the read-check-write inside is safe across processes.',
+    'Nearly every Redis distributed-lock post and tutorial: SET NX PX with a unique owner, released by compare-and-delete, waited for without busy polling; the read-check-write inside is safe across processes.',
   expectation: 'correct',
   client: (env) => env.locks,
 });
@@ -18,7 +18,7 @@ export const redisReentrantLock: Strategy = {
   name: 'redis-reentrant-lock',
   title: 'Redis reentrant lock (lockstock, Redisson layout)',
   claim:
-    'Seeds 000, 004: a hash {holder: count} lets the holder re-enter (a locked method calling another locked method) instead of deadlocking itself.',
+    'Redis-lock tutorials (Redisson’s reentrant lock): a hash {holder: count} lets the holder re-enter (a locked method calling another locked method) instead of deadlocking itself.',
   expectation: 'correct',
   prepare: prepareRedisStock,
   async buyer(env, run) {

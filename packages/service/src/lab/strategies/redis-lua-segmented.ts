@@ -11,7 +11,7 @@ export const redisLuaSegmented: Strategy = {
   name: 'redis-lua-segmented',
   title: 'Redis Lua over K stock segments',
   claim:
-    'Seed 003 §5.2: 100 units as 5 segments of 20, buyers routed at random or round-robin, empty segments skipped — more parallelism for lock-based designs.',
+    'Flash-sale posts on hot keys (“segment the stock”): 100 units as 5 segments of 20, buyers routed at random or round-robin, empty segments skipped — more parallelism for lock-based designs.',
   expectation: 'correct',
   note: 'On one Redis it buys nothing: a single script is already atomic and Redis runs scripts one at a time, so throughput stays that of redis-lua within noise, and a buyer who finds segments dry pays up to K round trips. Segments help when they live on different shards (distinct hash tags on a Cluster) or when each is guarded by its own lock instead of a script — and there, routed at random, they tell buyers "sold out" while units are left: see cluster-naive-split against cluster-split-sale.',
   async prepare(env, run) {

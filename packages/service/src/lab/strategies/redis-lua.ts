@@ -11,7 +11,7 @@ export const redisLuaGetSet: Strategy = {
   name: 'redis-lua',
   title: 'Redis Lua check-and-decrement (GET, compare, SET)',
   claim:
-    'Seeds 003, 004: the read, the check and the write run as one script, so no other command can slip in between.',
+    'Flash-sale tutorials (the Lua seckill script of Redis courses): the read, the check and the write run as one script, so no other command can slip in between.',
   expectation: 'correct',
   prepare: prepareRedisStock,
   async buyer(env, run) {
@@ -28,7 +28,8 @@ export const redisLuaGetSet: Strategy = {
 export const redisLuaHash: Strategy = {
   name: 'redis-lua-hash',
   title: 'Redis Lua hash {total, released}, all or nothing',
-  claim: 'Seed 004: keep total and released in a hash and add to released only if everything asked for fits.',
+  claim:
+    'Flash-sale posts: keep total and released in a hash and add to released only if everything asked for fits.',
   expectation: 'correct',
   async prepare(env, run) {
     await env.redis.hset(labKeys(run.runId).hash, 'total', run.stock, 'released', 0);
@@ -55,7 +56,7 @@ export const redisLuaDecr: Strategy = {
   name: 'redis-lua-decr',
   title: 'Redis DECR, negative means sold out',
   claim:
-    'Seed 003: DECR and treat a negative result as sold out — atomic, so no oversell, but the counter itself goes below zero by the number of late buyers.',
+    'Flash-sale posts: DECR and treat a negative result as sold out — atomic, so no oversell, but the counter itself goes below zero by the number of late buyers.',
   expectation: 'correct',
   note: 'Correct as a sale; but anything that displays or reconciles the counter must clamp it at zero, and a refund that INCRs it back does not restore a sellable unit until the counter climbs above zero again.',
   prepare: prepareRedisStock,

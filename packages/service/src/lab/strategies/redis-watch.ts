@@ -7,7 +7,7 @@ export const redisWatch: Strategy = {
   name: 'redis-watch',
   title: 'Redis WATCH / MULTI / EXEC',
   claim:
-    'Seed 004 (1,000 requests, 20 slots): WATCH the stock, decrement in MULTI/EXEC; EXEC returns nil when another client changed it first, so nobody oversells, and losers retry.',
+    'Redis flash-sale posts (1,000 requests for 20 slots): WATCH the stock, decrement in MULTI/EXEC; EXEC returns nil when another client changed it first, so nobody oversells, and losers retry.',
   expectation: 'correct',
   prepare: prepareRedisStock,
   async buyer(env, run) {

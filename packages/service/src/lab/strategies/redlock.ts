@@ -12,7 +12,7 @@ export const redlock = lockSale({
   lockBackend: 'Redlock',
   title: 'Redlock on 5 independent masters (lockstock RedlockClient)',
   claim:
-    'Seeds 003, 004: take the lock on a majority (N/2+1) of independent masters in less than its TTL; release everywhere on failure. A master failing does not lose the lock, unlike one master with a replica.',
+    'Redlock, the algorithm the Redis documentation describes and distributed-lock posts repeat: take the lock on a majority (N/2+1) of independent masters in less than its TTL; release everywhere on failure. A master failing does not lose the lock, unlike one master with a replica.',
   expectation: 'correct',
   note: 'Correct here; its safety still rests on bounded pauses and clock drift (Kleppmann vs antirez), and it has no fencing of its own: RedlockClient takes fencing tokens from an external source (PostgresTokenSource). Slower than one Redis: every acquire is a round trip to five masters, and contended waiters back off instead of being woken.',
   async prepareServers(env) {

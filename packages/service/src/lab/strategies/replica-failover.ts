@@ -112,7 +112,7 @@ export const redisLockFailover: Strategy = {
   name: 'redis-lock-failover',
   title: 'lockstock mutex on a master with a replica, lock lost in a failover',
   claim:
-    'Seeds 003, 004: master/replica replication is asynchronous; a lock written to the master but not yet replicated is lost when the replica is promoted, and a second client gets it while the first still holds it.',
+    'Distributed-lock posts on Redis: master/replica replication is asynchronous; a lock written to the master but not yet replicated is lost when the replica is promoted, and a second client gets it while the first still holds it.',
   expectation: 'oversells',
   note: "The lock library is not at fault: the lock itself vanished with the master. Remedies: fencing at the resource (redis-lock-fenced), Redlock's independent masters, a consensus store, or replica acknowledgement (RedisLockClient replicaAcks: the lock is granted only once a replica has it — at the cost of refusing locks while no replica answers). lockstock's holder learns of the loss on its next renewal (the signal aborts), too late for a write already made.",
   ...failoverStrategy(),

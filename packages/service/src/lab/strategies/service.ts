@@ -26,7 +26,7 @@ export const service: Strategy = {
   name: 'service',
   title: 'lockstock service (reservation script + pipeline)',
   claim:
-    'Seeds 001, 004 done right: one Lua script checks window, stock and the per-user limit and appends the order to a stream; a consumer group writes orders to PostgreSQL, which fences stock and limits again.',
+    'lockstock’s sale service, what the flash-sale posts recommend done right: one Lua script checks window, stock and the per-user limit and appends the order to a stream; a consumer group writes orders to PostgreSQL, which fences stock and limits again.',
   expectation: 'correct',
   async prepare(env, run) {
     const generator = await idsFor(env);

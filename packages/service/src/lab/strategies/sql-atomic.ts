@@ -9,7 +9,7 @@ export function sqlAtomicOn(database: LabDatabaseName): Strategy {
     name: `${prefix}-atomic`,
     title: `${label} UPDATE ... WHERE stock >= 1`,
     claim:
-      'Seeds 001, 003: let the database check and decrement in one conditional UPDATE; the row lock serialises buyers and nobody oversells.',
+      'Database and flash-sale tutorials: let the database check and decrement in one conditional UPDATE; the row lock serialises buyers and nobody oversells.',
     expectation: 'correct',
     servers,
     ...sqlRecord(database),

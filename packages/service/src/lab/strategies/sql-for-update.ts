@@ -9,7 +9,7 @@ export function sqlForUpdateOn(database: LabDatabaseName): Strategy {
     name: `${prefix}-for-update`,
     title: `${label} SELECT ... FOR UPDATE`,
     claim:
-      'Seed 001: lock the stock row for the whole read-check-write transaction; correct, at the price of serialising every buyer on the row.',
+      'Database locking tutorials (pessimistic locking): lock the stock row for the whole read-check-write transaction; correct, at the price of serialising every buyer on the row.',
     expectation: 'correct',
     ...(database === 'mysql'
       ? {

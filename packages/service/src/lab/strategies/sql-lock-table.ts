@@ -10,11 +10,11 @@ export function sqlLockTableOn(database: LabDatabaseName): Strategy {
     name: `${prefix}-lock-table`,
     title: `${label} lock table (INSERT unique / DELETE)`,
     claim:
-      'Seed 003: INSERT a row with a unique name to take the lock, DELETE it to release, poll to wait; simple and correct, but waiting is polling and a crashed holder leaves the row behind.',
+      'Distributed-lock posts (“a lock table in the database”): INSERT a row with a unique name to take the lock, DELETE it to release, poll to wait; simple and correct, but waiting is polling and a crashed holder leaves the row behind.',
     expectation: 'correct',
     ...(database === 'mysql'
       ? {
-          note: 'On InnoDB the insert lock deadlocks by itself: an INSERT that meets the held row takes a shared lock on it while its holder DELETEs, and InnoDB rolls one of them back (ER_LOCK_DEADLOCK). The seed’s code would fail those buyers (49 of 300 attempts in a default two-run lab on a 2-core VM); this one counts a deadlocked take as busy and polls again, and retries a deadlocked release, as MySQL’s manual prescribes.',
+          note: 'On InnoDB the insert lock deadlocks by itself: an INSERT that meets the held row takes a shared lock on it while its holder DELETEs, and InnoDB rolls one of them back (ER_LOCK_DEADLOCK). The tutorials’ code would fail those buyers (49 of 300 attempts in a default two-run lab on a 2-core VM); this one counts a deadlocked take as busy and polls again, and retries a deadlocked release, as MySQL’s manual prescribes.',
         }
       : {}),
     servers,

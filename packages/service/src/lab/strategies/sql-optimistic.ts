@@ -9,7 +9,7 @@ export function sqlOptimisticOn(database: LabDatabaseName): Strategy {
     name: `${prefix}-optimistic`,
     title: `${label} optimistic lock (version column)`,
     claim:
-      'Seed 001: correct, but under contention most compare-and-sets fail (100 buyers for 50 units: 99 fail in a round), so stock stays unsold unless buyers retry.',
+      'Database locking tutorials (optimistic locking with a version column): correct, but under contention most compare-and-sets fail (100 buyers for 50 units: 99 fail in a round), so stock stays unsold unless buyers retry.',
     expectation: 'may_leave_unsold',
     servers,
     ...sqlRecord(database),

@@ -9,7 +9,7 @@ export function sqlUncheckedDecrementOn(database: LabDatabaseName): Strategy {
     name: `${prefix}-unchecked-decrement`,
     title: `${label} check in memory, SET stock = stock - 1`,
     claim:
-      'Seed 003, wrong case 2: every buyer passes the in-memory check before anyone decrements, so the stock goes below zero.',
+      'Flash-sale tutorials, the second "wrong way": every buyer passes the in-memory check before anyone decrements, so the stock goes below zero.',
     expectation: 'negative_stock',
     servers,
     ...sqlRecord(database),

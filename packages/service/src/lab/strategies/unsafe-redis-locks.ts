@@ -36,7 +36,7 @@ export const redisLockNoExpiry: Strategy = {
   name: 'redis-lock-no-expiry',
   title: 'Redis SETNX without expiry (holder crashes)',
   claim:
-    'Seeds 000, 002: a lock without an expiry is held forever by a holder that crashes; everyone after it waits in vain.',
+    'Redis-lock tutorials warn: a lock without an expiry is held forever by a holder that crashes; everyone after it waits in vain.',
   expectation: 'stalls',
   prepare: prepareRedisStock,
   async buyer(env, run) {
@@ -61,7 +61,7 @@ export const redisLockSetnxExpire: Strategy = {
   name: 'redis-lock-setnx-expire',
   title: 'Redis SETNX then EXPIRE (crash in between)',
   claim:
-    'Seeds 000, 003: SETNX and EXPIRE as two commands are not atomic; a crash between them leaves a lock that never expires.',
+    'Redis-lock tutorials warn: SETNX and EXPIRE as two commands are not atomic; a crash between them leaves a lock that never expires.',
   expectation: 'stalls',
   prepare: prepareRedisStock,
   async buyer(env, run) {
@@ -87,7 +87,7 @@ export const redisLockUnownedRelease: Strategy = {
   name: 'redis-lock-unowned-release',
   title: 'Redis lock released with a plain DEL (holder pauses)',
   claim:
-    "Seeds 000, 002, 003: releasing with DEL instead of compare-and-delete lets a holder whose lease ran out (a GC pause) delete the next holder's lock; a third buyer then enters alongside the second.",
+    "Redis-lock tutorials warn: releasing with DEL instead of compare-and-delete lets a holder whose lease ran out (a GC pause) delete the next holder's lock; a third buyer then enters alongside the second.",
   expectation: 'oversells',
   prepare: prepareRedisStock,
   async buyer(env, run) {
