@@ -4,7 +4,7 @@ import { EtcdCluster, httpRequest, type EtcdServer } from '@lockstock/servers';
 import { checkLockHistory, type HistoryEvent } from '../../src/checker/index.js';
 import { EtcdLockClient } from '../../src/etcd/index.js';
 import { ETCD_ONE_SECOND_LEASES } from '../contract/backends.js';
-import { mergeHistories, msSince, useFixtures } from '../helpers/crash.js';
+import { mergeHistories, msSince, useFixtures, type LossReport } from '../helpers/crash.js';
 import { fullFaultSuite, reportRow } from '../helpers/fault-report.js';
 import { HistoryRecorder } from '../helpers/recorder.js';
 
@@ -16,7 +16,10 @@ import { HistoryRecorder } from '../helpers/recorder.js';
  * keep-alives reach a survivor must survive: its key, its token; nobody else may get the lock meanwhile;
  * its guarded write after the election (etcd's own fence, `CreateRevision(lock key) == token`) is
  * accepted. A hold that could not be kept must be reported lost — never granted twice (lockstock/checker,
- * strict, on the merged history).
+ * strict, on the merged history): the second row gives the holder the leader as its only endpoint, so
+ * the kill cuts it off from the cluster — its session must be reported lost (no keep-alive answered
+ * within the TTL, less drift) before the survivors' leader expires the lease and the waiter has the
+ * lock. (Its late writes cannot reach etcd at all: its one endpoint is dead.)
  */
 const FILE = 'test/faults/etcd-cluster.test.ts';
 /** The sessions' TTL: an election on a loaded machine is well inside it. */
@@ -119,7 +122,7 @@ describe('lock faults on an etcd cluster', () => {
         next,
       );
       await recorder.release(`waiter-${name}`, name, next);
-      if (trial < TRIALS - 1) await leader!.restart(); // back as a follower for the next trial
+      await leader!.restart(); // back as a follower for the next trial, and the next test
     }
     const report = checkLockHistory(mergeHistories(recorder.events, ...owners.map(eventsOf)), {
       strict: true,
@@ -135,6 +138,64 @@ describe('lock faults on an etcd cluster', () => {
       file: FILE,
       checker: report,
       figures: { electionMsMax: Math.round(Math.max(...elections)), ttlSeconds: TTL_SECONDS },
+    });
+  });
+
+  it('the leader SIGKILLed while it is the holder’s only endpoint: the hold is reported lost before the waiter has the lock', async () => {
+    const ttl = 2;
+    const name = `fault-leader-only-${process.pid}-${++unique}`;
+    const leader = await leaderOf(cluster.members);
+    expect(leader).toBeDefined();
+    const holding = fixtures.fork('fault-holder.mjs', {
+      kind: 'etcd',
+      hosts: [leader!.endpoint],
+      sessionTtlSeconds: ttl,
+      name,
+      watch: true,
+      history: fixtures.historyFile(name),
+    });
+    const { token, owner } = await holding.next('holding');
+    const others = cluster.members.filter((m) => m !== leader).map((m) => m.endpoint);
+    const waiter = new EtcdLockClient({ hosts: others, sessionTtlSeconds: 10 });
+    clients.push(waiter);
+    const recorder = new HistoryRecorder();
+    const waiting = recorder.acquire('second', name, () =>
+      waiter.mutex(name).acquire({ owner: 'second', waitMs: 60_000 }),
+    );
+    await expect.poll(() => queue(name)).toHaveLength(2);
+    recorder.fault('kill-leader', `etcd-${leader!.name}`);
+    const killedAt = process.hrtime.bigint();
+    await leader!.kill();
+    const second = await waiting;
+    const takenAfterMs = msSince(killedAt);
+    expect(second.fencingToken).toBeGreaterThan(token as number);
+    recorder.resourceAnswered(
+      `fenced/${name}`,
+      await waiter.guardedPut(second, `fenced/${name}`, 'from second'),
+      second,
+    );
+    holding.send({ type: 'release' });
+    const released = await holding.next('released');
+    await recorder.release('second', name, second);
+    const lost = released.lost as LossReport;
+    expect(lost.reason).toBe('session_lost');
+    const lostAfterMs = Number(BigInt(lost.at) - killedAt) / 1e6;
+    const report = checkLockHistory(mergeHistories(recorder.events, eventsOf(owner)), { strict: true });
+    expect(report.valid).toBe(true); // the holder was told before the waiter had the lock
+    expect(report.checks.fence).toMatchObject({ acceptedStale: 0, rejectedStale: 0 });
+    reportRow({
+      row: 'leader-lost-holder-cut-off',
+      backend: 'etcd',
+      fault: `the leader of a 3-member cluster SIGKILLed while it is the only endpoint of a holder process (session TTL ${ttl} s) and another client, on the two others, waits`,
+      expected: ['OK'],
+      observed: `the holder, cut off, reported its session lost ${Math.round(lostAfterMs)} ms after the kill (no keep-alive answered within the TTL); the survivors' leader expired the lease and the waiter had the lock ${Math.round(takenAfterMs)} ms after the kill, with a greater token — after the holder was told; its release said ${String(released.outcome)}; no overlap of what the clients were told`,
+      file: FILE,
+      checker: report,
+      figures: {
+        lostAfterMs: Math.round(lostAfterMs),
+        takenAfterMs: Math.round(takenAfterMs),
+        ttlSeconds: ttl,
+      },
     });
   });
 });
