@@ -18,6 +18,7 @@ const ORDER = [
   'server-restarted',
   'leader-lost',
   'leader-lost-policy-lost',
+  'leader-lost-holder-cut-off',
   'latency-spike-holder',
   'latency-spike-late-grant',
   'restart-empty',
