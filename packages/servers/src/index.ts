@@ -36,3 +36,11 @@ export {
   type EtcdServerOptions,
   type EtcdClusterOptions,
 } from './etcd.js';
+export {
+  PrometheusServer,
+  findPrometheus,
+  findPromtool,
+  promtool,
+  type PrometheusServerOptions,
+  type PrometheusSample,
+} from './prometheus.js';

@@ -1,10 +1,12 @@
 import { Counter, Histogram, Registry } from 'prom-client';
+import { ATTEMPT_OUTCOMES } from './outcomes.js';
 
 /** Prometheus metrics of the sale service and the order pipeline, in one registry. */
 export function createSaleMetrics(registry = new Registry()) {
   const metrics = createMetrics(registry);
   // Every series an alert or a dashboard panel reads starts at 0, so it exists before the first event
   // (a rate over an absent series is no data, not 0; increase() misses a first event that creates it).
+  for (const outcome of ATTEMPT_OUTCOMES) metrics.reservations.inc({ outcome }, 0);
   for (const status of ['confirmed', 'rejected']) metrics.ordersRecorded.inc({ status }, 0);
   for (const reason of ['limit_exceeded', 'sold_out']) metrics.ordersRejected.inc({ reason }, 0);
   for (const reason of ['malformed', 'failing', 'unknown_sale', 'unknown_order', 'conflict'])
