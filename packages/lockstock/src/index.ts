@@ -47,6 +47,17 @@ export {
   UnsupportedLockKindError,
   type LockLostReason,
 } from './locks/errors.js';
+export {
+  LOCK_CHANNELS,
+  type AcquireMessage,
+  type AcquireOutcome,
+  type HandoffMessage,
+  type HoldMessage,
+  type LockMessage,
+  type LostMessage,
+  type ReleaseMessage,
+  type RenewMessage,
+} from './locks/core/diagnostics.js';
 export type { RedisClient, RedisSource } from './redis/connection.js';
 export type { Fence, FencedClaim, FencedStore } from './locks/fencing/fence.js';
 export { RedisFencedStore } from './locks/fencing/redis-fenced-store.js';

@@ -1,5 +1,7 @@
+import diagnostics_channel from 'node:diagnostics_channel';
 import { describe, expect, it } from 'vitest';
 import {
+  LOCK_CHANNELS,
   LockAbortedError,
   LockClientClosedError,
   LockLostError,
@@ -57,6 +59,42 @@ function settlement(promise: Promise<unknown>, ms: number): Promise<unknown> {
     );
   });
 }
+
+type Seen = { event: string; message: Record<string, unknown> };
+
+/**
+ * Records what the diagnostics channels publish about locks whose names start with `name` (each
+ * message copied as it was when published) while `fn` runs.
+ */
+async function recordChannels(name: string, fn: () => Promise<void>): Promise<Seen[]> {
+  const seen: Seen[] = [];
+  const record = (event: string) => (message: unknown) => {
+    const fields = message as Record<string, unknown>;
+    if (String(fields.name).startsWith(name)) seen.push({ event, message: { ...fields } });
+  };
+  const tracing = {
+    start: record('start'),
+    end: record('end'),
+    asyncStart: record('asyncStart'),
+    asyncEnd: record('asyncEnd'),
+    error: record('error'),
+  };
+  const acquire = diagnostics_channel.tracingChannel(LOCK_CHANNELS.acquire);
+  const plain = Object.entries(LOCK_CHANNELS)
+    .filter(([event]) => event !== 'acquire')
+    .map(([event, channel]) => [channel, record(event)] as const);
+  acquire.subscribe(tracing);
+  for (const [channel, listener] of plain) diagnostics_channel.subscribe(channel, listener);
+  try {
+    await fn();
+  } finally {
+    acquire.unsubscribe(tracing);
+    for (const [channel, listener] of plain) diagnostics_channel.unsubscribe(channel, listener);
+  }
+  return seen;
+}
+
+const keys = (message: Record<string, unknown>) => Object.keys(message).sort();
 
 function nextLost(client: LockClient, name: string): Promise<LockLostEvent> {
   const events = client as unknown as NodeJS.EventEmitter;
@@ -262,6 +300,77 @@ export function lockContract(
         }
       },
     );
+
+    it.skipIf(mixedOnly)('reports acquire, hold and release on the diagnostics channels', async () => {
+      const client = backend.client();
+      const name = lockName(`${label}-diagnostics`);
+      const lock = subject.make(client, name);
+      const seen = await recordChannels(name, async () => {
+        const handle = await lock.acquire({ waitMs: 5_000 });
+        expect(await handle.release()).toBe('released');
+      });
+      // One acquire per lock (a multi-lock's parts each report their own), the same shape everywhere.
+      const names = [...new Set(seen.map((s) => s.message.name as string))];
+      expect(names.length).toBe(label === 'multi-lock' ? 2 : 1);
+      for (const part of names) {
+        const mine = seen.filter((s) => s.message.name === part);
+        expect(mine.map((s) => s.event)).toEqual([
+          'start',
+          'end',
+          'asyncStart',
+          'asyncEnd',
+          'release',
+          'hold',
+        ]);
+        const [start, , , done, release, hold] = mine.map((s) => s.message) as Array<Record<string, unknown>>;
+        expect(keys(start!)).toEqual(['backend', 'kind', 'name', 'owner', 'waitLimitMs']);
+        // (A multi-lock's part is given what is left of the wait.)
+        expect(start!.waitLimitMs).toBeGreaterThan(4_000);
+        expect(start!.waitLimitMs).toBeLessThanOrEqual(5_000);
+        for (const message of [start, done, release, hold]) {
+          expect(message).toMatchObject({
+            name: part,
+            kind: start!.kind,
+            backend: start!.backend,
+            owner: start!.owner,
+          });
+        }
+        expect(typeof start!.kind).toBe('string');
+        expect(start!.backend).toMatch(/^[a-z-]+$/);
+        expect(keys(done!)).toEqual(
+          [...keys(start!), 'fencingToken', 'handle', 'outcome', 'result', 'waitMs'].sort(),
+        );
+        expect(done).toMatchObject({ outcome: 'acquired', fencingToken: expect.any(Number) });
+        expect(done!.waitMs).toBeGreaterThanOrEqual(0);
+        expect(done!.result).toBe(done!.handle);
+        expect(keys(release!)).toEqual(
+          [
+            'backend',
+            'fencingToken',
+            'handle',
+            'heldMs',
+            'kind',
+            'name',
+            'outcome',
+            'owner',
+            'releaseMs',
+          ].sort(),
+        );
+        expect(release).toMatchObject({ outcome: 'released', fencingToken: done!.fencingToken });
+        expect(release!.handle).toBe(done!.handle);
+        expect(release!.releaseMs).toBeGreaterThanOrEqual(0);
+        expect(keys(hold!)).toEqual(
+          ['backend', 'ended', 'fencingToken', 'handle', 'heldMs', 'kind', 'name', 'outcome', 'owner'].sort(),
+        );
+        expect(hold).toMatchObject({
+          ended: 'released',
+          outcome: 'released',
+          fencingToken: done!.fencingToken,
+        });
+        expect(hold!.handle).toBe(done!.handle);
+        expect(hold!.heldMs).toBeGreaterThanOrEqual(0);
+      }
+    });
 
     it.skipIf(mixedOnly || !subject.reentrant)('re-entry within a run() task keeps the token', async () => {
       const client = backend.client();

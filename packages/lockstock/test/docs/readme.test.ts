@@ -28,6 +28,7 @@ const READMES = [
   'packages/lockstock/README.md',
   'packages/lockstock/docs/migration.md',
   'packages/lockstock/docs/backend.md',
+  'packages/lockstock/docs/instrumentation.md',
 ];
 const blocks: ReadmeBlock[] = READMES.flatMap((file) =>
   readmeBlocks(readFileSync(join(root, file), 'utf8'), file),

@@ -88,6 +88,7 @@ export class LockClientBase<B extends LockBackend = LockBackend>
         return subscribe(channel, onWake);
       },
       isClosed: () => this.closed,
+      backendName: () => this.backend.name,
     });
     const core = this.core;
     this.backend = open({

@@ -73,6 +73,8 @@ export interface LockCore {
   /** The backend's session ended (or cannot be trusted): every hold it carried is lost, at once. */
   sessionLost(cause?: unknown): void;
   readonly events: EventEmitter<LockClientEvents>;
+  /** The backend's name (LockBackend.name), for the diagnostics messages. */
+  readonly backendName: string;
   /** Throws LockClientClosedError after close(). */
   assertOpen(lockName: string): void;
   /** Background failures (a release nobody awaits) go to the `connectionError` event. */
@@ -87,11 +89,14 @@ export function createLockCore(
     localHandoffWindowMs: number;
     subscribe: SubscribeWakes;
     isClosed: () => boolean;
+    /** Asked once the backend is open (the core is made before it). */
+    backendName: () => string;
   },
 ): LockCore {
   const reportError = (error: unknown) =>
     events.emit('connectionError', error instanceof Error ? error : new Error(String(error)));
   const sessionHolds = new Set<SessionBound>();
+  let backendName: string | undefined;
   return {
     sessionHolds,
     sessionLost: (cause) => {
@@ -108,6 +113,9 @@ export function createLockCore(
     waiters: new Waiters(options.subscribe, options.localHandoffWindowMs),
     holds: new LiveHolds(),
     events,
+    get backendName() {
+      return (backendName ??= options.backendName());
+    },
     assertOpen: (name) => {
       if (options.isClosed()) throw new LockClientClosedError(name);
     },

@@ -1,11 +1,24 @@
 import { LockLostError, NotLockOwnerError, type LockLostReason } from '../errors.js';
 import { validateLeaseMs } from '../options.js';
-import type { LockHandle, ReleaseOutcome } from '../types.js';
+import type { KindName, LockHandle, ReleaseOutcome } from '../types.js';
 import type { ExtendStatus } from './backend.js';
+import {
+  holdChannel,
+  lostChannel,
+  releaseChannel,
+  renewChannel,
+  type HoldMessage,
+  type LostMessage,
+  type ReleaseMessage,
+  type RenewMessage,
+} from './diagnostics.js';
 import { Lease, monotonicNow } from './lease.js';
 
 /** What a hold calls back into: the lock that granted it. */
 export interface HoldBackend {
+  /** For the diagnostics messages: the lock's kind and the client's backend. */
+  readonly kind: { readonly name: KindName };
+  readonly backendName: string;
   release(hold: Hold): Promise<ReleaseOutcome>;
   extend(hold: Hold, leaseMs: number): Promise<ExtendStatus>;
   /** Called once when the hold ends, released or lost (stop renewing, forget it for re-entry). */
@@ -26,6 +39,8 @@ export class Hold implements LockHandle {
   private releasing: Promise<ReleaseOutcome> | undefined;
   private leaseEndTimer: NodeJS.Timeout | undefined;
   private lostListeners: Array<(error: LockLostError) => void> | undefined;
+  /** When the grant arrived (monotonic ms): the diagnostics' heldMs count from it. */
+  private readonly grantedAt = monotonicNow();
 
   constructor(
     readonly name: string,
@@ -75,6 +90,7 @@ export class Hold implements LockHandle {
     clearTimeout(this.leaseEndTimer);
     this.backend.ended(this);
     this.controller?.abort(this.lostWith);
+    if (lostChannel.hasSubscribers || holdChannel.hasSubscribers) this.publishLost(this.lostWith);
     this.backend.lost(this, this.lostWith);
     for (const listener of this.lostListeners ?? []) {
       try {
@@ -109,7 +125,8 @@ export class Hold implements LockHandle {
 
   /** One renewal round trip (the watchdog's): whether the hold was still ours. */
   renewLease(leaseMs: number): Promise<ExtendStatus> {
-    return this.backend.extend(this, leaseMs);
+    const renewing = this.backend.extend(this, leaseMs);
+    return renewChannel.hasSubscribers ? this.observeRenewal(renewing) : renewing;
   }
 
   async extend(leaseMs?: number): Promise<void> {
@@ -133,7 +150,12 @@ export class Hold implements LockHandle {
     if (!this.releasing) {
       clearTimeout(this.leaseEndTimer);
       if (!this.lostWith) this.backend.ended(this);
-      this.releasing = this.backend.release(this);
+      const releasing = this.backend.release(this);
+      // Observed only when someone listens: otherwise the release costs no extra promise.
+      this.releasing =
+        releaseChannel.hasSubscribers || (holdChannel.hasSubscribers && !this.lostWith)
+          ? this.observeRelease(releasing)
+          : releasing;
       this.lostListeners = undefined;
     }
     return this.releasing;
@@ -141,6 +163,105 @@ export class Hold implements LockHandle {
 
   async [Symbol.asyncDispose](): Promise<void> {
     await this.release();
+  }
+
+  // The messages are object literals with their fields written out, not spreads of a common part:
+  // a spread copies through a slow path that cost several µs per message.
+
+  private publishLost(error: LockLostError): void {
+    const heldMs = monotonicNow() - this.grantedAt;
+    const { kind, backendName } = this.backend;
+    if (lostChannel.hasSubscribers) {
+      const message: LostMessage = {
+        name: this.name,
+        kind: kind.name,
+        backend: backendName,
+        owner: this.owner,
+        fencingToken: this.fencingToken,
+        handle: this,
+        reason: error.reason,
+        heldMs,
+        error,
+      };
+      lostChannel.publish(message);
+    }
+    if (holdChannel.hasSubscribers) this.publishHoldEnd('lost', error.reason, heldMs);
+  }
+
+  private publishHoldEnd(ended: HoldMessage['ended'], outcome: HoldMessage['outcome'], heldMs: number): void {
+    const message: HoldMessage = {
+      name: this.name,
+      kind: this.backend.kind.name,
+      backend: this.backend.backendName,
+      owner: this.owner,
+      fencingToken: this.fencingToken,
+      handle: this,
+      ended,
+      outcome,
+      heldMs,
+    };
+    holdChannel.publish(message);
+  }
+
+  private async observeRelease(releasing: Promise<ReleaseOutcome>): Promise<ReleaseOutcome> {
+    const requestedAt = monotonicNow();
+    const heldMs = requestedAt - this.grantedAt;
+    const wasLost = this.lostWith !== undefined; // its hold message went out with the loss
+    const publish = (outcome: ReleaseOutcome | 'error', error?: unknown) => {
+      if (releaseChannel.hasSubscribers) {
+        const message: ReleaseMessage = {
+          name: this.name,
+          kind: this.backend.kind.name,
+          backend: this.backend.backendName,
+          owner: this.owner,
+          fencingToken: this.fencingToken,
+          handle: this,
+          outcome,
+          heldMs,
+          releaseMs: monotonicNow() - requestedAt,
+        };
+        if (error !== undefined) (message as { error?: unknown }).error = error;
+        releaseChannel.publish(message);
+      }
+      if (!wasLost && holdChannel.hasSubscribers) this.publishHoldEnd('released', outcome, heldMs);
+    };
+    try {
+      const outcome = await releasing;
+      publish(outcome);
+      return outcome;
+    } catch (error) {
+      publish('error', error);
+      throw error;
+    }
+  }
+
+  private async observeRenewal(renewing: Promise<ExtendStatus>): Promise<ExtendStatus> {
+    const requestedAt = monotonicNow();
+    const publish = (outcome: RenewMessage['outcome'], error?: unknown) => {
+      if (!renewChannel.hasSubscribers) return;
+      const now = monotonicNow();
+      const message: RenewMessage = {
+        name: this.name,
+        kind: this.backend.kind.name,
+        backend: this.backend.backendName,
+        owner: this.owner,
+        fencingToken: this.fencingToken,
+        handle: this,
+        outcome,
+        heldMs: now - this.grantedAt,
+        renewMs: now - requestedAt,
+      };
+      if (error !== undefined) (message as { error?: unknown }).error = error;
+      renewChannel.publish(message);
+    };
+    try {
+      const status = await renewing;
+      publish(status === 'extended' ? 'renewed' : 'lost');
+      return status;
+    } catch (error) {
+      publish('failed', error);
+      throw error;
+    }
   }
 
   /** Explicit leases are not renewed: the signal must abort when the lease can no longer be trusted. */

@@ -2,6 +2,7 @@ import {
   backendError,
   InvalidLockOptionError,
   LockAbortedError,
+  LockClientClosedError,
   LockTimeoutError,
   LockUpgradeError,
   NotLockOwnerError,
@@ -33,6 +34,13 @@ import {
   type ReleaseResult,
 } from './backend.js';
 import type { LockCore } from './context.js';
+import {
+  acquireChannel,
+  handoffChannel,
+  type AcquireMessage,
+  type AcquireOutcome,
+  type HandoffMessage,
+} from './diagnostics.js';
 import { Hold, type HoldBackend } from './hold.js';
 import type { LockKind } from './kind.js';
 import { Lease, monotonicNow, validUntil } from './lease.js';
@@ -54,6 +62,14 @@ interface GrantTicket {
   readonly renewed: boolean;
 }
 
+/** How a failed acquire ended, for the diagnostics. */
+function acquireOutcomeOf(error: unknown): AcquireOutcome {
+  if (error instanceof LockTimeoutError) return 'timeout';
+  if (error instanceof LockAbortedError) return 'aborted';
+  if (error instanceof LockClientClosedError) return 'closed';
+  return 'error';
+}
+
 /**
  * A lock of any kind on any backend: the kind says who owns a hold and how waiters are admitted, the
  * resource talks to the backend, the client's core supplies the waiters, the watchdog and the events.
@@ -70,6 +86,10 @@ export class CoreLock implements Lock, HoldBackend {
     return this.resource.name;
   }
 
+  get backendName(): string {
+    return this.core.backendName;
+  }
+
   // acquire and tryAcquire are not async themselves: each async layer on the hot path costs a promise
   // and a microtask per call. Invalid options still come back as a rejected promise.
   acquire(options?: AcquireOptions): Promise<LockHandle> {
@@ -78,6 +98,9 @@ export class CoreLock implements Lock, HoldBackend {
       resolved = resolveAcquireOptions(options, Infinity);
     } catch (error) {
       return Promise.reject(error as Error);
+    }
+    if (acquireChannel.hasSubscribers) {
+      return this.traced(resolved, () => this.acquireWith(resolved, true) as Promise<Hold>);
     }
     return this.acquireWith(resolved, true) as Promise<Hold>;
   }
@@ -89,6 +112,11 @@ export class CoreLock implements Lock, HoldBackend {
     } catch (error) {
       return Promise.reject(error as Error);
     }
+    if (acquireChannel.hasSubscribers) return this.traced(resolved, () => this.tryWith(resolved));
+    return this.tryWith(resolved);
+  }
+
+  private tryWith(resolved: ResolvedAcquireOptions): Promise<Hold | undefined> {
     const attempt = this.acquireWith(resolved, false);
     if (!this.kind.upgradeRefused) return attempt;
     // A read holder trying the write side cannot get it: "no", as Redisson's tryLock() answers,
@@ -144,6 +172,43 @@ export class CoreLock implements Lock, HoldBackend {
     return this.resource.inspect().catch((error: unknown) => {
       throw backendError(this.name, error);
     });
+  }
+
+  /**
+   * An acquire with a subscriber to the acquire TracingChannel: the wait (from the call to the grant
+   * or the failure) is published as start/end/asyncStart/asyncEnd/error, with one context object.
+   */
+  private traced<H extends Hold | undefined>(
+    options: ResolvedAcquireOptions,
+    acquire: () => Promise<H>,
+  ): Promise<H> {
+    // The owner is chosen now rather than in acquireWith (the same choice), so the start names it.
+    const owner = (options.owner ??= this.ownerFor(options));
+    const message: AcquireMessage = {
+      name: this.name,
+      kind: this.kind.name,
+      backend: this.core.backendName,
+      owner,
+      waitLimitMs: options.waitMs,
+    };
+    const startedAt = monotonicNow();
+    return acquireChannel.tracePromise(async () => {
+      try {
+        const hold = await acquire();
+        message.waitMs = monotonicNow() - startedAt;
+        if (hold === undefined) message.outcome = options.waitMs === 0 ? 'busy' : 'timeout';
+        else {
+          message.outcome = 'acquired';
+          message.fencingToken = hold.fencingToken;
+          message.handle = hold;
+        }
+        return hold;
+      } catch (error) {
+        message.waitMs = monotonicNow() - startedAt;
+        message.outcome = acquireOutcomeOf(error);
+        throw error;
+      }
+    }, message);
   }
 
   protected ownerFor(options: ResolvedAcquireOptions): string {
@@ -293,7 +358,7 @@ export class CoreLock implements Lock, HoldBackend {
         throw backendError(this.name, error);
       }
       if (result.handedOffOwner !== undefined && result.handedOffToken !== undefined) {
-        this.grantTo(result.handedOffOwner, result.handedOffToken, requestedAt);
+        this.grantTo(result.handedOffOwner, result.handedOffToken, requestedAt, hold.owner);
       }
       // No wake-ups come from a backend without a channel: tell this client's waiters ourselves —
       // unless the backend queues its waiters and wakes the next one itself (a watch per waiter):
@@ -323,7 +388,7 @@ export class CoreLock implements Lock, HoldBackend {
       );
       if (!waiters.granted(key, claim, granted)) {
         granted.release().catch((error: unknown) => this.core.reportError(error)); // the waiter gave up
-      }
+      } else if (handoffChannel.hasSubscribers) this.publishHandoff(hold.owner, granted, 'local');
       return result.outcome;
     }
     if (result.outcome === 'expired' || result.outcome === 'not_owner') waiters.notGranted(key);
@@ -331,7 +396,7 @@ export class CoreLock implements Lock, HoldBackend {
   }
 
   /** The backend handed the lock to a waiter of ours by owner: give it the hold, or pass it on. */
-  private grantTo(owner: string, token: number, requestedAt: number): void {
+  private grantTo(owner: string, token: number, requestedAt: number, from: string): void {
     const { waiters } = this.core;
     const key = this.resource.waitKey;
     const claim = waiters.claimOwner<GrantTicket>(key, owner);
@@ -343,6 +408,21 @@ export class CoreLock implements Lock, HoldBackend {
     const next = claim.ticket;
     const granted = this.newHold(next.owner, token, next.leaseMs, next.renewed, requestedAt);
     if (!waiters.granted(key, claim, granted)) granted.release().catch(report);
+    else if (handoffChannel.hasSubscribers) this.publishHandoff(from, granted, 'server');
+  }
+
+  private publishHandoff(from: string, granted: Hold, via: HandoffMessage['via']): void {
+    const message: HandoffMessage = {
+      name: this.name,
+      kind: this.kind.name,
+      backend: this.core.backendName,
+      owner: granted.owner,
+      from,
+      fencingToken: granted.fencingToken,
+      handle: granted,
+      via,
+    };
+    handoffChannel.publish(message);
   }
 
   extend(hold: Hold, leaseMs: number): Promise<ExtendStatus> {
