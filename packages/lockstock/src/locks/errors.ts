@@ -98,6 +98,26 @@ export class LockAbortedError extends LockError {
 }
 
 /**
+ * The hold outlived its budget (`holdBudgetMs` with `onBudget: 'abort'`): delivered through
+ * `handle.signal` only. The lock is still held — the critical section should stop and release it.
+ */
+export class LockHoldBudgetError extends LockError {
+  override readonly name = 'LockHoldBudgetError';
+  readonly code = 'ERR_LOCK_HOLD_BUDGET';
+  constructor(
+    lockName: string,
+    readonly owner: string,
+    readonly fencingToken: number,
+    readonly budgetMs: number,
+  ) {
+    super(
+      lockName,
+      `Lock "${lockName}" (fencing token ${fencingToken}) was held past its budget of ${budgetMs} ms`,
+    );
+  }
+}
+
+/**
  * The lock's backend failed or could not be reached (connection refused, timed out, closed); `cause`
  * is the client's own error. Nothing is known to be held: retry, or treat the work as unprotected.
  */

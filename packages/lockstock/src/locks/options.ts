@@ -69,14 +69,41 @@ export function validateAdoptOptions(options: unknown): {
   return { fencingToken, leaseMs: leaseMs === undefined ? undefined : validateLeaseMs(leaseMs) };
 }
 
+/** A hold's budget: how long it may be held before it is reported (and, with 'abort', aborted). */
+export interface HoldBudget {
+  readonly ms: number;
+  readonly action: 'warn' | 'abort';
+}
+
 export interface ResolvedAcquireOptions {
   leaseMs: number | undefined;
   waitMs: number;
   signal: AbortSignal | undefined;
   owner: string | undefined;
+  budget: HoldBudget | undefined;
 }
 
-const KNOWN = new Set(['leaseMs', 'waitMs', 'signal', 'owner']);
+const KNOWN = new Set(['leaseMs', 'waitMs', 'signal', 'owner', 'holdBudgetMs', 'onBudget']);
+const KNOWN_LIST = 'one of leaseMs, waitMs, signal, owner, holdBudgetMs, onBudget';
+
+function resolveBudget(ms: unknown, action: unknown): HoldBudget | undefined {
+  if (ms === undefined) {
+    if (action !== undefined)
+      throw new InvalidLockOptionError('onBudget', 'left out without holdBudgetMs', action);
+    return undefined;
+  }
+  if (typeof ms !== 'number' || !Number.isInteger(ms) || ms < 1 || ms > MAX_DURATION_MS) {
+    throw new InvalidLockOptionError(
+      'holdBudgetMs',
+      `an integer number of milliseconds from 1 to ${MAX_DURATION_MS}`,
+      ms,
+    );
+  }
+  if (action !== undefined && action !== 'warn' && action !== 'abort') {
+    throw new InvalidLockOptionError('onBudget', "'warn' or 'abort'", action);
+  }
+  return { ms, action: action ?? 'warn' };
+}
 
 /** Validates acquire options (unknown keys are mistakes worth reporting, e.g. `lease` for `leaseMs`). */
 export function resolveAcquireOptions(
@@ -84,15 +111,21 @@ export function resolveAcquireOptions(
   defaultWaitMs: number,
 ): ResolvedAcquireOptions {
   if (options === undefined) {
-    return { leaseMs: undefined, waitMs: defaultWaitMs, signal: undefined, owner: undefined };
+    return {
+      leaseMs: undefined,
+      waitMs: defaultWaitMs,
+      signal: undefined,
+      owner: undefined,
+      budget: undefined,
+    };
   }
   if (typeof options !== 'object' || options === null) {
     throw new InvalidLockOptionError('options', 'an object', options);
   }
   for (const key of Object.keys(options)) {
-    if (!KNOWN.has(key)) throw new InvalidLockOptionError(key, 'one of leaseMs, waitMs, signal, owner', key);
+    if (!KNOWN.has(key)) throw new InvalidLockOptionError(key, KNOWN_LIST, key);
   }
-  const { leaseMs, waitMs, signal, owner } = options;
+  const { leaseMs, waitMs, signal, owner, holdBudgetMs, onBudget } = options;
   if (signal !== undefined && !(signal instanceof AbortSignal)) {
     throw new InvalidLockOptionError('signal', 'an AbortSignal', signal);
   }
@@ -101,5 +134,6 @@ export function resolveAcquireOptions(
     waitMs: waitMs === undefined ? defaultWaitMs : validateWaitMs(waitMs),
     signal,
     owner: owner === undefined ? undefined : validateOwner(owner),
+    budget: resolveBudget(holdBudgetMs, onBudget),
   };
 }

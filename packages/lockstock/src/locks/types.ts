@@ -41,6 +41,20 @@ export interface AcquireOptions {
    * `run()` task (see `Lock.run`), or else a fresh one.
    */
   owner?: string;
+  /**
+   * A budget for the hold, in ms: a hold still held this long after its grant is reported on the
+   * `lockstock:lock:budget` diagnostics channel (docs/instrumentation.md) and, with
+   * `onBudget: 'abort'`, its `signal` aborts with a LockHoldBudgetError (the lock stays held until
+   * released). Each part of a multi-lock has the budget.
+   * @default undefined (no budget)
+   */
+  holdBudgetMs?: number;
+  /**
+   * What a hold past its `holdBudgetMs` does: 'warn' publishes the budget message only; 'abort' also
+   * aborts the hold's signal.
+   * @default 'warn'
+   */
+  onBudget?: 'warn' | 'abort';
 }
 
 /** A held lock (or permit). Dispose it (`await using`) or call `release()`. */

@@ -1,10 +1,17 @@
 import diagnostics_channel from 'node:diagnostics_channel';
 import { afterEach, describe, expect, it } from 'vitest';
-import { LOCK_CHANNELS, LockAbortedError, LockLostError, LockTimeoutError } from '../../src/index.js';
+import {
+  InvalidLockOptionError,
+  LOCK_CHANNELS,
+  LockAbortedError,
+  LockHoldBudgetError,
+  LockLostError,
+  LockTimeoutError,
+} from '../../src/index.js';
 import { useRedis } from '../helpers/redis.js';
 
 // What the diagnostics channels publish beyond the contract's acquire/release (test/contract):
-// outcomes of refused and failed acquires, renewals, losses and hand-offs — on Redis.
+// outcomes of refused and failed acquires, renewals, losses, hand-offs and hold budgets — on Redis.
 const env = useRedis();
 
 let unique = 0;
@@ -126,9 +133,86 @@ describe('diagnostics channels', () => {
   it('publish nothing without subscribers (and locks work the same)', async () => {
     const name = lockName('quiet');
     const lock = env.locks().mutex(name);
-    const handle = await lock.acquire();
+    const handle = await lock.acquire({ holdBudgetMs: 1 });
     await sleep(10);
     expect(await handle.release()).toBe('released');
     expect(diagnostics_channel.channel(LOCK_CHANNELS.hold).hasSubscribers).toBe(false);
+  });
+});
+
+describe('hold budgets', () => {
+  it('warn by default: the budget message, the signal untouched', async () => {
+    const name = lockName('budget-warn');
+    const seen = record(name);
+    const handle = await env.locks().mutex(name).acquire({ holdBudgetMs: 30 });
+    await expect.poll(() => of(seen, 'budget').length).toBe(1);
+    expect(of(seen, 'budget')[0]).toMatchObject({
+      budgetMs: 30,
+      action: 'warn',
+      handle,
+      owner: handle.owner,
+    });
+    expect(of(seen, 'budget')[0]!.heldMs).toBeGreaterThanOrEqual(29);
+    expect(handle.signal.aborted).toBe(false);
+    expect(await handle.release()).toBe('released');
+  });
+
+  it("'abort' aborts the signal with LockHoldBudgetError; the lock stays held until released", async () => {
+    const locks = env.locks();
+    const name = lockName('budget-abort');
+    const seen = record(name);
+    const lock = locks.mutex(name);
+    const outcome = await lock
+      .run(
+        async (signal) => {
+          await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));
+          expect(await lock.isLocked()).toBe(true);
+          throw signal.reason;
+        },
+        { holdBudgetMs: 30, onBudget: 'abort' },
+      )
+      .catch((error: unknown) => error);
+    expect(outcome).toBeInstanceOf(LockHoldBudgetError);
+    expect(outcome).toMatchObject({ code: 'ERR_LOCK_HOLD_BUDGET', budgetMs: 30, lockName: name });
+    expect(await lock.isLocked()).toBe(false); // run() released it
+    expect(of(seen, 'budget')).toMatchObject([{ action: 'abort', budgetMs: 30 }]);
+    expect(of(seen, 'hold')).toMatchObject([{ ended: 'released', outcome: 'released' }]);
+  });
+
+  it('a signal asked for after the budget ran out is already aborted; a released hold never reports', async () => {
+    const locks = env.locks();
+    const name = lockName('budget-late');
+    const seen = record(name);
+    const late = await locks.mutex(name).acquire({ holdBudgetMs: 20, onBudget: 'abort' });
+    await expect.poll(() => of(seen, 'budget').length).toBe(1);
+    expect(late.signal.aborted).toBe(true);
+    expect(late.signal.reason).toBeInstanceOf(LockHoldBudgetError);
+    expect(late.lostError).toBeUndefined();
+    await late.release();
+    const early = await locks.mutex(name).acquire({ holdBudgetMs: 40, onBudget: 'abort' });
+    await early.release();
+    await sleep(60);
+    expect(of(seen, 'budget')).toHaveLength(1);
+    expect(early.signal.aborted).toBe(false);
+  });
+
+  it('refuses malformed budgets', async () => {
+    const lock = env.locks().mutex(lockName('budget-bad'));
+    await expect(lock.acquire({ holdBudgetMs: 0 })).rejects.toBeInstanceOf(InvalidLockOptionError);
+    await expect(lock.acquire({ holdBudgetMs: 1.5 })).rejects.toBeInstanceOf(InvalidLockOptionError);
+    await expect(lock.acquire({ onBudget: 'abort' })).rejects.toBeInstanceOf(InvalidLockOptionError);
+    await expect(lock.acquire({ holdBudgetMs: 10, onBudget: 'stop' as 'abort' })).rejects.toBeInstanceOf(
+      InvalidLockOptionError,
+    );
+  });
+
+  it('applies to every part of a multi-lock', async () => {
+    const locks = env.locks();
+    const name = lockName('budget-multi');
+    const seen = [...[`${name}:a`, `${name}:b`].map((part) => record(part))];
+    const multi = locks.multiLock([locks.mutex(`${name}:a`), locks.mutex(`${name}:b`)]);
+    const handle = await multi.acquire({ holdBudgetMs: 20 });
+    await expect.poll(() => seen.map((s) => of(s, 'budget').length)).toEqual([1, 1]);
+    await handle.release();
   });
 });

@@ -16,6 +16,7 @@ export const LOCK_CHANNELS = {
   renew: 'lockstock:lock:renew',
   lost: 'lockstock:lock:lost',
   handoff: 'lockstock:lock:handoff',
+  budget: 'lockstock:lock:budget',
 } as const;
 
 /** What every message names: the lock, its kind, the client's backend and the hold's owner. */
@@ -101,6 +102,16 @@ export interface HandoffMessage extends LockMessage {
   readonly via: 'local' | 'server';
 }
 
+/** A hold outlived its budget (`holdBudgetMs`). */
+export interface BudgetMessage extends LockMessage {
+  readonly fencingToken: number;
+  readonly handle: LockHandle;
+  readonly budgetMs: number;
+  readonly heldMs: number;
+  /** 'warn': reported only; 'abort': the hold's signal was aborted with a LockHoldBudgetError. */
+  readonly action: 'warn' | 'abort';
+}
+
 export const acquireChannel = diagnostics_channel.tracingChannel<unknown, AcquireMessage>(
   LOCK_CHANNELS.acquire,
 );
@@ -109,3 +120,4 @@ export const releaseChannel = diagnostics_channel.channel(LOCK_CHANNELS.release)
 export const renewChannel = diagnostics_channel.channel(LOCK_CHANNELS.renew);
 export const lostChannel = diagnostics_channel.channel(LOCK_CHANNELS.lost);
 export const handoffChannel = diagnostics_channel.channel(LOCK_CHANNELS.handoff);
+export const budgetChannel = diagnostics_channel.channel(LOCK_CHANNELS.budget);

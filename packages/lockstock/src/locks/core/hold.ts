@@ -1,12 +1,14 @@
-import { LockLostError, NotLockOwnerError, type LockLostReason } from '../errors.js';
-import { validateLeaseMs } from '../options.js';
+import { LockHoldBudgetError, LockLostError, NotLockOwnerError, type LockLostReason } from '../errors.js';
+import { validateLeaseMs, type HoldBudget } from '../options.js';
 import type { KindName, LockHandle, ReleaseOutcome } from '../types.js';
 import type { ExtendStatus } from './backend.js';
 import {
+  budgetChannel,
   holdChannel,
   lostChannel,
   releaseChannel,
   renewChannel,
+  type BudgetMessage,
   type HoldMessage,
   type LostMessage,
   type ReleaseMessage,
@@ -39,8 +41,11 @@ export class Hold implements LockHandle {
   private releasing: Promise<ReleaseOutcome> | undefined;
   private leaseEndTimer: NodeJS.Timeout | undefined;
   private lostListeners: Array<(error: LockLostError) => void> | undefined;
-  /** When the grant arrived (monotonic ms): the diagnostics' heldMs count from it. */
+  /** When the grant arrived (monotonic ms): the diagnostics' heldMs and the budget count from it. */
   private readonly grantedAt = monotonicNow();
+  private budgetTimer: NodeJS.Timeout | undefined;
+  /** Set when the hold outlived a budget with `onBudget: 'abort'`: the signal's reason. */
+  private budgetError: LockHoldBudgetError | undefined;
 
   constructor(
     readonly name: string,
@@ -49,8 +54,10 @@ export class Hold implements LockHandle {
     /** Undefined when the backend ends holds with its session instead of a lease. */
     readonly lease: Lease | undefined,
     private readonly backend: HoldBackend,
+    budget?: HoldBudget,
   ) {
     if (lease && !lease.renewed) this.armLeaseEnd(lease);
+    if (budget) this.armBudget(budget);
   }
 
   get leaseMs(): number | undefined {
@@ -65,6 +72,7 @@ export class Hold implements LockHandle {
     if (!this.controller) {
       this.controller = new AbortController();
       if (this.lostWith) this.controller.abort(this.lostWith);
+      else if (this.budgetError) this.controller.abort(this.budgetError);
     }
     return this.controller.signal;
   }
@@ -88,6 +96,7 @@ export class Hold implements LockHandle {
       cause === undefined ? undefined : { cause },
     );
     clearTimeout(this.leaseEndTimer);
+    clearTimeout(this.budgetTimer);
     this.backend.ended(this);
     this.controller?.abort(this.lostWith);
     if (lostChannel.hasSubscribers || holdChannel.hasSubscribers) this.publishLost(this.lostWith);
@@ -149,6 +158,7 @@ export class Hold implements LockHandle {
   release(): Promise<ReleaseOutcome> {
     if (!this.releasing) {
       clearTimeout(this.leaseEndTimer);
+      clearTimeout(this.budgetTimer);
       if (!this.lostWith) this.backend.ended(this);
       const releasing = this.backend.release(this);
       // Observed only when someone listens: otherwise the release costs no extra promise.
@@ -262,6 +272,32 @@ export class Hold implements LockHandle {
       publish('failed', error);
       throw error;
     }
+  }
+
+  /** A budget's timer: reports the hold (and with 'abort', aborts its signal) unless it ended first. */
+  private armBudget(budget: HoldBudget): void {
+    this.budgetTimer = setTimeout(() => {
+      if (this.lostWith || this.releasing) return;
+      if (budget.action === 'abort') {
+        this.budgetError = new LockHoldBudgetError(this.name, this.owner, this.fencingToken, budget.ms);
+        this.controller?.abort(this.budgetError);
+      }
+      if (budgetChannel.hasSubscribers) {
+        const message: BudgetMessage = {
+          name: this.name,
+          kind: this.backend.kind.name,
+          backend: this.backend.backendName,
+          owner: this.owner,
+          fencingToken: this.fencingToken,
+          handle: this,
+          budgetMs: budget.ms,
+          heldMs: monotonicNow() - this.grantedAt,
+          action: budget.action,
+        };
+        budgetChannel.publish(message);
+      }
+    }, budget.ms);
+    this.budgetTimer.unref();
   }
 
   /** Explicit leases are not renewed: the signal must abort when the lease can no longer be trusted. */

@@ -12,6 +12,7 @@ import {
   resolveAcquireOptions,
   validateAdoptOptions,
   validateOwner,
+  type HoldBudget,
   type ResolvedAcquireOptions,
 } from '../options.js';
 import { currentTaskOwner, newOwnerId } from '../owner.js';
@@ -60,6 +61,7 @@ interface GrantTicket {
   readonly owner: string;
   readonly leaseMs: number | undefined;
   readonly renewed: boolean;
+  readonly budget: HoldBudget | undefined;
 }
 
 /** How a failed acquire ended, for the diagnostics. */
@@ -248,7 +250,7 @@ export class CoreLock implements Lock, HoldBackend {
       const queues = waitMs !== 0 && (this.resource.ordering ?? this.kind.ordering) === 'server-order';
       let first: Won<Hold> | Busy;
       try {
-        first = await this.attempt(owner, leaseMs, renewed, queues);
+        first = await this.attempt(owner, leaseMs, renewed, queues, options.budget);
       } catch (error) {
         // The try may have queued the caller before it failed: its place must not outlive it.
         if (queues) this.resource.leave(owner, false, !waiters.hasWaiters(key));
@@ -265,7 +267,7 @@ export class CoreLock implements Lock, HoldBackend {
         return undefined;
       }
     }
-    const ticket: GrantTicket = { owner, leaseMs, renewed };
+    const ticket: GrantTicket = { owner, leaseMs, renewed, budget: options.budget };
     const hold = await waiters.wait<Hold, GrantTicket>({
       key,
       lockName: this.name,
@@ -273,7 +275,7 @@ export class CoreLock implements Lock, HoldBackend {
       ordering: this.resource.ordering ?? this.kind.ordering,
       owner,
       ticket,
-      attempt: () => this.attempt(owner, leaseMs, renewed, true),
+      attempt: () => this.attempt(owner, leaseMs, renewed, true, options.budget),
       refused,
       deadline: waitMs === Infinity ? Infinity : startedAt + waitMs,
       signal,
@@ -303,6 +305,7 @@ export class CoreLock implements Lock, HoldBackend {
     leaseMs: number | undefined,
     renewed: boolean,
     waiting: boolean,
+    budget: HoldBudget | undefined,
   ): Promise<Won<Hold> | Busy> {
     const requestedAt = monotonicNow();
     let result: AttemptResult;
@@ -319,7 +322,7 @@ export class CoreLock implements Lock, HoldBackend {
       this.resource.release(owner, undefined).catch((error: unknown) => this.core.reportError(error));
       return LATE_GRANT;
     }
-    const hold = this.newHold(owner, result.token, leaseMs, renewed, requestedAt);
+    const hold = this.newHold(owner, result.token, leaseMs, renewed, requestedAt, budget);
     // The store ended the hold behind our back (its node deleted): lost now, not on a renewal.
     void result.lost?.then((reason) => hold.markLost(reason)); // markLost never throws
     return { value: hold, more: result.more };
@@ -331,9 +334,10 @@ export class CoreLock implements Lock, HoldBackend {
     leaseMs: number | undefined,
     renewed: boolean,
     requestedAt: number,
+    budget?: HoldBudget,
   ): Hold {
     const lease = leaseMs === undefined ? undefined : new Lease(leaseMs, renewed, requestedAt);
-    const hold = new Hold(this.name, owner, token, lease, this);
+    const hold = new Hold(this.name, owner, token, lease, this, budget);
     if (this.kind.reentrant) this.core.holds.add(this.resource.waitKey, owner);
     if (renewed) this.core.watchdog.add(hold);
     else if (lease === undefined) this.core.sessionHolds.add(hold);
@@ -385,6 +389,7 @@ export class CoreLock implements Lock, HoldBackend {
         next.leaseMs,
         next.renewed,
         requestedAt,
+        next.budget,
       );
       if (!waiters.granted(key, claim, granted)) {
         granted.release().catch((error: unknown) => this.core.reportError(error)); // the waiter gave up
@@ -406,7 +411,7 @@ export class CoreLock implements Lock, HoldBackend {
       return;
     }
     const next = claim.ticket;
-    const granted = this.newHold(next.owner, token, next.leaseMs, next.renewed, requestedAt);
+    const granted = this.newHold(next.owner, token, next.leaseMs, next.renewed, requestedAt, next.budget);
     if (!waiters.granted(key, claim, granted)) granted.release().catch(report);
     else if (handoffChannel.hasSubscribers) this.publishHandoff(from, granted, 'server');
   }

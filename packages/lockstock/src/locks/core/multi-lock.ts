@@ -102,6 +102,9 @@ export class MultiLock implements Lock {
           ...(options.leaseMs === undefined ? {} : { leaseMs: options.leaseMs }),
           ...(options.signal === undefined ? {} : { signal: options.signal }),
           ...(options.owner === undefined ? {} : { owner: options.owner }),
+          ...(options.budget === undefined
+            ? {}
+            : { holdBudgetMs: options.budget.ms, onBudget: options.budget.action }),
         });
         if (!part) {
           await releaseAll(this.name, parts).catch(this.reportError);
