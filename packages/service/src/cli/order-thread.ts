@@ -17,13 +17,15 @@ import { serveDatabase } from '../sale/store/remote-db.js';
 import { RecoveryMonitor } from '../sale/recovery/monitor.js';
 import type { HostMessage, OrderThreadData, ThreadMessage } from './order-thread-host.js';
 import { lowerThisThreadPriority } from './thread-priority.js';
+import { logDestination } from './log-format.js';
 
 const data = workerData as OrderThreadData;
 const port = parentPort as MessagePort;
 const post = (message: ThreadMessage) => port.postMessage(message);
-const logger = pino({ level: data.logLevel, redact: ['req.headers.authorization'] }).child({
-  thread: 'orders',
-});
+// Same format as the process's own logs (a terminal is tested on fd 1, which this thread shares).
+const logger = pino({ level: data.logLevel, redact: ['req.headers.authorization'] }, logDestination(1)).child(
+  { thread: 'orders' },
+);
 
 async function start() {
   // Buyers first: recording yields the CPU to the HTTP thread (and Redis) when every core is busy.

@@ -4,6 +4,7 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'n
 import { join, resolve } from 'node:path';
 import { connectSaleRedis, type SaleRedis } from '../sale/redis.js';
 import pino, { type Logger } from 'pino';
+import { logDestination } from './log-format.js';
 import type { Registry } from 'prom-client';
 import type { MessagePort } from 'node:worker_threads';
 import { SnowflakeIdGenerator } from '../sale/ids/snowflake.js';
@@ -98,11 +99,15 @@ export interface Runtime {
   openDatabaseLink(): MessagePort | undefined;
 }
 
-/** Logs as JSON lines: on stdout for `serve` and `worker`; on stderr (fd 2) for tools whose stdout is their report. */
+/**
+ * The process's logger: on stdout for `serve` and `worker`; on stderr (fd 2) for tools whose stdout is
+ * their report. Pretty on a terminal, JSON lines when piped (LOG_FORMAT overrides; log-format.ts);
+ * LOG_LEVEL sets the level.
+ */
 export function defaultLogger(fd: 1 | 2 = 1): Logger {
   return pino(
     { level: process.env.LOG_LEVEL ?? 'info', redact: ['req.headers.authorization'] },
-    pino.destination(fd),
+    logDestination(fd),
   );
 }
 

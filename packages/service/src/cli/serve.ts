@@ -14,6 +14,7 @@ import {
 import { isHttpProcess, serveHttpProcess } from './serve-http-process.js';
 import { servePrimary } from './serve-primary.js';
 import { registerSaleGauges } from '../sale/gauges.js';
+import { LOG_ENV_HELP } from './log-format.js';
 
 export function registerServe(program: Command): void {
   program
@@ -61,6 +62,7 @@ export function registerServe(program: Command): void {
         .default(availableParallelism())
         .env('LOCKSTOCK_PROCESSES'),
     )
+    .addHelpText('after', LOG_ENV_HELP)
     .action(
       action(async (resources, options: ServeOptions) => {
         if (isHttpProcess()) return serveHttpProcess(resources, options);

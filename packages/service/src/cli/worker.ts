@@ -3,6 +3,7 @@ import { intOption } from './options.js';
 import { action } from './lifecycle.js';
 import { startRuntime } from './runtime.js';
 import type { OrderPipelineOptions } from '../sale/pipeline/order-pipeline.js';
+import { LOG_ENV_HELP } from './log-format.js';
 
 /**
  * Fault injection for the crash tests (inert unless LOCKSTOCK_FAULT is set): at the named point of the
@@ -32,6 +33,7 @@ export function registerWorker(program: Command): void {
       intOption(100),
       10_000,
     )
+    .addHelpText('after', LOG_ENV_HELP)
     .action(
       action(
         async (
