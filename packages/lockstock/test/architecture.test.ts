@@ -16,6 +16,7 @@ describe('architecture of the lock library', () => {
       'zookeeper',
       'postgres',
       'mysql',
+      'otel',
     ]);
     expect(violations).toEqual([]);
   });
@@ -32,6 +33,8 @@ describe('architecture of the lock library', () => {
       // fencing/postgres-fenced-store.ts and redlock/token-source.ts take a Queryable by shape instead.
       pg: '/postgres/',
       'mysql2/promise': '/mysql/',
+      // lockstock/otel: the OpenTelemetry API (an optional peer), for those who import that subpath.
+      '@opentelemetry/api': '/otel/',
     };
     const foreign = sourceFiles(src).flatMap((file) =>
       importsOf(file)
