@@ -29,15 +29,31 @@ export abstract class LockError extends Error {
   }
 }
 
-/** `acquire()` gave up after `waitMs` without getting the lock. */
+/**
+ * `acquire()` gave up after `waitMs` without getting the lock. When the client could not reach its
+ * servers as the wait ended (a ZooKeeper client without a connection), the lock may have been free:
+ * then `disconnected` is true, the message says so and `cause` is a LockConnectionError naming the
+ * servers and why — not contention.
+ */
 export class LockTimeoutError extends LockError {
   override readonly name = 'LockTimeoutError';
   readonly code = 'ERR_LOCK_TIMEOUT';
+  /** The client was disconnected from its servers when the wait ended (`cause` says which, and why). */
+  readonly disconnected: boolean;
   constructor(
     lockName: string,
     readonly waitedMs: number,
+    unreachable?: BackendUnreachableError,
   ) {
-    super(lockName, `Timed out after ${Math.round(waitedMs)} ms waiting for lock "${lockName}"`);
+    const connection = unreachable && new LockConnectionError(lockName, unreachable);
+    super(
+      lockName,
+      `Timed out after ${Math.round(waitedMs)} ms waiting for lock "${lockName}"${
+        unreachable ? `, disconnected from ${unreachable.describe()}` : ''
+      }`,
+      connection && { cause: connection },
+    );
+    this.disconnected = connection !== undefined;
   }
 }
 

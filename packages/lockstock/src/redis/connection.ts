@@ -209,9 +209,11 @@ export function explainConnectionErrors(
     if (!noConnection(error) || client.status === 'ready') return error;
     const code = connectionCode(lastError) ?? connectionCode(error);
     const detail =
-      lastError !== undefined
-        ? `the connection failed: ${lastError.message}`
-        : `no connection (ioredis status: ${client.status})`;
+      lastError === undefined
+        ? `no connection (ioredis status: ${client.status})`
+        : code === undefined
+          ? `the connection failed: ${lastError.message}`
+          : '';
     return new BackendUnreachableError(backend, redisAddress(client), code, detail, {
       cause: lastError ?? error,
     });

@@ -52,7 +52,7 @@ export class BackendUnreachableError extends Error {
     readonly address: string,
     /** The connection error code (ECONNREFUSED, ENOTFOUND, ETIMEDOUT...), when one is known. */
     readonly errorCode: string | undefined,
-    /** What happened, when no code says it (e.g. "no connection within connectTimeoutMs (10000 ms)"). */
+    /** What happened besides the code, or instead of one (e.g. "disconnected for 10002 ms"); may be ''. */
     readonly detail: string,
     options?: ErrorOptions,
   ) {
@@ -60,13 +60,13 @@ export class BackendUnreachableError extends Error {
     this.message = `cannot reach ${this.describe()}`;
   }
 
-  /** "ZooKeeper at 127.0.0.1:2181 (ECONNREFUSED: the connection was refused: ...)". */
+  /** "ZooKeeper at 127.0.0.1:2181 (ECONNREFUSED: the connection was refused: ...); disconnected for 2001 ms". */
   describe(): string {
     const server = SERVER_NAMES[this.backend] ?? this.backend;
-    const why = this.errorCode
-      ? `${this.errorCode}: ${CONNECTION_HINTS[this.errorCode] ?? this.detail}`
-      : this.detail;
-    return `${server} at ${this.address} (${why})`;
+    const hint = this.errorCode && CONNECTION_HINTS[this.errorCode];
+    if (!hint)
+      return `${server} at ${this.address} (${[this.errorCode, this.detail].filter(Boolean).join(': ')})`;
+    return `${server} at ${this.address} (${this.errorCode}: ${hint})${this.detail ? `; ${this.detail}` : ''}`;
   }
 }
 

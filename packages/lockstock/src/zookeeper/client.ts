@@ -37,6 +37,15 @@ export interface ZooKeeperLockClientOptions extends LockClientOptions {
    * @default 30000
    */
   sessionTimeoutMs?: number;
+  /**
+   * How long the client may be without a connection to any server — since it was made, or since it
+   * lost its connection — before lock calls fail with LockConnectionError naming the servers and why
+   * (ECONNREFUSED, ENOTFOUND, a connect that timed out, a handshake never answered). An acquire
+   * waiting meanwhile fails with it then; a `waitMs` that ends first rejects with LockTimeoutError,
+   * `disconnected: true`, that error its `cause`. Once connected again, calls go through as before.
+   * @default 10000
+   */
+  connectTimeoutMs?: number;
   /** Where every lock's znodes live. @default '/lockstock' */
   root?: string;
   /**
@@ -198,6 +207,7 @@ interface ResolvedOptions {
   readonly source: { connectString: string } | { client: Client };
   readonly sessionTimeoutMs: number;
   readonly policy: ConnectionLossPolicy;
+  readonly connectTimeoutMs: number;
   readonly root: string;
 }
 
@@ -228,6 +238,7 @@ function resolveOptions(options: ZooKeeperLockClientOptions): ResolvedOptions {
     source: connectString !== undefined ? { connectString } : { client: client as Client },
     sessionTimeoutMs: validateLeaseMs(options.sessionTimeoutMs ?? 30_000, 'sessionTimeoutMs'),
     policy,
+    connectTimeoutMs: validateLeaseMs(options.connectTimeoutMs ?? 10_000, 'connectTimeoutMs'),
     root: validateRoot(options.root ?? DEFAULT_ROOT),
   };
 }

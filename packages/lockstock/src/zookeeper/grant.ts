@@ -80,7 +80,7 @@ export async function grantNode(
       nodes.abandonLater(node);
       return new Busy(undefined);
     }
-    return new Busy(undefined, session.whenConnected()); // still queued: look again once back
+    return session.rideOut(); // still queued: look again once back (bounded by the connect timeout)
   }
   node.holds = 1;
   node.token = token;

@@ -81,7 +81,7 @@ export class ZooKeeperCountDownLatch implements CountDownLatch {
         } catch (error) {
           watch.cancel();
           if (codeOf(error) === NO_NODE) return RELEASED;
-          if (unanswered(error)) return new Busy(undefined, this.session.whenConnected()); // ride it out
+          if (unanswered(error)) return this.session.rideOut(error); // ride it out (bounded)
           throw error;
         }
       },

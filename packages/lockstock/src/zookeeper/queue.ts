@@ -8,7 +8,7 @@ import {
   type LockResource,
   type ReleaseResult,
 } from '../backend/index.js';
-import { LockLostError } from '../locks/errors.js';
+import { LockLostError, type BackendUnreachableError } from '../locks/errors.js';
 import { grantNode, releaseNode, watchOwnNode, type SeenNode } from './grant.js';
 import type { OwnNode, OwnNodes } from './nodes.js';
 import { sortQueue, type QueueEntry } from './paths.js';
@@ -58,6 +58,11 @@ export abstract class QueueResource implements LockResource {
 
   get waitKey(): string {
     return this.parent;
+  }
+
+  /** The connection error while the client has no connection (a timed-out wait says so). */
+  unreachable(): BackendUnreachableError | undefined {
+    return this.nodes.session.unreachableNow();
   }
 
   protected abstract decide(queue: readonly QueueEntry[], index: number): Verdict;
@@ -114,6 +119,9 @@ export abstract class QueueResource implements LockResource {
       // One hold per owner: refused until it is released.
       return new Busy(undefined, waiting ? dropWatch(node) : undefined);
     }
+    // No connection: a waiter sleeps until there is one (or fails once connectTimeoutMs passed),
+    // rather than queueing calls in the driver that a waitMs could not cut short.
+    if (waiting && session.disconnected) return session.rideOut();
     const early = await this.before(owner, node);
     if (early !== undefined) return early;
     const trust = session.trust;
@@ -162,7 +170,7 @@ export abstract class QueueResource implements LockResource {
     } catch (error) {
       // A waiter rides out a lost connection (Curator retries it): it looks again once connected
       // (its node, if the create went through, is found by its prefix), or in a new session.
-      if (waiting && unanswered(error)) return new Busy(undefined, session.whenConnected());
+      if (waiting && unanswered(error)) return session.rideOut(error);
       // A first try that failed (a create whose answer never came) must not leave a node behind;
       // a waiter's is deleted by its leave.
       if (!waiting && created) nodes.abandonLater(queued);

@@ -10,7 +10,7 @@ import {
   type ReleaseResult,
   type Watch,
 } from '../backend/index.js';
-import { PermitsMismatchError } from '../locks/errors.js';
+import { PermitsMismatchError, type BackendUnreachableError } from '../locks/errors.js';
 import { createWithParents, type OwnNode, type OwnNodes } from './nodes.js';
 import { sortQueue } from './paths.js';
 import { grantNode, releaseNode } from './grant.js';
@@ -55,18 +55,25 @@ export class SemaphoreResource implements LockResource {
     return this.base;
   }
 
+  /** The connection error while the client has no connection (a timed-out wait says so). */
+  unreachable(): BackendUnreachableError | undefined {
+    return this.nodes.session.unreachableNow();
+  }
+
   private key(owner: string): string {
     return `${this.leasePath}\0lease\0${owner}`;
   }
 
   attempt(request: AttemptRequest): Promise<AttemptResult> {
     return this.nodes.serialize(this.key(request.owner), async () => {
+      // No connection: a waiter sleeps until there is one (see QueueResource).
+      if (request.waiting && this.nodes.session.disconnected) return this.nodes.session.rideOut();
       try {
         return await this.attemptNow(request);
       } catch (error) {
         // A waiter rides out a lost connection: it looks again once connected (see QueueResource).
         if (!request.waiting || !unanswered(error)) throw error;
-        return new Busy(undefined, this.nodes.session.whenConnected());
+        return this.nodes.session.rideOut(error);
       }
     });
   }

@@ -1,6 +1,12 @@
 import * as zookeeper from 'node-zookeeper-client';
 import type { Client, Event as ZooKeeperEvent, Stat } from 'node-zookeeper-client';
-import { monotonicNow, type BackendHost, type Watch } from '../backend/index.js';
+import {
+  BackendUnreachableError,
+  Busy,
+  monotonicNow,
+  type BackendHost,
+  type Watch,
+} from '../backend/index.js';
 import { CONTAINER, teachCreate2Results } from './containers.js';
 
 /**
@@ -27,7 +33,11 @@ export class ZooKeeperSessionError extends Error {
 
 /** No answer came (a lost connection, a timeout): the call may or may not have been applied. */
 export function unanswered(error: unknown): boolean {
-  return error instanceof ZooKeeperSessionError || UNANSWERED.has(codeOf(error) ?? -1);
+  return (
+    error instanceof ZooKeeperSessionError ||
+    error instanceof BackendUnreachableError ||
+    UNANSWERED.has(codeOf(error) ?? -1)
+  );
 }
 
 /** The ZooKeeper error code of a driver error (NO_NODE, NODE_EXISTS...), if it is one. */
@@ -51,6 +61,8 @@ export interface SessionOptions {
   readonly source: { connectString: string } | { client: Client };
   readonly sessionTimeoutMs: number;
   readonly policy: ConnectionLossPolicy;
+  /** How long the client may be without a connection before calls fail with the connection error. */
+  readonly connectTimeoutMs: number;
 }
 
 /**
@@ -65,7 +77,11 @@ export interface SessionOptions {
  *   a partitioned client must learn it lost its holds even if it never reaches a server again;
  * - after an expiry a new session (a new driver client, when the lock client made it) serves new
  *   acquires, and every watch of the old one fires (its waiters try again, in the new session);
- * - a timeout on every call (the driver queues calls while disconnected, for ever).
+ * - a timeout on every call (the driver queues calls while disconnected, for ever);
+ * - a connect timeout: without a connection for `connectTimeoutMs` (since the client was made, or
+ *   since it lost its connection), calls fail with a BackendUnreachableError naming the servers and
+ *   the socket's last error (ECONNREFUSED, ENOTFOUND...), and waiting attempts stop riding it out
+ *   (see `rideOut`); once connected again, calls go through as before.
  * `generation` counts the sessions (nodes of an older one are gone); `trust` counts the moments from
  * which holds granted before can no longer be trusted.
  */
@@ -96,6 +112,10 @@ export class ZooKeeperSession {
   /** The connect string's chroot (`host:port/app`), made on first need (see mkdirs). */
   private readonly chroot: { hosts: string; path: string } | undefined;
   private chrootMade: Promise<void> | undefined;
+  /** Monotonic ms since when no connection was up (made, or lost); undefined while connected. */
+  private disconnectedSince: number | undefined = monotonicNow();
+  /** Why the driver's last connection attempt failed, while not connected (see watchSocketErrors). */
+  private lastSocketFailure: { error?: Error; code?: string; detail: string } | undefined;
 
   constructor(
     private readonly options: SessionOptions,
@@ -235,6 +255,82 @@ export class ZooKeeperSession {
     return { watcher: fire, watch: { changed, cancel: () => this.watches.delete(fire) } };
   }
 
+  /**
+   * What a waiting attempt answers when its call went unanswered (`error`), or when it finds no
+   * connection: a refusal that sleeps until the client is connected again — or until it has been
+   * without a connection for `connectTimeoutMs`, when this throws the connection error (the waiter
+   * then fails with LockConnectionError instead of waiting silently for ever).
+   */
+  rideOut(error?: unknown): Busy {
+    if (error instanceof BackendUnreachableError) throw error;
+    if (this.state !== 'connected' && this.state !== 'closed' && this.unreachableInMs() <= 0) {
+      throw this.unreachable();
+    }
+    return new Busy(undefined, this.whenReachable());
+  }
+
+  /** Whether there is no connection now (not closed): a waiting attempt rides it out at once. */
+  get disconnected(): boolean {
+    return this.state === 'connecting' || this.state === 'suspended';
+  }
+
+  /**
+   * The connection error while the client has no connection (`undefined` while it has one): the
+   * servers, the socket's last error and for how long — what a LockTimeoutError ending meanwhile says.
+   */
+  unreachableNow(): BackendUnreachableError | undefined {
+    return this.disconnected ? this.unreachable() : undefined;
+  }
+
+  /** Milliseconds left until the client has been without a connection for connectTimeoutMs. */
+  private unreachableInMs(): number {
+    if (this.disconnectedSince === undefined) return Infinity;
+    return this.disconnectedSince + this.options.connectTimeoutMs - monotonicNow();
+  }
+
+  private unreachable(): BackendUnreachableError {
+    const failure = this.lastSocketFailure;
+    const since = this.disconnectedSince ?? monotonicNow();
+    const forMs = Math.round(monotonicNow() - since);
+    const timedOut = forMs >= this.options.connectTimeoutMs;
+    const what = this.sessionId === undefined && this.generation === 0 ? 'no connection' : 'disconnected';
+    const detail = `${what} for ${forMs} ms${
+      timedOut ? ` (connectTimeoutMs: ${this.options.connectTimeoutMs})` : ''
+    }${failure?.detail ? `; ${failure.detail}` : ''}`;
+    return new BackendUnreachableError('zookeeper', this.address(), failure?.code, detail, {
+      cause: failure?.error,
+    });
+  }
+
+  /** The servers, as given (the connect string), or the caller's client's. */
+  private address(): string {
+    if ('connectString' in this.options.source) return this.options.source.connectString;
+    const servers = driverInternals(this.zk)?.servers;
+    const named = Array.isArray(servers)
+      ? servers.map((server) => {
+          const { host, port } = server as { host?: unknown; port?: unknown };
+          return `${String(host)}:${String(port)}`;
+        })
+      : [];
+    return named.length > 0 ? named.join(',') : "the ZooKeeper client's servers";
+  }
+
+  /** Settles once connected, or once the client has been without a connection for connectTimeoutMs. */
+  private whenReachable(): Watch {
+    const connected = this.whenConnected();
+    const left = this.unreachableInMs();
+    if (left === Infinity) return connected;
+    let timer: NodeJS.Timeout | undefined;
+    const due = new Promise<void>((resolve) => (timer = setTimeout(resolve, Math.max(0, left) + 1)));
+    return {
+      changed: Promise.race([connected.changed, due]).finally(() => clearTimeout(timer)),
+      cancel: () => {
+        clearTimeout(timer);
+        connected.cancel();
+      },
+    };
+  }
+
   /** Settles once the client is connected (at once if it is), or the session ended meanwhile. */
   whenConnected(): Watch {
     // Closed: nothing will connect again; whoever waits must look now (and learn it is closed).
@@ -291,6 +387,38 @@ export class ZooKeeperSession {
     this.listeners.set(zk, listener);
     zk.on('state', listener);
     this.watchHandshake(zk);
+    this.watchSocketErrors(zk);
+  }
+
+  /**
+   * The driver drops its sockets' errors (it only reconnects): its manager's handlers, bound per
+   * socket from the instance, are wrapped here so the connection error can say why — ECONNREFUSED,
+   * ENOTFOUND, a connect that timed out.
+   */
+  private watchSocketErrors(zk: Client): void {
+    const manager = driverInternals(zk) as
+      (DriverManager & { onSocketError?: unknown; onSocketConnectTimeout?: unknown }) | undefined;
+    if (!manager) return;
+    const onError = manager.onSocketError;
+    const onTimeout = manager.onSocketConnectTimeout;
+    if (typeof onError === 'function') {
+      manager.onSocketError = (error: Error & { code?: unknown }) => {
+        if (zk === this.zk && this.state !== 'connected') {
+          const code = typeof error?.code === 'string' ? error.code : undefined;
+          const detail = code === undefined ? `the last attempt: ${error?.message}` : '';
+          this.lastSocketFailure = { error, code, detail };
+        }
+        return (onError as (error: Error) => unknown).call(manager, error);
+      };
+    }
+    if (typeof onTimeout === 'function') {
+      manager.onSocketConnectTimeout = () => {
+        if (zk === this.zk && this.state !== 'connected') {
+          this.lastSocketFailure = { code: 'ETIMEDOUT', detail: '' };
+        }
+        return (onTimeout as () => unknown).call(manager);
+      };
+    }
   }
 
   /**
@@ -312,7 +440,13 @@ export class ZooKeeperSession {
       if (this.state === 'connected') return void (seen = undefined);
       const socket = manager?.socket;
       const unanswered = manager?.state === DRIVER_CONNECTING && socket?.readyState === 'open';
-      if (unanswered && socket === seen) socket.destroy?.();
+      if (unanswered && socket === seen) {
+        this.lastSocketFailure = {
+          detail:
+            'the last attempt: a server accepted the connection but never answered the session handshake',
+        };
+        socket.destroy?.();
+      }
       seen = unanswered ? socket : undefined;
     }, connectTimeoutMs);
     this.handshake.unref();
@@ -337,6 +471,8 @@ export class ZooKeeperSession {
     this.sessionId = id;
     this.connection++;
     this.state = 'connected';
+    this.disconnectedSince = undefined;
+    this.lastSocketFailure = undefined;
     this.lastHeard = monotonicNow();
     clearTimeout(this.suspendedTimer);
     this.startHeartbeat();
@@ -346,6 +482,7 @@ export class ZooKeeperSession {
   private suspend(): void {
     if (this.state !== 'connected') return; // never connected yet, or suspended already
     this.state = 'suspended';
+    this.disconnectedSince = monotonicNow();
     this.stopHeartbeat();
     const cause = new ZooKeeperSessionError(
       'suspended',
@@ -375,6 +512,7 @@ export class ZooKeeperSession {
     this.stopHeartbeat();
     this.generation++;
     this.sessionId = undefined;
+    this.disconnectedSince ??= monotonicNow();
     this.host.events.emit('connectionError', cause);
     this.loseHolds(cause, true);
     this.fireAll();
@@ -447,18 +585,37 @@ export class ZooKeeperSession {
     this.suspend();
   }
 
-  /** One driver call, bounded by the session timeout (the driver would wait for a reconnection). */
+  /**
+   * One driver call, bounded by the session timeout (the driver would wait for a reconnection), and
+   * while there is no connection by the connect timeout: past it, calls fail at once with the
+   * connection error (nothing is queued in the driver), and a call waiting for a connection fails
+   * with it when the connect timeout ends.
+   */
   private call<T>(run: (zk: Client, done: Done<T>) => void): Promise<T> {
     if (this.state === 'closed') {
       return Promise.reject(new ZooKeeperSessionError('closed', 'the lock client is closed'));
     }
+    if (this.state !== 'connected' && this.unreachableInMs() <= 0) return Promise.reject(this.unreachable());
     return new Promise<T>((resolve, reject) => {
       const timeoutMs = this.timeoutMs();
-      const timer = setTimeout(
-        () =>
-          reject(new ZooKeeperSessionError('suspended', `ZooKeeper did not answer within ${timeoutMs} ms`)),
-        timeoutMs,
-      );
+      const startedAt = monotonicNow();
+      let timer: NodeJS.Timeout;
+      const arm = () => {
+        const left = startedAt + timeoutMs - monotonicNow();
+        timer = setTimeout(
+          () => {
+            if (this.state !== 'connected' && this.state !== 'closed' && this.unreachableInMs() <= 0) {
+              reject(this.unreachable());
+            } else if (monotonicNow() - startedAt >= timeoutMs) {
+              reject(
+                new ZooKeeperSessionError('suspended', `ZooKeeper did not answer within ${timeoutMs} ms`),
+              );
+            } else arm(); // connected meanwhile: the session timeout bounds the call
+          },
+          Math.max(0, Math.min(left, this.unreachableInMs() + 1)),
+        );
+      };
+      arm();
       run(this.zk, (error, value) => {
         clearTimeout(timer);
         if (!error || !UNANSWERED.has(codeOf(error) ?? -1)) this.lastHeard = monotonicNow();

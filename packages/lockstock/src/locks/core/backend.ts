@@ -13,9 +13,9 @@
  *   are the client-turn fairness that goes with it (Redis: client-turns.lua);
  * - `ordering`: the backend queues every waiter itself ('server-order', as ZooKeeper's sequential
  *   nodes do) instead of the kind's default;
- * - `holdCount`, `setPermits`.
+ * - `holdCount`, `setPermits`, `unreachable` (why a wait that timed out could not tell).
  */
-import type { LockLostReason } from '../errors.js';
+import type { BackendUnreachableError, LockLostReason } from '../errors.js';
 import type { ReleaseOutcome } from '../types.js';
 
 /** One try at taking a lock. */
@@ -148,6 +148,12 @@ export interface LockResource {
   holdCount?(owner: string): Promise<number>;
   /** Semaphores: stores a new permit count for every client (waiters re-check). */
   setPermits?(permits: number): Promise<void>;
+  /**
+   * Whether the backend can reach its servers now: the connection error while it cannot (a
+   * ZooKeeper client without a connection), else undefined. A wait that times out meanwhile says so
+   * (LockTimeoutError's `disconnected` and `cause`): the lock may have been free.
+   */
+  unreachable?(): BackendUnreachableError | undefined;
 }
 
 /** Wake-up delivery of a backend (pub/sub, watches). Resolves once the subscription is active. */

@@ -263,7 +263,7 @@ export class CoreLock implements Lock, HoldBackend {
         refused = first; // the wait below sleeps on its watch
       else first.watch?.cancel(); // a backend should set none for a try that is not waited on
       if (waitMs === 0) {
-        if (orThrow) throw new LockTimeoutError(this.name, waitMs);
+        if (orThrow) throw new LockTimeoutError(this.name, waitMs, this.resource.unreachable?.());
         return undefined;
       }
     }
@@ -285,7 +285,9 @@ export class CoreLock implements Lock, HoldBackend {
       idleRecheckMs: this.resource.leases === 'renewable' ? leaseMs : undefined,
       leave: (won, lastOfClient) => this.resource.leave(owner, won, lastOfClient),
     });
-    if (hold === undefined && orThrow) throw new LockTimeoutError(this.name, waitMs);
+    if (hold === undefined && orThrow) {
+      throw new LockTimeoutError(this.name, waitMs, this.resource.unreachable?.());
+    }
     return hold;
   }
 
