@@ -50,7 +50,7 @@ export function registerBench(program: Command): void {
     .action(
       action(async (resources, opts) => {
         const json = jsonOutput(resources, opts.json);
-        const { machine, results } = await benchLocks({
+        const { machine, warnings, results } = await benchLocks({
           redisUrl: opts.redis,
           runs: opts.runs,
           uncontendedMs: opts.uncontendedMs,
@@ -63,7 +63,10 @@ export function registerBench(program: Command): void {
           ...json.option,
           progress: progress(resources),
         });
-        json.report(() => printReport(machine, lockBenchTable(results), opts.markdown === true));
+        warn(warnings, json.toStdout);
+        json.report(() =>
+          printReport(machine, lockBenchTable(results), opts.markdown === true, [], warnings),
+        );
       }),
     );
   bench
@@ -118,7 +121,7 @@ export function registerBench(program: Command): void {
           );
           return;
         }
-        const { machine, results, profile } = await benchSale({
+        const { machine, warnings, results, profile } = await benchSale({
           runs: opts.runs,
           durationSeconds: opts.duration,
           pipelineOrders: opts.orders,
@@ -127,12 +130,19 @@ export function registerBench(program: Command): void {
           ...json.option,
           progress: progress(resources),
         });
+        warn(warnings, json.toStdout);
         json.report(() => {
           if (profile) {
-            printReport(machine, profileTable(profile), opts.markdown === true, [
-              `medians of ${profile.rounds} rounds; each server alone under wrk (64 connections, distinct buyers), its main thread sampled every 200 µs while wrk measured`,
-            ]);
-          } else printReport(machine, saleBenchTable(results), opts.markdown === true);
+            printReport(
+              machine,
+              profileTable(profile),
+              opts.markdown === true,
+              [
+                `medians of ${profile.rounds} rounds; each server alone under wrk (64 connections, distinct buyers), its main thread sampled every 200 µs while wrk measured`,
+              ],
+              warnings,
+            );
+          } else printReport(machine, saleBenchTable(results), opts.markdown === true, [], warnings);
         });
       }),
     );
@@ -145,13 +155,18 @@ export function registerBench(program: Command): void {
 function jsonOutput(resources: Resources, value: string | boolean | undefined) {
   const target = jsonTarget(value);
   if (target !== 'stdout') {
-    return { option: target ? { json: target.file } : {}, report: (table: () => void) => table() };
+    return {
+      option: target ? { json: target.file } : {},
+      toStdout: false,
+      report: (table: () => void) => table(),
+    };
   }
   const dir = mkdtempSync(join(tmpdir(), 'lockstock-bench-json-'));
   resources.add('the JSON report', () => rmSync(dir, { recursive: true, force: true }));
   const file = join(dir, 'report.json');
   return {
     option: { json: file },
+    toStdout: true,
     report: () => void process.stdout.write(readFileSync(file, 'utf8')),
   };
 }
@@ -183,11 +198,26 @@ function shardList(value: string): number[] {
   return list;
 }
 
-/** The report on stdout: what it ran on, then the table. */
-function printReport(machine: MachineInfo, table: TableData, markdown: boolean, notes: string[] = []): void {
+/**
+ * The benchmark's warnings (a busy machine, runs that disagree) on stderr when the JSON takes stdout;
+ * otherwise they head the report.
+ */
+function warn(warnings: readonly string[], jsonOnStdout: boolean): void {
+  if (jsonOnStdout) for (const w of warnings) process.stderr.write(`WARNING: ${w}\n`);
+}
+
+/** The report on stdout: what it ran on, any warnings, then the table. */
+function printReport(
+  machine: MachineInfo,
+  table: TableData,
+  markdown: boolean,
+  notes: string[] = [],
+  warnings: readonly string[] = [],
+): void {
   const style = tableStyleFor(process.stdout, markdown);
   const lines = [
     `machine: ${machine.cpu}, ${machine.cores} cores, ${machine.memoryGiB} GiB, node ${machine.node}, redis ${machine.redis}`,
+    ...warnings.map((w) => `WARNING: ${w}`),
     ...notes,
     '',
     ...renderTable(table, style, process.stdout.columns),

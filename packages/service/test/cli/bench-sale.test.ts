@@ -29,7 +29,15 @@ describe('bench sale', () => {
     ]);
     expect(code, stderr).toBe(0);
     expect(stdout).toMatch(/^machine: .+ cores/);
-    const report = JSON.parse(readFileSync(json, 'utf8')) as { results: SaleBenchResult[] };
+    const report = JSON.parse(readFileSync(json, 'utf8')) as {
+      results: SaleBenchResult[];
+      warnings: string[];
+      conditions: { cores: number };
+    };
+    // Whether the machine was busy, or the runs disagreed: a list, printed as WARNING lines too.
+    expect(Array.isArray(report.warnings)).toBe(true);
+    expect(report.conditions.cores).toBeGreaterThan(0);
+    for (const warning of report.warnings) expect(stdout).toContain(`WARNING: ${warning}`);
     expect(report.results.map((r) => r.path)).toEqual([
       'reservation script',
       'purchases, serve --workers 0',
@@ -53,6 +61,7 @@ describe('bench sale', () => {
         true,
         true,
       ]);
+      expect([result.path, result.runRatios.length]).toEqual([result.path, 1]);
       // Every purchase answered 202 and every attempt on the sold-out sale 409: nothing else.
       if (result.unexpected !== undefined) expect([result.path, result.unexpected]).toEqual([result.path, 0]);
     }

@@ -1,5 +1,6 @@
 import { writeFileSync } from 'node:fs';
 import { silentProgress, type StepProgress } from '../../support/progress.js';
+import { watchMachine, type BenchConditions, type RunRatios } from '../conditions.js';
 import { describeMachine, type MachineInfo } from '../machine.js';
 import { median, round } from '../stats.js';
 import { runContended, type ContendedResult } from './contended.js';
@@ -45,6 +46,8 @@ export interface LockBenchResult {
   opsPerSec: number;
   /** lockstock rows: opsPerSec over the best peer's of the same scenario, topology, client and kind. */
   timesBestPeer: number | null;
+  /** lockstock rows: the same ratio in each run (that run's best peer), in run order. */
+  timesBestPeerByRun: number[] | null;
   bestPeer: LibraryName | null;
   /** lockstock rows: opsPerSec over the floor's (raw commands) of the same topology and client. */
   timesFloor: number | null;
@@ -67,6 +70,8 @@ export interface LockBenchResult {
 /** Time a contended run needs beyond its duration (forking and connecting 4 processes), for the plan. */
 const CONTENDED_SETUP_MS = 1_000;
 const UNCONTENDED_WARMUP_MS = 500;
+/** The longest a row's warm-up round (run once before the measured runs, not counted) takes. */
+const WARMUP_ROUND_MS = 1_000;
 const WORKLOADS: Record<Exclude<Scenario, 'uncontended'>, Workload> = {
   contended: 'exclusive',
   'read-write': 'read-write',
@@ -84,10 +89,14 @@ const rowKey = (s: Subject, client: ClientSetting) =>
  * across libraries (and the order rotates from run to run) so machine noise hits all of them alike;
  * the report gives medians.
  */
-export async function benchLocks(
-  options: BenchLocksOptions,
-): Promise<{ machine: MachineInfo; results: LockBenchResult[] }> {
+export async function benchLocks(options: BenchLocksOptions): Promise<{
+  machine: MachineInfo;
+  conditions: BenchConditions;
+  warnings: string[];
+  results: LockBenchResult[];
+}> {
   const progress = options.progress ?? silentProgress;
+  const watch = watchMachine();
   const subjects = planSubjects(options.scenarios, options.kinds, options.libraries, options.topologies);
   await assertPeersInstalled([...new Set(subjects.map((s) => s.library))]);
   // Contended sections keep their counter in the single Redis, whatever store holds the lock.
@@ -101,9 +110,16 @@ export async function benchLocks(
     const warmupMs = Math.min(UNCONTENDED_WARMUP_MS, options.uncontendedMs); // short runs, short warmups
     const steps: Array<{ label: string; weight: number; run: () => Promise<string> }> = [];
     for (const client of options.clients) {
-      for (let run = 1; run <= options.runs; run++) {
-        const of = `run ${run}/${options.runs}`;
-        for (const subject of rotated(subjects, run - 1)) {
+      // Run 0 is each row's warm-up round (servers, connections, JIT, page cache), not counted: a
+      // cold first row measured a fraction of its rerun.
+      for (let run = 0; run <= options.runs; run++) {
+        const warmup = run === 0;
+        const of = warmup ? 'warm-up' : `run ${run}/${options.runs}`;
+        const uncontendedMs = warmup
+          ? Math.min(options.uncontendedMs, WARMUP_ROUND_MS)
+          : options.uncontendedMs;
+        const contendedMs = warmup ? Math.min(options.contendedMs, WARMUP_ROUND_MS) : options.contendedMs;
+        for (const subject of rotated(subjects, Math.max(0, run - 1))) {
           const name = `${subject.scenario} ${subject.library} ${subject.kind}/${subject.topology}`;
           const spec: AdapterSpec = {
             library: subject.library,
@@ -112,18 +128,20 @@ export async function benchLocks(
             setting: client,
             permits: SEMAPHORE_PERMITS,
           };
-          const record = (sample: Sample) =>
+          const record = (sample: Sample) => {
+            if (warmup) return; // the warm-up round is not counted
             samples.set(rowKey(subject, client), [...(samples.get(rowKey(subject, client)) ?? []), sample]);
+          };
           if (subject.scenario === 'uncontended') {
             steps.push({
               label: `${name} [${client}] ${of}`,
-              weight: options.uncontendedMs + warmupMs,
+              weight: uncontendedMs + warmupMs,
               run: async () => {
                 const result = await runUncontendedInChild({
                   spec,
                   options: {
                     loops: 64,
-                    durationMs: options.uncontendedMs,
+                    durationMs: uncontendedMs,
                     warmupMs,
                     access: subject.kind === 'read-write' ? 'read' : 'write',
                   },
@@ -136,13 +154,13 @@ export async function benchLocks(
             const workload = WORKLOADS[subject.scenario];
             steps.push({
               label: `${name} [${client}] ${of}`,
-              weight: options.contendedMs + CONTENDED_SETUP_MS,
+              weight: contendedMs + CONTENDED_SETUP_MS,
               run: async () => {
                 const counter = servers.target('single');
                 if (counter.topology !== 'single') throw new Error('no Redis for the counter');
                 const result = await runContended(
                   spec,
-                  { workload, processes: 4, loops: 8, durationMs: options.contendedMs },
+                  { workload, processes: 4, loops: 8, durationMs: contendedMs },
                   counter.url,
                 );
                 record({ contended: result });
@@ -166,13 +184,29 @@ export async function benchLocks(
       options.clients.flatMap((client) =>
         subjects.map((subject) => summarizeRow(subject, client, samples.get(rowKey(subject, client)) ?? [])),
       ),
+      samples,
     );
-    const report = { machine, results };
+    const { conditions, warnings } = watch.finish(runRatios(results));
+    const report = { machine, conditions, warnings, results };
     if (options.json) writeFileSync(options.json, `${JSON.stringify(report, null, 2)}\n`);
     return report;
   } finally {
     await servers.stop();
   }
+}
+
+/** Per lockstock row with a peer, its ratio in each run: the rows whose runs may disagree. */
+function runRatios(results: readonly LockBenchResult[]): RunRatios[] {
+  return results.flatMap((r) =>
+    r.timesBestPeerByRun && r.timesBestPeerByRun.length > 1
+      ? [
+          {
+            label: `${r.scenario} ${r.kind}/${r.topology} [${r.client}] × best peer (${r.bestPeer})`,
+            ratios: r.timesBestPeerByRun,
+          },
+        ]
+      : [],
+  );
 }
 
 /**
@@ -211,6 +245,7 @@ function summarizeRow(subject: Subject, client: ClientSetting, samples: Sample[]
     client,
     scenario: subject.scenario,
     timesBestPeer: null,
+    timesBestPeerByRun: null,
     bestPeer: null,
     timesFloor: null,
     runs: samples.length,
@@ -254,7 +289,11 @@ function summarizeRow(subject: Subject, client: ClientSetting, samples: Sample[]
  * Each lockstock row against the best peer row of its scenario, topology, client and PEER_KIND, and
  * against the floor (raw commands) of its scenario, topology and client.
  */
-function withRatios(results: LockBenchResult[]): LockBenchResult[] {
+function withRatios(results: LockBenchResult[], samples: ReadonlyMap<string, Sample[]>): LockBenchResult[] {
+  const perRun = (r: LockBenchResult) =>
+    (samples.get(rowKey(r, r.client)) ?? []).map((s) =>
+      'uncontended' in s ? s.uncontended.opsPerSec : s.contended.opsPerSec,
+    );
   return results.map((r) => {
     if (r.library !== 'lockstock') return r;
     const same = (p: LockBenchResult) =>
@@ -265,10 +304,21 @@ function withRatios(results: LockBenchResult[]): LockBenchResult[] {
       undefined,
     );
     const floorRow = results.find((p) => p.library === 'floor' && same(p));
+    // Run i of this row against the best of the peers' runs i (the runs are interleaved).
+    const mine = perRun(r);
+    const theirs = peers.map(perRun);
+    const byRun = mine.map((ops, i) => {
+      const top = Math.max(0, ...theirs.map((runs) => runs[i] ?? 0));
+      return top > 0 ? round(ops / top) : NaN;
+    });
     return {
       ...r,
       ...(best && best.opsPerSec > 0
-        ? { timesBestPeer: round(r.opsPerSec / best.opsPerSec), bestPeer: best.library }
+        ? {
+            timesBestPeer: round(r.opsPerSec / best.opsPerSec),
+            timesBestPeerByRun: byRun.every(Number.isFinite) ? byRun : null,
+            bestPeer: best.library,
+          }
         : {}),
       ...(floorRow && floorRow.opsPerSec > 0 ? { timesFloor: round(r.opsPerSec / floorRow.opsPerSec) } : {}),
     };

@@ -4,6 +4,7 @@ import { migrate } from '../../sale/store/migrate.js';
 import { PostgresServer, RedisServer } from '@lockstock/servers';
 import { silentProgress, type StepProgress } from '../../support/progress.js';
 import type { TableData } from '../../support/table.js';
+import { watchMachine, type RunRatios } from '../conditions.js';
 import { describeMachine } from '../machine.js';
 import { median, round } from '../stats.js';
 import { benchHttp, BuyerTokens, type HttpRun, type HttpSample } from './http.js';
@@ -53,6 +54,8 @@ export interface SaleBenchResult {
   latencyMs?: { p50: number; p99: number };
   baselineOpsPerSec: number;
   ratio: number;
+  /** The ratio in each run, in run order (how much the runs agree). */
+  runRatios: number[];
   /** The ratio the issue asks for (none: no target). */
   target?: number;
   baseline: string;
@@ -78,6 +81,7 @@ type Sample = { library: number; baseline: number };
  */
 export async function benchSale(options: BenchSaleOptions) {
   const progress = options.progress ?? silentProgress;
+  const watch = watchMachine();
   findWrk(); // installs it before anything starts, if it has to
   const [redisServer, postgres] = await Promise.all([RedisServer.start(), PostgresServer.start()]);
   const db = postgresDatabase(postgres.url, { max: 4 });
@@ -88,9 +92,13 @@ export async function benchSale(options: BenchSaleOptions) {
     const machine = await describeMachine(redisServer.url);
     if (options.profile) {
       const profile = await profilePurchases(redisServer.url, postgres.url, tokens, load, options.runs);
+      const { conditions, warnings } = watch.finish();
       if (options.json)
-        writeFileSync(options.json, `${JSON.stringify({ machine, load, profile }, null, 2)}\n`);
-      return { machine, load, results: [] as SaleBenchResult[], profile };
+        writeFileSync(
+          options.json,
+          `${JSON.stringify({ machine, conditions, warnings, load, profile }, null, 2)}\n`,
+        );
+      return { machine, conditions, warnings, load, results: [] as SaleBenchResult[], profile };
     }
     const reservations: Sample[] = [];
     const pipelines: Sample[] = [];
@@ -136,7 +144,33 @@ export async function benchSale(options: BenchSaleOptions) {
       },
     };
     const paths = Object.keys(plan) as Array<keyof typeof plan>;
-    const steps = Array.from({ length: options.runs }, (_, i) => i + 1).flatMap((run) =>
+    // A warm-up round first, not counted (a cold first run measured a fraction of the next): the
+    // reservation script and the pipeline once, shorter. Each HTTP server warms up in every run.
+    const warmupMs = Math.min(ms, 1000);
+    const warmups = [
+      {
+        label: 'reservation warm-up',
+        weight: 2 * warmupMs + OVERHEAD_MS.reservation,
+        run: async () => {
+          await benchReservations(redisServer.url, db, { durationMs: warmupMs, loops: 64, runIndex: 0 });
+          return 'warm-up: reservation script';
+        },
+      },
+      {
+        label: 'pipeline warm-up',
+        weight: OVERHEAD_MS.pipeline / 2,
+        run: async () => {
+          await benchPipeline(redisServer.url, db, {
+            orders: Math.min(options.pipelineOrders ?? 100_000, 10_000),
+            batchSize: 1000,
+            baselineOrders: 200,
+            runIndex: 0,
+          });
+          return 'warm-up: pipeline';
+        },
+      },
+    ];
+    const measured = Array.from({ length: options.runs }, (_, i) => i + 1).flatMap((run) =>
       paths.map((path) => ({
         label: `${path} run ${run}/${options.runs}`,
         weight: plan[path].weight,
@@ -144,6 +178,7 @@ export async function benchSale(options: BenchSaleOptions) {
         run: async () => `run ${run}/${options.runs}: ${await plan[path].run(run - 1)}`,
       })),
     );
+    const steps = [...warmups, ...measured];
     progress.begin(steps);
     try {
       for (const step of steps) {
@@ -154,7 +189,10 @@ export async function benchSale(options: BenchSaleOptions) {
       progress.end();
     }
     const results = summarise(reservations, http, pipelines);
-    const report = { machine, load, results, profile: undefined };
+    const { conditions, warnings } = watch.finish(
+      results.map((r): RunRatios => ({ label: `${r.path} (× ${r.baseline})`, ratios: r.runRatios })),
+    );
+    const report = { machine, conditions, warnings, load, results, profile: undefined };
     if (options.json) writeFileSync(options.json, `${JSON.stringify(report, null, 2)}\n`);
     return report;
   } finally {
@@ -165,6 +203,10 @@ export async function benchSale(options: BenchSaleOptions) {
 }
 
 const med = (values: number[]) => Math.round(median(values));
+
+/** Run i's ratio: lockstock's figure of run i over its baseline's of run i. */
+const byRun = (library: number[], baseline: number[]) =>
+  library.map((value, i) => round(value / (baseline[i] ?? NaN)));
 
 function httpRow(
   path: SalePath,
@@ -184,6 +226,10 @@ function httpRow(
     },
     baselineOpsPerSec,
     ratio: round(opsPerSec / baselineOpsPerSec),
+    runRatios: byRun(
+      samples.map((s) => s.perSec),
+      baselines,
+    ),
     target,
     baseline,
     unexpected: samples.reduce((sum, s) => sum + s.unexpected, 0),
@@ -201,6 +247,10 @@ function summarise(reservations: Sample[], http: HttpRun[], pipelines: Sample[])
       opsPerSec,
       baselineOpsPerSec,
       ratio: round(opsPerSec / baselineOpsPerSec),
+      runRatios: byRun(
+        reservations.map((s) => s.library),
+        reservations.map((s) => s.baseline),
+      ),
       target: 0.8,
       baseline: 'bare hm-dianping script (GET, SISMEMBER, INCRBY, SADD, XADD), same Redis and client',
     });
@@ -288,6 +338,10 @@ function summarise(reservations: Sample[], http: HttpRun[], pipelines: Sample[])
       opsPerSec,
       baselineOpsPerSec,
       ratio: round(opsPerSec / baselineOpsPerSec),
+      runRatios: byRun(
+        pipelines.map((s) => s.library),
+        pipelines.map((s) => s.baseline),
+      ),
       baseline: 'one transaction per order (target: 40,000 orders/s)',
     });
   }
