@@ -194,8 +194,8 @@ function noConnection(error: unknown): boolean {
  * "Reached the max retries per request limit (which is 2)", which names neither the server nor why.
  * The connection's own last error (ECONNREFUSED, ENOTFOUND...) is watched — on a client lockstock
  * made; a caller's client keeps its own 'error' handling untouched, and its errors name the address
- * only — and such a failure becomes a BackendUnreachableError naming both, the driver's error its
- * cause (lock calls then throw LockConnectionError). Any other error is returned as it is.
+ * only — and such a failure becomes a BackendUnreachableError naming both, the command's own error
+ * its cause (lock calls then throw LockConnectionError). Any other error is returned as it is.
  */
 export function explainConnectionErrors(
   client: RedisClient,
@@ -214,9 +214,9 @@ export function explainConnectionErrors(
         : code === undefined
           ? `the connection failed: ${lastError.message}`
           : '';
-    return new BackendUnreachableError(backend, redisAddress(client), code, detail, {
-      cause: lastError ?? error,
-    });
+    // The cause stays ioredis' own error, as LockBackendError's always was: code that recognises it
+    // (MaxRetriesPerRequestError: Redis is down) still does; the socket's error is in code and message.
+    return new BackendUnreachableError(backend, redisAddress(client), code, detail, { cause: error });
   };
 }
 
