@@ -91,7 +91,7 @@ export class EtcdBackend implements LockBackend {
     this.etcd = etcd;
     this.ownsEtcd = owned;
     this.ctx = {
-      store: new EtcdStore(etcd, requestTimeoutMs, host.reportError),
+      store: new EtcdStore(etcd, requestTimeoutMs, host.reportError, etcdAddress(options, etcd)),
       keyPrefix,
       owned: new OwnedKeys(),
       host,
@@ -232,6 +232,20 @@ function isEtcd3(value: unknown): value is Etcd3 {
     typeof etcd.leaseClient?.leaseGrant === 'function' &&
     typeof etcd.watch === 'function'
   );
+}
+
+/** host:port of each endpoint (never credentials), for errors. */
+function etcdAddress(options: EtcdLockClientOptions, etcd: Etcd3): string {
+  const given = options.hosts ?? (etcd as unknown as { options?: { hosts?: unknown } }).options?.hosts;
+  const list = (Array.isArray(given) ? given : [given]).filter((h): h is string => typeof h === 'string');
+  const named = list.map((host) => {
+    try {
+      return new URL(host).host || host;
+    } catch {
+      return host.replace(/^.*@/, '');
+    }
+  });
+  return named.length > 0 ? named.join(',') : "the etcd client's hosts";
 }
 
 function resolveEtcd(options: EtcdLockClientOptions): { etcd: Etcd3; owned: boolean } {

@@ -15,6 +15,8 @@ import type {
   IWatchResponse,
 } from 'etcd3';
 import type { Watch } from '../locks/core/backend.js';
+import { BackendUnreachableError } from '../locks/errors.js';
+import { etcd3 } from './driver.js';
 import { prefixEnd } from './keys.js';
 
 const bytes = (text: string): Buffer => Buffer.from(text);
@@ -120,46 +122,77 @@ export class EtcdStore {
   /** The cancel of every live watch: close() ends them (a watch left on a closed etcd3 client retries forever). */
   private readonly watches = new Set<() => void>();
 
+  /** The last "no connection" answer (UNAVAILABLE): what explains the circuit breaker's refusals. */
+  private lastUnavailable: { code: string | undefined; detail: string; error: Error } | undefined;
+
   constructor(
     readonly etcd: Etcd3,
     private readonly requestTimeoutMs: number,
     private readonly report: (error: unknown) => void,
+    /** The endpoints, for errors (never credentials). */
+    private readonly address = "the etcd client's hosts",
   ) {}
 
   private get deadline(): { deadline: number } {
     return { deadline: Date.now() + this.requestTimeoutMs };
   }
 
+  /**
+   * A call that failed for want of a connection names etcd's address and why: gRPC's UNAVAILABLE
+   * ("No connection established. Last error: connect ECONNREFUSED …", "Name resolution failed"), or
+   * etcd3's circuit breaker refusing calls after such failures (its message names nothing) — as a
+   * BackendUnreachableError (lock calls: LockConnectionError). Any other error is rethrown as it is.
+   */
+  private readonly explain = (error: unknown): never => {
+    if (error instanceof etcd3().GRPCUnavailableError) {
+      const message = error.message;
+      const code = /Name resolution failed/i.test(message)
+        ? 'ENOTFOUND'
+        : /\b(ECONNREFUSED|ENOTFOUND|EAI_AGAIN|ETIMEDOUT|EHOSTUNREACH|ENETUNREACH|ECONNRESET)\b/.exec(
+            message,
+          )?.[1];
+      this.lastUnavailable = { code, detail: code === undefined ? message : '', error };
+      throw new BackendUnreachableError('etcd', this.address, code, this.lastUnavailable.detail, {
+        cause: error,
+      });
+    }
+    if ((error as { isBrokenCircuitError?: unknown } | null)?.isBrokenCircuitError === true) {
+      const last = this.lastUnavailable;
+      const detail = `etcd3's circuit breaker refuses calls after failed ones${last?.detail ? `; the last: ${last.detail}` : ''}`;
+      throw new BackendUnreachableError('etcd', this.address, last?.code, detail, { cause: error });
+    }
+    throw error;
+  };
+
   txn(compare: ICompare[], success: IRequestOp[], failure: IRequestOp[] = []): Promise<ITxnResponse> {
-    return this.etcd.kv.txn({ compare, success, failure }, this.deadline);
+    return this.etcd.kv.txn({ compare, success, failure }, this.deadline).catch(this.explain);
   }
 
   range(request: IRangeRequest): Promise<IRangeResponse> {
-    return this.etcd.kv.range(request, this.deadline);
+    return this.etcd.kv.range(request, this.deadline).catch(this.explain);
   }
 
   /** Deletes every key starting with `prefix`; how many there were. */
   async deletePrefix(prefix: string): Promise<number> {
-    const reply = await this.etcd.kv.deleteRange(
-      { key: bytes(prefix), range_end: prefixEnd(prefix) },
-      this.deadline,
-    );
+    const reply = await this.etcd.kv
+      .deleteRange({ key: bytes(prefix), range_end: prefixEnd(prefix) }, this.deadline)
+      .catch(this.explain);
     return Number(reply.deleted);
   }
 
   grant(ttlSeconds: number): Promise<ILeaseGrantResponse> {
-    return this.etcd.leaseClient.leaseGrant({ TTL: ttlSeconds }, this.deadline);
+    return this.etcd.leaseClient.leaseGrant({ TTL: ttlSeconds }, this.deadline).catch(this.explain);
   }
 
   async revoke(leaseId: string): Promise<void> {
-    await this.etcd.leaseClient.leaseRevoke({ ID: leaseId }, this.deadline);
+    await this.etcd.leaseClient.leaseRevoke({ ID: leaseId }, this.deadline).catch(this.explain);
   }
 
   /** The longest time to live left among `leaseIds`, ms (etcd counts it in whole seconds). */
   async remainingMs(leaseIds: readonly string[]): Promise<number | undefined> {
     const distinct = [...new Set(leaseIds.filter((id) => id !== '0'))];
     const ttls = await Promise.all(
-      distinct.map((ID) => this.etcd.leaseClient.leaseTimeToLive({ ID }, this.deadline)),
+      distinct.map((ID) => this.etcd.leaseClient.leaseTimeToLive({ ID }, this.deadline).catch(this.explain)),
     );
     const seconds = Math.max(-1, ...ttls.map((ttl) => Number(ttl.TTL)));
     return seconds < 0 ? undefined : seconds * 1_000;
