@@ -420,7 +420,9 @@ export class RecoveryMonitor implements SaleGate {
         }
       }
     } catch (error) {
-      this.logger.warn({ err: error }, 'recovery check failed; trying again');
+      // Once stopped, a check still running meets the connection closing under it: not a failure to
+      // report (stop() does not wait for it: a check stuck on a paused Redis would hold the stop).
+      if (this.running) this.logger.warn({ err: error }, 'recovery check failed; trying again');
     }
   }
 }
