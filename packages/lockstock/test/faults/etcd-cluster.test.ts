@@ -23,7 +23,7 @@ import { HistoryRecorder } from '../helpers/recorder.js';
  */
 const FILE = 'test/faults/etcd-cluster.test.ts';
 /** The sessions' TTL: an election on a loaded machine is well inside it. */
-const TTL_SECONDS = 5;
+const TTL_SECONDS = 10;
 const TRIALS = fullFaultSuite() ? 3 : 1;
 
 let cluster: EtcdCluster;

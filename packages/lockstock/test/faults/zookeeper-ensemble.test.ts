@@ -25,8 +25,8 @@ import { adminClient, queueOf } from '../helpers/zookeeper.js';
  * a znode refusing tokens below the greatest it saw (helpers/zk-fence.mjs, czxid tokens).
  */
 const FILE = 'test/faults/zookeeper-ensemble.test.ts';
-/** The holder's session: long enough to ride out an election on a loaded machine. */
-const SESSION_MS = 6_000;
+/** The holder's session: long enough to ride out an election on a loaded machine (at most 20 ticks of 500 ms). */
+const SESSION_MS = 10_000;
 const TRIALS = fullFaultSuite() ? 3 : 1;
 
 let ensemble: ZooKeeperEnsemble;
