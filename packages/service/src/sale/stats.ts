@@ -5,13 +5,16 @@ import { ATTEMPT_OUTCOMES, isAttemptOutcome, type AttemptOutcome } from './outco
 import { statusOf } from './service.js';
 import { layoutKeys, layoutOf } from './shards/layout.js';
 import type { Database } from './store/db.js';
-import { records, type RecordedSale } from './store/records.js';
+import { records, type DashboardRecord } from './store/records.js';
 import type { SaleStatus } from './types.js';
 
 const statsScript = loadLuaScript(new URL('./stats.lua', import.meta.url));
 
-/** One sale as the dashboard shows it: Redis (live) and PostgreSQL (the record) side by side. */
-export interface SaleStats extends RecordedSale {
+/**
+ * One sale as the dashboard shows it: Redis (live) and PostgreSQL (the record) side by side. The
+ * record's `cancelledUnits` and `expiredUnits` are the units that came back to the sale.
+ */
+export interface SaleStats extends DashboardRecord {
   status: SaleStatus;
   /** Units Redis still offers; null when the sale is not in Redis. */
   remaining: number | null;
@@ -99,7 +102,7 @@ export async function readSaleStats(
 async function splitStats(
   scripts: ScriptRunner,
   redis: SaleRedis,
-  sale: RecordedSale,
+  sale: DashboardRecord,
   prefix: string,
 ): Promise<SaleStats> {
   const base = saleKeys(sale.id, prefix);

@@ -131,6 +131,8 @@ describe('dashboard API', () => {
       confirmedOrders: rows[0]?.orders,
       confirmedUnits: rows[0]?.units,
       rejectedOrders: 0,
+      cancelledUnits: 0,
+      expiredUnits: 0,
     });
     expect(recorded.recorded.confirmedUnits).toBe(5);
     expect(recorded.buyers).toBe(3);

@@ -23,6 +23,9 @@ const SECRET = 'dashboard-e2e-secret-0123456789';
 const ADMIN = signToken(SECRET, 'ops', { admin: true });
 /** `LOCKSTOCK_UPDATE_SCREENSHOT=1` refreshes the README's screenshot; otherwise it goes to a temp dir. */
 const README_SCREENSHOT = fileURLToPath(new URL('../../../../docs/dashboard.png', import.meta.url));
+const RELOAD_SCREENSHOT = fileURLToPath(
+  new URL('../../../../docs/dashboard-after-reload.png', import.meta.url),
+);
 
 let redis: RedisServer;
 let postgres: PostgresServer;
@@ -119,12 +122,17 @@ async function card(saleId: string) {
       read[`outcome:${node.getAttribute('data-outcome')}`] = node.querySelector('.count')?.textContent ?? '';
     }
     read.statusCode = root.querySelector('[data-field="status"]')?.getAttribute('data-status') ?? '';
+    read.stockPoints = root.querySelector('[data-chart="stock"]')?.getAttribute('data-points') ?? '';
     return read;
   });
   const text = (name: string) => texts[name] ?? '';
   return {
     remaining: text('remaining'),
-    sold: text('sold'),
+    sold: text('held'),
+    reservedTile: text('reserved'),
+    returned: text('returned'),
+    returnedDetail: text('returned-detail'),
+    stockPoints: text('stockPoints'),
     recorded: text('recorded'),
     recordedUnits: text('recorded-units'),
     rejected: text('rejected'),
@@ -453,6 +461,85 @@ describe('the live dashboard (two serve processes, headless Chromium)', () => {
     expect(png.subarray(1, 4).toString()).toBe('PNG');
     expect(png.length).toBeGreaterThan(50_000);
   });
+
+  it('after cancellations, the Reserved tile and the legend agree, and a reload on the other process shows the sale so far', async () => {
+    const created = await api('POST', `${servers[0]}/api/sales`, ADMIN, {
+      name: 'Restock after cancellations',
+      stock: 40,
+      perUserLimit: 1,
+    });
+    const id = String(created.body.id);
+    await until(
+      'its card',
+      () => card(id),
+      (c) => num(c.remaining) === 40,
+    );
+    // Three waves a little apart (the history draws them), through both processes; then a third of
+    // the buyers cancel and their units come back.
+    const bought: Array<{ user: string; orderId: string }> = [];
+    for (let wave = 0; wave < 3; wave++) {
+      const answers = await Promise.all(
+        Array.from({ length: 8 }, (_, i) => `c${wave}-${i}`).map(async (user, i) => ({
+          user,
+          answer: await buy(servers[i % 2] as string, id, user),
+        })),
+      );
+      for (const { user, answer } of answers) {
+        expect(answer.status).toBe(202);
+        bought.push({ user, orderId: String(answer.body.orderId) });
+      }
+      await new Promise((resolve) => setTimeout(resolve, 1500));
+    }
+    const cancelled = bought.filter((_, i) => i % 3 === 0);
+    for (const { user, orderId } of cancelled) {
+      const answer = await api('POST', `${servers[1]}/api/orders/${orderId}/cancel`, signToken(SECRET, user));
+      expect(answer.status).toBe(200);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 2000));
+    const reserved = bought.length; // 24 orders of one unit
+    const returned = cancelled.length; // 8
+    const shown = await until(
+      'the card after the cancellations',
+      () => card(id),
+      (c) => num(c.returned) === returned && num(c.reserved) === reserved && num(c.recorded) === 16,
+    );
+    // The tile and the legend under the charts count the same thing (orders answered 'reserved',
+    // cancelled ones included); Held is what is left of them in units, Returned what came back.
+    expect(num(shown.reservedTile)).toBe(num(shown.reserved));
+    expect(num(shown.reservedTile)).toBe(reserved);
+    expect(num(shown.sold)).toBe(reserved - returned);
+    expect(num(shown.reservedTile)).toBe(num(shown.sold) + num(shown.returned));
+    expect(shown.returnedDetail).toBe('cancelled'); // none expired
+    const view = await api('GET', `${servers[0]}/api/sales/${id}`);
+    expect(num(shown.sold)).toBe(view.body.sold);
+    const { rows } = await db.query<{ units: number }>(
+      `SELECT coalesce(sum(quantity), 0)::int AS units FROM orders WHERE sale_id = $1 AND status = 'cancelled'`,
+      [id],
+    );
+    expect(rows[0]?.units).toBe(returned);
+
+    // A reload on the other process: the charts start from the shared history, not from now.
+    const before = num(shown.stockPoints);
+    expect(before).toBeGreaterThan(5);
+    await page.goto(`${servers[1]}/`);
+    const reloaded = await until(
+      'the reloaded card with its history',
+      () => card(id),
+      (c) => num(c.stockPoints) >= before - 1 && num(c.returned) === returned,
+    );
+    expect(num(reloaded.reservedTile)).toBe(num(reloaded.reserved));
+    expect(await pixelsOf(id, 'stock', [96, 165, 250])).toBeGreaterThan(50); // stock left
+    expect(await pixelsOf(id, 'stock', [251, 191, 36])).toBeGreaterThan(20); // units returned
+    expect(pageProblems).toEqual([]);
+
+    const screenshot =
+      process.env.LOCKSTOCK_UPDATE_SCREENSHOT === '1'
+        ? RELOAD_SCREENSHOT
+        : join(tmp, 'dashboard-after-reload.png');
+    mkdirSync(join(screenshot, '..'), { recursive: true });
+    await page.screenshot({ path: screenshot });
+    expect(readFileSync(screenshot).subarray(1, 4).toString()).toBe('PNG');
+  }, 120_000);
 });
 
 async function expectText(selector: string, pattern: RegExp): Promise<void> {

@@ -11,7 +11,8 @@ import { ApiError } from '../errors.js';
 import { errorResponses } from '../schemas.js';
 import { loadDashboardAssets, loadVendorAssets, type Asset } from './assets.js';
 import type { LiveFeed } from './feed.js';
-import { DashboardSnapshot, DemoToken, ReconcileBody, ReconcileReport } from './schemas.js';
+import { RedisHistory } from './history.js';
+import { DashboardQuery, DashboardSnapshot, DemoToken, ReconcileBody, ReconcileReport } from './schemas.js';
 
 export interface DashboardRouteOptions {
   feed: LiveFeed;
@@ -51,6 +52,10 @@ export const dashboardRoutes: FastifyPluginAsyncTypebox<DashboardRouteOptions> =
   const { page, files } = loadDashboardAssets();
   const vendor = loadVendorAssets();
   const streams = new Set<ServerResponse>();
+  // The history lives in this app's Redis, shared by every process; recorded while the app listens
+  // (a `serve` process), so a reload shows the sale so far even if nobody watched.
+  feed.useHistory(new RedisHistory(options.redis, options.keyPrefix ? { keyPrefix: options.keyPrefix } : {}));
+  app.addHook('onListen', async () => feed.startRecording());
 
   // Live responses never end by themselves: end them before the server waits for its connections.
   app.addHook('preClose', async () => {
@@ -80,11 +85,18 @@ export const dashboardRoutes: FastifyPluginAsyncTypebox<DashboardRouteOptions> =
     '/api/dashboard',
     {
       schema: {
-        summary: 'Every recent sale with its live and recorded numbers (what the dashboard shows)',
-        response: { 200: DashboardSnapshot, ...errorResponses(429, 503) },
+        summary:
+          'Every recent sale with its live and recorded numbers (what the dashboard shows); with ' +
+          '?history=1 also the charts of the last 10 minutes',
+        querystring: DashboardQuery,
+        response: { 200: DashboardSnapshot, ...errorResponses(400, 429, 503) },
       },
     },
-    () => feed.current(),
+    async (request) => {
+      if (!request.query.history) return feed.current();
+      const [snapshot, history] = await Promise.all([feed.current(), feed.points()]);
+      return { ...snapshot, history };
+    },
   );
 
   app.get(
@@ -92,7 +104,8 @@ export const dashboardRoutes: FastifyPluginAsyncTypebox<DashboardRouteOptions> =
     {
       schema: {
         summary:
-          'Server-Sent Events: `history` on connect, then a `tick` with the snapshot every second ' +
+          'Server-Sent Events: `history` on connect (the last 10 minutes, shared by every process), ' +
+          'then a `tick` with the snapshot every second ' +
           '(`unavailable` when Redis or the database did not answer)',
       },
     },

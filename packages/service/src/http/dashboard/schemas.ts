@@ -34,16 +34,22 @@ export const LiveSale = Type.Object({
     Type.Literal('ended'),
   ]),
   remaining: Nullable(Type.Integer({ description: 'units Redis still offers; null: not in Redis' })),
-  sold: Type.Integer({ description: 'units reserved: stock - remaining' }),
+  sold: Type.Integer({
+    description:
+      'units held now: stock - remaining (reserved and not given back; units of cancelled or expired ' +
+      'orders are on sale again). Not attempts.reserved, which counts orders, including those given back',
+  }),
   attempts: perOutcome(() => Type.Integer({ minimum: 0 })),
   rates: perOutcome(() => Type.Number({ minimum: 0, description: 'attempts per second, recent' })),
   visitors: Type.Integer({ description: 'distinct users or addresses that looked or tried (estimate)' }),
   buyers: Type.Integer({ description: 'users holding at least one recorded unit' }),
   conversion: Nullable(Type.Number({ description: 'buyers / visitors' })),
   recorded: Type.Object({
-    confirmedOrders: Type.Integer(),
+    confirmedOrders: Type.Integer({ description: 'orders holding units (confirmed or paid)' }),
     confirmedUnits: Type.Integer(),
     rejectedOrders: Type.Integer(),
+    cancelledUnits: Type.Integer({ description: 'units of cancelled orders: back on sale' }),
+    expiredUnits: Type.Integer({ description: 'units of orders not paid in time: back on sale' }),
   }),
   pipeline: Type.Object({
     pending: Type.Integer({ description: 'delivered to a consumer, not acknowledged' }),
@@ -63,18 +69,12 @@ export const LiveSale = Type.Object({
 });
 export type LiveSale = Static<typeof LiveSale>;
 
-export const DashboardSnapshot = Type.Object({
-  at: Type.String({ format: 'date-time' }),
-  tickMs: Type.Integer(),
-  sales: Type.Array(LiveSale),
-});
-export type DashboardSnapshot = Static<typeof DashboardSnapshot>;
-
 /** What the charts plot per sale and tick. */
 export const SalePoint = Type.Object({
   remaining: Nullable(Type.Integer()),
   rates: perOutcome(() => Type.Number()),
   recordedUnits: Type.Integer(),
+  returnedUnits: Type.Integer({ description: 'units of cancelled and expired orders (recorded)' }),
   pending: Type.Integer(),
   lagMs: Nullable(Type.Integer()),
 });
@@ -86,9 +86,26 @@ export const DashboardPoint = Type.Object({
 });
 export type DashboardPoint = Static<typeof DashboardPoint>;
 
+export const DashboardSnapshot = Type.Object({
+  at: Type.String({ format: 'date-time' }),
+  tickMs: Type.Integer(),
+  sales: Type.Array(LiveSale),
+  history: Type.Optional(
+    Type.Array(DashboardPoint, {
+      description: 'with ?history=1: the last 10 minutes, one point a second, shared by every process',
+    }),
+  ),
+});
+export type DashboardSnapshot = Static<typeof DashboardSnapshot>;
+
+export const DashboardQuery = Type.Object(
+  { history: Type.Optional(Type.Union([Type.Literal('1'), Type.Literal('true')])) },
+  { additionalProperties: false },
+);
+
 /** Server-Sent Events of GET /api/live (`event: <name>`, `data: <JSON>`). */
 export interface LiveEvents {
-  /** Sent once on connect: the points this process has kept (a few minutes). */
+  /** Sent once on connect: the last 10 minutes, one point a second, from the history every process shares. */
   history: { points: DashboardPoint[] };
   /** Every tick. */
   tick: { snapshot: DashboardSnapshot; point: DashboardPoint };

@@ -35,6 +35,14 @@ export interface RecordedSale extends Sale {
   buyers: number;
 }
 
+/** A sale as the dashboard reads it from the record: with the units its orders gave back. */
+export interface DashboardRecord extends RecordedSale {
+  /** Units of cancelled orders (back on sale). */
+  cancelledUnits: number;
+  /** Units of orders not paid in time (back on sale). */
+  expiredUnits: number;
+}
+
 /** Sales and orders as recorded in the database. */
 export const records = {
   async insertSale(db: Queryable, sale: Omit<Sale, 'id'>): Promise<Sale> {
@@ -117,14 +125,22 @@ export const records = {
   },
 
   /** The newest `limit` sales not ended more than a day ago, with their recorded totals (dashboard). */
-  async dashboardSales(db: Queryable, limit: number): Promise<RecordedSale[]> {
+  async dashboardSales(db: Queryable, limit: number): Promise<DashboardRecord[]> {
     const { rows } = await db.query<
-      SaleRow & { confirmed_orders: number; rejected_orders: number; buyers: number }
+      SaleRow & {
+        confirmed_orders: number;
+        rejected_orders: number;
+        cancelled_units: number;
+        expired_units: number;
+        buyers: number;
+      }
     >(queries.dashboardSales, [limit]);
     return rows.map((row) => ({
       ...toSale(row),
       confirmedOrders: row.confirmed_orders,
       rejectedOrders: row.rejected_orders,
+      cancelledUnits: row.cancelled_units,
+      expiredUnits: row.expired_units,
       buyers: row.buyers,
     }));
   },

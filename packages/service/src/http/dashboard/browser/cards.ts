@@ -1,5 +1,5 @@
 import type { DashboardPoint, DashboardSnapshot, LiveSale } from '../schemas.js';
-import { SaleCharts } from './charts.js';
+import { MAX_POINTS, SaleCharts } from './charts.js';
 import * as format from './format.js';
 import { OUTCOME_ORDER, OUTCOMES } from './outcomes.js';
 
@@ -25,6 +25,7 @@ class SaleCard {
     for (const outcome of OUTCOME_ORDER) {
       const item = document.createElement('li');
       item.dataset.outcome = outcome;
+      item.title = OUTCOMES[outcome].title ?? `Purchase attempts answered '${OUTCOMES[outcome].label}'`;
       const swatch = document.createElement('span');
       swatch.className = 'swatch';
       swatch.style.background = OUTCOMES[outcome].color;
@@ -75,7 +76,24 @@ class SaleCard {
             .map((p) => (p.remaining === null ? '–' : format.count(p.remaining)))
             .join(' · ')} left`,
     );
-    this.set('sold', format.count(sale.sold));
+    // Reserved counts orders (the outcome 'reserved', as under the charts); held and returned count units.
+    const reserved = sale.attempts.reserved;
+    this.set('reserved', format.count(reserved));
+    this.set('reserved-unit', reserved === 1 ? 'order' : 'orders');
+    this.set('held', format.count(sale.sold));
+    this.set('held-unit', sale.sold === 1 ? 'unit' : 'units');
+    const { cancelledUnits, expiredUnits } = sale.recorded;
+    this.set('returned', format.count(cancelledUnits + expiredUnits));
+    this.set(
+      'returned-detail',
+      cancelledUnits > 0 && expiredUnits > 0
+        ? `${format.count(cancelledUnits)} cancelled, ${format.count(expiredUnits)} expired`
+        : cancelledUnits > 0
+          ? 'cancelled'
+          : expiredUnits > 0
+            ? 'expired'
+            : 'units',
+    );
     this.set('recorded', format.count(sale.recorded.confirmedOrders));
     const units = sale.recorded.confirmedUnits;
     this.set('recorded-units', `${format.count(units)} ${units === 1 ? 'unit' : 'units'}`);
@@ -116,7 +134,7 @@ export class SaleBoard {
   snapshot(snapshot: DashboardSnapshot, point?: DashboardPoint): void {
     if (point) {
       this.points.push(point);
-      if (this.points.length > 300) this.points.shift();
+      if (this.points.length > MAX_POINTS) this.points.shift();
     }
     const seen = new Set<string>();
     snapshot.sales.forEach((sale, index) => {

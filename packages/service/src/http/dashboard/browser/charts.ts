@@ -2,8 +2,8 @@ import type { DashboardPoint, SalePoint } from '../schemas.js';
 import { clock } from './format.js';
 import { OUTCOME_ORDER, OUTCOMES } from './outcomes.js';
 
-/** Points kept per chart: 5 minutes at one tick a second (the server keeps as many). */
-const MAX_POINTS = 300;
+/** Points kept per chart: 10 minutes at one a second (the server's shared history keeps as many). */
+export const MAX_POINTS = 600;
 const HEIGHT = 150;
 const AXIS = '#94a3b8';
 const GRID = 'rgba(148, 163, 184, 0.12)';
@@ -47,13 +47,15 @@ function options(width: number, series: uPlot.Series[], extra: Partial<uPlot.Opt
 }
 
 /**
- * The three charts of a sale: stock left against units recorded, attempts per second by outcome, and
+ * The three charts of a sale: stock left against units recorded and units returned (cancelled or
+ * expired), attempts per second by outcome, and
  * the order pipeline's backlog and lag. The series live here; a tick appends one point to each.
  */
 export class SaleCharts {
   private readonly t: number[] = [];
   private readonly remaining: Array<number | null> = [];
   private readonly recorded: number[] = [];
+  private readonly returned: number[] = [];
   private readonly rates = OUTCOME_ORDER.map(() => [] as number[]);
   private readonly backlog: number[] = [];
   private readonly lagSeconds: Array<number | null> = [];
@@ -69,10 +71,11 @@ export class SaleCharts {
         [
           { label: 'stock left', stroke: '#60a5fa', fill: 'rgba(96, 165, 250, 0.18)', width: 2 },
           { label: 'units recorded', stroke: '#34d399', width: 2, dash: [6, 4] },
+          { label: 'units returned', stroke: '#fbbf24', width: 2, dash: [2, 3] },
         ],
         { scales: { x: { time: true }, y: { range: [0, Math.max(1, stock)] } } },
       ),
-      () => [this.t, this.remaining, this.recorded],
+      () => [this.t, this.remaining, this.recorded, this.returned],
     );
     // Drawn in reverse, so that `reserved` (the first outcome) is on top where lines overlap.
     this.add(
@@ -119,6 +122,7 @@ export class SaleCharts {
       this.t,
       this.remaining,
       this.recorded,
+      this.returned,
       this.backlog,
       this.lagSeconds,
       ...this.rates,
@@ -146,6 +150,7 @@ export class SaleCharts {
     this.t.push(t / 1000); // uPlot's time scale is in seconds
     this.remaining.push(point.remaining);
     this.recorded.push(point.recordedUnits);
+    this.returned.push(point.returnedUnits ?? 0);
     OUTCOME_ORDER.forEach((outcome, i) => this.rates[i]?.push(point.rates[outcome]));
     this.backlog.push(point.pending);
     this.lagSeconds.push(point.lagMs === null ? 0 : point.lagMs / 1000);
@@ -154,6 +159,7 @@ export class SaleCharts {
         this.t,
         this.remaining,
         this.recorded,
+        this.returned,
         this.backlog,
         this.lagSeconds,
         ...this.rates,
@@ -163,7 +169,10 @@ export class SaleCharts {
   }
 
   private redraw(): void {
-    for (const { plot, data } of this.plots) plot.setData(data());
+    for (const { plot, data, element } of this.plots) {
+      plot.setData(data());
+      element.dataset.points = String(this.t.length); // how much history is drawn (the tests read it)
+    }
   }
 
   private resize(): void {

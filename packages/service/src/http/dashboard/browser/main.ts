@@ -28,7 +28,7 @@ function render(snapshot: DashboardSnapshot, point?: LiveEvents['tick']['point']
   const totals: Record<string, string> = {
     sales: format.count(snapshot.sales.length),
     attempts: format.rate(sum((s) => Object.values(s.rates).reduce((a, b) => a + b, 0))),
-    reserved: format.count(sum((s) => s.sold)),
+    held: format.count(sum((s) => s.sold)),
     recorded: format.count(sum((s) => s.recorded.confirmedUnits)),
     backlog: format.count(sum((s) => s.pipeline.pending + s.pipeline.undelivered)),
   };
