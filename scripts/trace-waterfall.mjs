@@ -48,7 +48,14 @@ const W = 960,
   TOP = 64,
   BAR = LABEL + 10,
   BARW = W - BAR - 80;
-const colours = { http: '#4e79a7', records: '#59a14f', orders: '#59a14f', '': '#9c755f' };
+const colours = {
+  http: '#4e79a7',
+  records: '#59a14f',
+  orders: '#59a14f',
+  app: '#4e79a7',
+  lockstock: '#f28e2b',
+  '': '#9c755f',
+};
 const lines = [
   `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${TOP + rows.length * ROW + 40}" font-family="system-ui, sans-serif" font-size="13">`,
   `<rect width="100%" height="100%" fill="#fff"/>`,
@@ -68,7 +75,11 @@ rows.forEach(({ s, depth }, i) => {
   const ms = Number(ns(s.endTimeUnixNano) - ns(s.startTimeUnixNano)) / 1e6;
   const x = BAR + (BARW * start) / total;
   const w = Math.max(2, (BARW * ms) / total);
-  const outcome = attr(s, 'lockstock.outcome') ?? attr(s, 'http.response.status_code');
+  const outcome =
+    attr(s, 'lockstock.outcome') ??
+    attr(s, 'http.response.status_code') ??
+    attr(s, 'lockstock.lock.outcome') ??
+    attr(s, 'lockstock.lock.hold.ended');
   lines.push(`<text x="${16 + depth * 16}" y="${y + 15}">${esc(s.name)}</text>`);
   lines.push(
     `<text x="${16 + depth * 16}" y="${y + 28}" fill="#777" font-size="11">${esc(KINDS[s.kind] ?? s.kind)} · ${esc(s.role ?? '')}${outcome === undefined ? '' : ` · ${esc(outcome)}`}</text>`,
