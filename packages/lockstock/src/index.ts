@@ -2,6 +2,8 @@
  * lockstock — distributed locks that never let two holders in (and say so honestly when a lease
  * cannot promise it). The root export is the lock toolkit; `lockstock/redis` the script plumbing;
  * `lockstock/checker` checks recorded histories. (Test servers: the workspace package @lockstock/servers.)
+ *
+ * @module lockstock
  */
 export { RedisLockClient, type RedisLockClientOptions } from './locks/redis/client.js';
 export type { ReplicaAcks } from './locks/redis/replicated.js';

@@ -5,6 +5,8 @@
  * client with `new LockClientBase(host => new MyBackend(host))`: the generic client brings the wait
  * loop, the watchdog, handles, signals, events, run(), adopt(), multi-locks and the cache. See
  * docs/backend.md for a complete, tested example.
+ *
+ * @module lockstock/backend
  */
 export {
   Busy,

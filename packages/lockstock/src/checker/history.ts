@@ -37,6 +37,11 @@ export interface Operation {
 /** The return time of an operation whose outcome is unknown: after everything else. */
 export const UNKNOWN_RETURN = 2n ** 63n;
 
+/**
+ * A history that cannot be read or does not make sense: a line that is not JSON or lacks its type
+ * and process, a process that invokes again before its last operation returned, or completes one it
+ * never invoked. The message names the line or the process.
+ */
 export class HistoryError extends Error {
   override readonly name = 'HistoryError';
 }

@@ -8,6 +8,8 @@
  *   mode, tokens grow in real time, the fenced resource accepted only fresh writes, releases that
  *   took effect were their holders'; optionally fair locks grant in known queue order, and a freed
  *   lock reaches a waiter within a bound.
+ *
+ * @module lockstock/checker
  */
 export { formatHistory, HistoryError, operationsOf, parseHistory, UNKNOWN_RETURN } from './history.js';
 export type { HistoryEvent, Operation } from './history.js';

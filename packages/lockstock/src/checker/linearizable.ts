@@ -19,6 +19,10 @@ export interface Model<S> {
   partition?(op: Operation): string;
 }
 
+/**
+ * What `checkLinearizable` found: whether the history is linearizable (or 'unknown' when the search
+ * ran out of time), how much it looked at, and, when it is not, a counterexample to read.
+ */
 export interface LinearizabilityResult {
   /** 'unknown': the search ran out of time (`timeoutMs`) before deciding. */
   readonly valid: boolean | 'unknown';

@@ -71,6 +71,10 @@ export interface FenceViolation {
   readonly latest: { readonly token: string; readonly owner: string } | undefined;
 }
 
+/**
+ * Options of `checkLockHistory`: how strictly to measure holds, and which of the checks that need
+ * more than the history (fairness, a grant bound) to run.
+ */
 export interface LockCheckOptions {
   /** Ignore `valid_until` when measuring believed holds (how long clients actually acted). */
   readonly strict?: boolean;
@@ -86,6 +90,10 @@ export interface LockCheckOptions {
   readonly grantWithinNs?: bigint | number;
 }
 
+/**
+ * What `checkLockHistory` found: `valid` when every check passed, and for each check (L1–L7) whether
+ * it passed and the violations it saw, each naming the lock, the owners and the events to look at.
+ */
 export interface LockCheckReport {
   readonly valid: boolean;
   readonly checks: {

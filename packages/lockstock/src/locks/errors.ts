@@ -18,6 +18,10 @@ export type LockLostReason =
    */
   | 'session_lost';
 
+/**
+ * The base of every error the library throws about a lock: `lockName` names the lock, `code` is a
+ * stable string (ERR_LOCK_TIMEOUT, ERR_PERMITS_MISMATCH...) to branch on instead of the message. Catch it to handle them all.
+ */
 export abstract class LockError extends Error {
   abstract readonly code: string;
   constructor(

@@ -36,6 +36,11 @@ export function validateWaitMs(value: unknown, option = 'waitMs'): number {
   return value;
 }
 
+/**
+ * Checks an owner id (AcquireOptions' `owner`, `adopt()`'s) and returns it: a non-empty string of at
+ * most 256 characters, not starting with NUL (reserved for the markers scripts store in lock keys).
+ * Throws InvalidLockOptionError otherwise.
+ */
 export function validateOwner(value: unknown): string {
   if (typeof value !== 'string' || value.length === 0 || value.length > 256 || value.startsWith('\0')) {
     // A leading NUL is reserved for the turn markers the scripts store in lock keys.

@@ -19,6 +19,11 @@ export type ReleaseOutcome =
   /** There was no hold to release: it had expired or was deleted. */
   | 'expired';
 
+/**
+ * Options of `acquire()` and `tryAcquire()`: how long to hold (lease or watchdog), how long to wait,
+ * who holds, and a budget for the hold. Every field is optional; without any, `acquire()` waits for
+ * ever and the watchdog renews the hold until it is released.
+ */
 export interface AcquireOptions {
   /**
    * How long the lock is held before it expires on its own, in ms. Without it, the lock is held for
@@ -115,7 +120,13 @@ export type RunOptions = Omit<AcquireOptions, 'owner'>;
 /** The work a `run()` call protects; `signal` aborts if the lock is lost while it runs. */
 export type CriticalSection<T> = (signal: AbortSignal, handle: LockHandle) => Promise<T> | T;
 
+/**
+ * A lock by name, of one kind (mutex, reentrant, fair, spin, a read or write side, a semaphore), made
+ * by a LockClient's factory. The object holds nothing but its name: every acquire returns its own
+ * LockHandle, so one Lock may be shared by any number of concurrent tasks.
+ */
 export interface Lock {
+  /** The lock's name, as given to the client's factory: the same name is the same lock everywhere. */
   readonly name: string;
   /** Waits for the lock (forever unless `waitMs` or `signal`). */
   acquire(options?: AcquireOptions): Promise<LockHandle>;
@@ -142,6 +153,11 @@ export interface Lock {
   inspect(): Promise<LockInfo>;
 }
 
+/**
+ * A lock the same owner may take again while holding it (each acquire adds a hold; each release
+ * removes one, and the lock is free when the last is released). The owner is the current `run()`
+ * task's unless `owner` is given.
+ */
 export interface ReentrantLock extends Lock {
   /** How many times `owner` (default: the current `run()` task's owner) holds this lock; 0 if not. */
   holdCount(owner?: string): Promise<number>;
@@ -158,6 +174,7 @@ export interface ReadWriteLock {
   readonly write: ReentrantLock;
 }
 
+/** Options of `semaphore()` and `counterSemaphore()`. */
 export interface SemaphoreOptions {
   /**
    * How many holders at once. The first acquire stores it on the server; a client made with another
@@ -252,11 +269,13 @@ export interface LockClient extends AsyncDisposable {
   fair(name: string): ReentrantLock;
   /** A reentrant lock whose waiters back off instead of subscribing (for very many locks). */
   spin(name: string): ReentrantLock;
+  /** A read-write lock: many readers or one writer (see ReadWriteLock). */
   readWrite(name: string): ReadWriteLock;
   /** Permits with leases: a crashed holder's permit comes back when its lease ends. */
   semaphore(name: string, options: SemaphoreOptions): Semaphore;
   /** Permits counted without leases (Redisson's RSemaphore): a crashed holder's permit is lost. */
   counterSemaphore(name: string, options: SemaphoreOptions): Semaphore;
+  /** A count-down latch: waiters are released when its count reaches zero (see CountDownLatch). */
   countDownLatch(name: string): CountDownLatch;
   /** Leader election (see Election); refused with UnsupportedLockKindError where a backend cannot. */
   election(name: string): Election;
@@ -266,6 +285,11 @@ export interface LockClient extends AsyncDisposable {
   close(): Promise<void>;
 }
 
+/**
+ * A client's `lost` event: a hold ended before it was released (its lease ran out, another owner
+ * took it, renewals kept failing, or the backend session ended). The hold's `signal` has aborted
+ * with the same error.
+ */
 export interface LockLostEvent {
   readonly name: string;
   readonly kind: KindName;
@@ -275,12 +299,17 @@ export interface LockLostEvent {
   readonly error: LockLostError;
 }
 
+/** A client's `renewed` event: the watchdog extended a hold's lease. */
 export interface RenewedEvent {
   readonly name: string;
   readonly owner: string;
   readonly fencingToken: number;
 }
 
+/**
+ * A client's `renewalFailed` event: one renewal of a hold failed (the backend could not be reached,
+ * say). The hold is not lost yet: the watchdog keeps trying until the lease's validity deadline.
+ */
 export interface RenewalFailedEvent {
   readonly name: string;
   readonly owner: string;

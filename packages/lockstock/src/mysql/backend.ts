@@ -26,6 +26,10 @@ import { Sessions } from './sessions.js';
 import { fill, SQL } from './sql.js';
 import type { BlockingWait } from './wait.js';
 
+/**
+ * The MySQL or MariaDB backend's own options (MySqlLockClientOptions adds the client's): the server,
+ * the pool, where fencing tokens are kept, and how often sessions that carry holds are checked.
+ */
 export interface MySqlBackendOptions {
   /**
    * The MySQL or MariaDB to use: a `mysql://` URI or mysql2 pool options. The client makes its own

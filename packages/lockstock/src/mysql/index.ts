@@ -4,6 +4,8 @@
  * fair, spin and semaphore locks held by pinned connections, and elections. Lock names map to
  * server-side names by serverName (names.ts): case-safe, at most 64 characters, long or mixed-case
  * names hashed.
+ *
+ * @module lockstock/mysql
  */
 export { MySqlLockClient, type MySqlLockClientOptions } from './client.js';
 export { MySqlBackend, type MySqlBackendOptions } from './backend.js';

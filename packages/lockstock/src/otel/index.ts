@@ -2,6 +2,8 @@
  * `lockstock/otel`: OpenTelemetry spans and metrics from the locks' diagnostics channels
  * (docs/instrumentation.md). Needs `@opentelemetry/api` (an optional peer dependency); nothing else
  * in lockstock imports it. `instrumentLocks()` subscribes to the channels and returns a disposer.
+ *
+ * @module lockstock/otel
  */
 import diagnostics_channel from 'node:diagnostics_channel';
 import { createRequire } from 'node:module';
@@ -30,6 +32,10 @@ import {
 } from '../locks/core/diagnostics.js';
 import type { LockHandle } from '../locks/types.js';
 
+/**
+ * Options of `instrumentLocks`: where spans and metrics go (the global providers by default), and
+ * whether metrics carry lock names.
+ */
 export interface InstrumentLocksOptions {
   /** Where spans go. @default the global tracer provider (`trace.getTracerProvider()`) */
   tracerProvider?: TracerProvider;

@@ -17,6 +17,11 @@ import { PermitResource } from './semaphore.js';
 import { Sessions } from './sessions.js';
 import { SQL } from './sql.js';
 
+/**
+ * The PostgreSQL backend's own options (PostgresLockClientOptions adds the client's): the database or
+ * pool, how holds are kept (session or transaction advisory locks), where fencing tokens come from,
+ * and how often sessions that carry holds are checked.
+ */
 export interface PostgresBackendOptions {
   /**
    * The PostgreSQL to use: a `pg.Pool` you own (close() leaves it open), or a connection string for

@@ -3,6 +3,8 @@
  * dependency loaded on first use). PostgresLockClient offers mutex, reentrant, fair, spin, read-write
  * and semaphore locks held by pinned sessions; withTransactionLock takes a lock inside a transaction
  * the caller already holds. Lock names map to advisory-lock keys by a stated hash (lockKey).
+ *
+ * @module lockstock/postgres
  */
 export { PostgresLockClient, type PostgresLockClientOptions } from './client.js';
 export { PostgresBackend, type PostgresBackendOptions } from './backend.js';

@@ -5,6 +5,7 @@ import { sqlState } from './errors.js';
 import { lockKey } from './keys.js';
 import { SQL } from './sql.js';
 
+/** Options of `withTransactionLock`: how long to wait, shared or exclusive, and the token sequence. */
 export interface TransactionLockOptions {
   /**
    * How long to wait for the lock, ms; 0 tries once. Without it the transaction's own `lock_timeout`

@@ -19,13 +19,19 @@ export interface RedisClient {
   readonly options: { readonly enableAutoPipelining?: boolean | undefined };
   /** True on a cluster client: ioredis sets it on every `Redis` (false) and `Cluster` (true). */
   readonly isCluster: boolean;
+  /** EVALSHA: runs a cached script by its SHA-1 (every lock operation is one; see ScriptRunner). */
   evalsha(sha1: string, numKeys: number, ...keysAndArgs: Array<string | number>): Promise<unknown>;
+  /** EVAL: runs a script by its source, and caches it (after NOSCRIPT: a restart, a failover). */
   eval(script: string, numKeys: number, ...keysAndArgs: Array<string | number>): Promise<unknown>;
+  /** GET: a string key's value, or null (a latch's count, a mutex's holder, a fenced store's value). */
   get(key: string): Promise<string | null>;
+  /** HGET: one field of a hash, or null (a reentrant holder's hold count). */
   hget(key: string, field: string): Promise<string | null>;
+  /** EXISTS: how many of `keys` exist. */
   exists(...keys: string[]): Promise<number>;
   /** Remaining time to live in ms; -1 without expiry, -2 if the key does not exist. */
   pttl(key: string): Promise<number>;
+  /** ZREM: removes members of a sorted set (a waiter leaving a fair lock's queue). */
   zrem(key: string, ...members: string[]): Promise<number>;
   /** Administrative deletes (Redlock's forceUnlock). */
   del(...keys: string[]): Promise<number>;
@@ -35,19 +41,27 @@ export interface RedisClient {
   call(command: string, ...args: Array<string | number>): Promise<unknown>;
   /** For health checks (the service's `/healthz`). */
   ping(): Promise<string>;
+  /** SSUBSCRIBE: the shared subscriber listens to lock wake-up channels (shard channels on a cluster). */
   ssubscribe(...channels: string[]): Promise<unknown>;
+  /** SUNSUBSCRIBE: stops listening once no waiter of this client waits on those channels. */
   sunsubscribe(...channels: string[]): Promise<unknown>;
   /** A new connection with the same settings (ioredis: `duplicate(override?)`, cluster: `duplicate(nodes?, options?)`). */
   duplicate(...overrides: unknown[]): RedisClient;
   /** The events lockstock listens to (a shard channel message, reconnected, connection error). */
   on(event: 'smessage', listener: (channel: string, message: string) => void): unknown;
+  /** The client is connected and ready (again, after a reconnect: waiters re-check their locks). */
   on(event: 'ready', listener: () => void): unknown;
+  /** A connection error: kept to explain the commands that fail meanwhile, and reported. */
   on(event: 'error', listener: (error: Error) => void): unknown;
+  /** The first time the client is ready (waiting for a connection before the first command). */
   once(event: 'ready', listener: () => void): unknown;
+  /** The first connection error while waiting for the client to be ready. */
   once(event: 'error', listener: (error: Error) => void): unknown;
   /** Starts connecting a client created with `lazyConnect` (Redlock waits for its masters). */
   connect(): Promise<unknown>;
+  /** QUIT: closes a client lockstock owns once its replies are in (the lock client's `close()`). */
   quit(): Promise<unknown>;
+  /** Closes the connection at once, without waiting for replies (when QUIT cannot be sent). */
   disconnect(): void;
 }
 
@@ -76,6 +90,10 @@ const CLIENT_METHODS = [
 
 const EXPECTED = 'an ioredis Redis or Cluster client (ioredis 5 or 6), a redis:// URL or ioredis options';
 
+/**
+ * Whether `client` is a Redis Cluster client: keys of one lock then share a hash tag and wake-ups go
+ * over shard channels. Reads ioredis' own `isCluster` flag, so it works with any copy of ioredis.
+ */
 export function isCluster(client: RedisClient): client is RedisClusterClient {
   return client.isCluster === true;
 }

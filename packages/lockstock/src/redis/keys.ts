@@ -18,6 +18,10 @@ export function assertKeyName(kind: string, name: unknown): asserts name is stri
   }
 }
 
+/**
+ * Checks a client's `keyPrefix`: a non-empty string without '{' or '}' (lock keys put the lock name in
+ * a hash tag, and a brace in the prefix would move it). Throws TypeError otherwise.
+ */
 export function assertKeyPrefix(prefix: unknown): asserts prefix is string {
   if (typeof prefix !== 'string' || prefix.length === 0 || /[{}]/.test(prefix)) {
     throw new TypeError("keyPrefix must be a non-empty string without '{' or '}'");

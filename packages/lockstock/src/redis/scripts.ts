@@ -50,6 +50,7 @@ export function loadLuaScript(url: URL): LuaScript {
   });
 }
 
+/** An ARGV value of a script: Redis receives every argument as a string. */
 export type ScriptArg = string | number;
 
 const isNoScript = (error: unknown) => error instanceof Error && error.message.startsWith('NOSCRIPT');
@@ -102,6 +103,12 @@ export class ScriptRunner {
     this.direct = client instanceof Redis || client instanceof Cluster;
   }
 
+  /**
+   * Runs `script` with `keys` and `args`: EVALSHA, batched with the tick's other commands, then EVAL
+   * if Redis does not have the script cached. Resolves with the script's reply; rejects with Redis'
+   * error (as `explainError` rewrites it), or throws RangeError at once when `keys` does not match
+   * the script's key count.
+   */
   run(script: LuaScript, keys: readonly string[], args: readonly ScriptArg[]): Promise<unknown> {
     if (script.variadic ? keys.length < script.keyCount : keys.length !== script.keyCount) {
       throw new RangeError(`${script.name} takes ${script.keyCount} keys, got ${keys.length}`);

@@ -61,9 +61,11 @@ export class Busy {
  */
 export interface Watch {
   readonly changed: Promise<void>;
+  /** The waiter no longer needs the watch: free what it holds. May be called after `changed` settled. */
   cancel(): void;
 }
 
+/** What one attempt found: Granted, or Busy (held by others: when to try again, or a watch). */
 export type AttemptResult = Granted | Busy;
 
 /**
@@ -76,6 +78,7 @@ export interface HandOffOffer {
   readonly leaseMs: number | undefined;
 }
 
+/** What a release found (its outcome, as `release()` reports it), and whether it handed the lock on. */
 export interface ReleaseResult {
   readonly outcome: ReleaseOutcome;
   /** Set when the lock was handed to the offered waiter (or to `handedOffOwner`): its fencing token. */
@@ -110,6 +113,12 @@ export interface LockInfo {
   readonly remainingMs: number | undefined;
 }
 
+/**
+ * One lock of one kind on a store, as the core uses it: try to take it for an owner, release, extend
+ * a lease, inspect, and leave the queue. Every call names the owner it is about; a resource keeps no
+ * per-hold state, so the client may cache and drop it freely. Calls reject with the backend's errors
+ * (BackendUnreachableError and the like) when the store cannot answer; the core retries or reports.
+ */
 export interface LockResource {
   readonly name: string;
   /**
@@ -129,13 +138,24 @@ export interface LockResource {
   readonly ordering?: 'local-fifo' | 'server-order';
   /** Whether `release` can hand the lock to an offered local waiter. */
   readonly handsOff: boolean;
+  /**
+   * One try at taking the lock for `request.owner`: Granted (with the fencing token), or Busy (with
+   * when to try again, or a watch). Re-entry by a holding owner of a reentrant kind is Granted with
+   * the same token. May reject with LockUpgradeError or PermitsMismatchError where the kind says so.
+   */
   attempt(request: AttemptRequest): Promise<AttemptResult>;
   /**
    * `leaseLive`: this client knows the hold's lease has not ended (its validity deadline is ahead), so
    * a backend that would otherwise read its clock to tell an ended lease may skip that.
    */
   release(owner: string, offer: HandOffOffer | undefined, leaseLive?: boolean): Promise<ReleaseResult>;
+  /**
+   * Resets `owner`'s lease to `leaseMs` from now, if it still holds the lock: 'extended', else
+   * 'expired' (nobody holds it as `owner`) or 'taken' (another owner does). The watchdog's renewals
+   * and `handle.extend()` both come here.
+   */
   extend(owner: string, leaseMs: number): Promise<ExtendStatus>;
+  /** Holders and remaining lease right now, read from the store (for `Lock.inspect` and `isLocked`). */
   inspect(): Promise<LockInfo>;
   /**
    * A waiter stops waiting: it `won`, or timed out or aborted; `lastOfClient` when no other waiter of

@@ -21,6 +21,10 @@ import { CoreReentrantLock, CoreSemaphore } from './lock-variants.js';
 import { MultiLock } from './multi-lock.js';
 import type { LockBackend, LockFamily, OpenBackend } from './spi.js';
 
+/**
+ * Options every lock client takes (each backend's client options extend them): the watchdog's lease
+ * and the fairness bound of local hand-off.
+ */
 export interface LockClientOptions {
   /**
    * Lease of locks acquired without `leaseMs` on a backend whose holds have leases; the watchdog
@@ -133,6 +137,10 @@ export class LockClientBase<B extends LockBackend = LockBackend>
     });
   }
 
+  /**
+   * A read-write lock: many readers or one writer, both sides reentrant (see ReadWriteLock). Refused
+   * with UnsupportedLockKindError where the backend has none.
+   */
   readWrite(name: string): ReadWriteLock {
     return this.cached('read-write', name, (backend) => {
       const { read, write } = this.offered('read-write', name, backend.readWrite?.bind(backend))(name);
@@ -163,6 +171,10 @@ export class LockClientBase<B extends LockBackend = LockBackend>
     });
   }
 
+  /**
+   * A count-down latch: waiters are released when its count reaches zero (see CountDownLatch).
+   * Refused with UnsupportedLockKindError where the backend has none.
+   */
   countDownLatch(name: string): CountDownLatch {
     return this.cached('latch', name, (backend) => {
       const latch = this.offered('latch', name, backend.countDownLatch?.bind(backend))(name);
@@ -208,6 +220,7 @@ export class LockClientBase<B extends LockBackend = LockBackend>
     await this.backend.close();
   }
 
+  /** `close()`, for `await using client = new ...LockClient(...)`. */
   async [Symbol.asyncDispose](): Promise<void> {
     await this.close();
   }

@@ -25,6 +25,7 @@ export interface LockKind {
   readonly upgradeRefused?: true;
 }
 
+/** The name of a lock kind, as events, errors, diagnostics and reports give it. */
 export type KindName =
   'mutex' | 'reentrant' | 'fair' | 'read' | 'write' | 'semaphore' | 'counter-semaphore' | 'spin';
 

@@ -9,6 +9,10 @@
  */
 export const clockDriftMs = (leaseMs: number): number => Math.floor(leaseMs * 0.01) + 2;
 
+/**
+ * Now on the monotonic clock, in ms (`performance.now()`): what lease deadlines are measured on, so
+ * that a wall-clock jump changes none of them.
+ */
 export const monotonicNow = (): number => performance.now();
 
 /**

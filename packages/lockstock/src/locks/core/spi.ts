@@ -21,6 +21,7 @@ export type LockFamily =
   | 'latch'
   | 'election';
 
+/** Every lock family, in the order reports list them (a backend's capabilities name its gaps). */
 export const LOCK_FAMILIES: readonly LockFamily[] = [
   'mutex',
   'reentrant',
@@ -33,6 +34,10 @@ export const LOCK_FAMILIES: readonly LockFamily[] = [
   'election',
 ];
 
+/**
+ * What a backend's locks can promise, for reports and for the core: how holds end, where fencing
+ * tokens come from, how waiters learn a lock is free, and which families it does not offer and why.
+ */
 export interface BackendCapabilities {
   /**
    * How holds end without a release: 'renewable' leases the watchdog renews (Redis), or 'session'
@@ -78,13 +83,31 @@ export interface LockBackend {
   /** Wake-up delivery for resources that name a `wakeChannel`; resolves once subscribed. */
   readonly subscribe?: SubscribeWakes;
 
+  /** The resource of a non-reentrant mutex: one holder, any other owner is refused. */
   mutex?(name: string): LockResource;
+  /** The resource of a reentrant lock: the holding owner's attempts add holds (`holdCount`). */
   reentrant?(name: string): LockResource;
+  /**
+   * The resource of a fair lock: reentrant, and granted in arrival order across all clients (the
+   * backend queues the waiters, or its refusals tell the core the order).
+   */
   fair?(name: string): LockResource;
+  /** The resource of a spin lock: reentrant, with no wake-ups (`wakeChannel` undefined): waiters back off. */
   spin?(name: string): LockResource;
+  /**
+   * The two sides of a read-write lock over one store entry: `read` shared, `write` exclusive, both
+   * reentrant, with the same `waitKey`. A backend whose read holder would wait for itself on the write
+   * side refuses that attempt with LockUpgradeError (the kind's `upgradeRefused`).
+   */
   readWrite?(name: string): { readonly read: LockResource; readonly write: LockResource };
+  /**
+   * The resource of a semaphore of `permits` permits, each held with a lease (or the session). The
+   * first attempt stores the count; an attempt with another count fails with PermitsMismatchError.
+   */
   semaphore?(name: string, permits: number): LockResource;
+  /** The resource of a counter semaphore: `permits` permits counted without leases (lost with a crash). */
   counterSemaphore?(name: string, permits: number): LockResource;
+  /** A count-down latch, whole: the core only caches it and hands it to forceUnlock. */
   countDownLatch?(name: string): CountDownLatch;
   /** An election whose terms end with this client's leases or session (see Election). */
   election?(name: string): Election;

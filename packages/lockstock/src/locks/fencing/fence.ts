@@ -25,6 +25,10 @@ export interface FencedStore<V> {
    * fail. Not granted (nothing changed) if a newer holder has claimed or written.
    */
   claim(key: string, fence: Fence): Promise<FencedClaim<V>>;
+  /**
+   * The key's value, or undefined if it was never written. A plain read records no fence: to write a
+   * value computed from it, read it with `claim` instead.
+   */
   read(key: string): Promise<V | undefined>;
 }
 

@@ -7,6 +7,7 @@ const claimSql = readAsset(new URL('./postgres-fenced-claim.sql', import.meta.ur
 
 /** Anything with pg's `query` (a Pool, a Client, a PoolClient inside a transaction). */
 export interface Queryable {
+  /** Runs one SQL statement with `$1`-style `values`; resolves with its rows and row count. */
   query(
     text: string,
     values?: unknown[],

@@ -11,6 +11,10 @@ import {
 } from '../core/backend.js';
 import type { RedisClient } from '../../redis/connection.js';
 
+/**
+ * RedisLockClient's `replicaAcks`: how many replicas must have a taken lock, and how long to wait for
+ * them, before the acquire succeeds (see ReplicatedResource for what it does and does not promise).
+ */
 export interface ReplicaAcks {
   /** Replicas that must acknowledge a taken lock (Redis `WAIT`). */
   readonly replicas: number;

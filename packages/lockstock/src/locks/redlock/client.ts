@@ -10,6 +10,10 @@ import type { CountDownLatch } from '../types.js';
 import { RedlockResource, type RedlockNode } from './resource.js';
 import type { FencingTokenSource } from './token-source.js';
 
+/**
+ * Options of a RedlockClient: the independent masters a lock needs a majority of, where fencing
+ * tokens come from, and the timings of leases and votes.
+ */
 export interface RedlockClientOptions {
   /**
    * The independent masters (no replication between them): ioredis clients you own, or URLs /

@@ -12,6 +12,10 @@ const nextSql = readAsset(new URL('./token-next.sql', import.meta.url));
  * majority gives two holders the same number once one master of the majority has forgotten it.
  */
 export interface FencingTokenSource {
+  /**
+   * The next fencing token for a hold of `lockName`: greater than every token it returned before for
+   * that name. A rejection fails the attempt: the majority's votes are given back, no hold.
+   */
   next(lockName: string): Promise<number>;
 }
 
@@ -24,6 +28,10 @@ export class PostgresTokenSource implements FencingTokenSource {
 
   constructor(private readonly db: Queryable) {}
 
+  /**
+   * The sequence's next value (the sequence is created on the first call; a failed creation is tried
+   * again on the next). One sequence serves every lock name.
+   */
   async next(): Promise<number> {
     this.ready ??= this.db.query(sequenceSql).catch((error: unknown) => {
       this.ready = undefined; // try again next time
