@@ -145,26 +145,3 @@ describe('Redlock quorum', () => {
     }
   });
 });
-
-describe('a new Redlock client', () => {
-  it("gets its first vote although connecting to the masters takes longer than a vote's budget", async () => {
-    // The masters are paused while the client connects: TCP is accepted, Redis answers nothing, as on
-    // a loaded machine where a first connect and script load take longer than the 50 ms a vote waits.
-    // Before, the vote's timer counted the connect and the first acquire found no majority.
-    const paused = masters().slice(0, 3);
-    paused.forEach((m) => m.signal('SIGSTOP'));
-    const fresh = new RedlockClient({ nodes: masters().map((m) => m.url), nodeTimeoutMs: 50 });
-    try {
-      const attempt = fresh.mutex('rl-first-vote').tryAcquire({ leaseMs: 10_000 });
-      // The fault's duration (a slow start), not a synchronisation: the vote must outlast it.
-      await new Promise((resolve) => setTimeout(resolve, 300));
-      paused.forEach((m) => m.signal('SIGCONT'));
-      const handle = await attempt;
-      expect(handle).toBeDefined();
-      expect(await handle?.release()).toBe('released');
-    } finally {
-      paused.forEach((m) => m.signal('SIGCONT'));
-      await fresh.close();
-    }
-  });
-});

@@ -85,24 +85,15 @@ function poll(
         resolve(votes as Vote[]);
       }
     };
-    // The vote's timer covers the masters already connected. A master still making its first
-    // connection gets its grace to come up (whenConnected) and then `timeoutMs` of its own: a new
-    // client's first vote no longer fails because a TCP connect and the first script load took longer
-    // than the vote's budget (seen on a loaded machine: the README's Redlock example, 50 ms). The
-    // attempt's validity counts from before the vote, so the wait only shortens it.
-    const connected = nodes.map((node) => node.client.status === 'ready');
     const timer = setTimeout(() => {
-      nodes.forEach((node, i) => {
-        if (connected[i])
-          settle(i, errorVote(node, new Error(`${node.label} did not answer within ${timeoutMs} ms`)));
-      });
+      nodes.forEach((node, i) =>
+        settle(i, errorVote(node, new Error(`${node.label} did not answer within ${timeoutMs} ms`))),
+      );
     }, timeoutMs);
     nodes.forEach((node, i) => {
       let asked: Promise<unknown>;
       try {
-        asked = connected[i]
-          ? run(node)
-          : whenConnected(node).then(() => withTimeout(run(node), timeoutMs, node.label));
+        asked = node.client.status === 'ready' ? run(node) : whenConnected(node).then(() => run(node));
       } catch (error) {
         asked = Promise.reject(error as Error); // still a vote: an 'error' one
       }
