@@ -152,13 +152,16 @@ describe('lockstock lab and bench in a terminal and in a pipe', () => {
       'fair',
     ]);
     expect(code, stderr).toBe(0);
+    // A warm-up round of each row first (not counted), then the measured run.
+    expect(stderr).toMatch(/^\[1\/4\] warm-up \[default\] uncontended lockstock fair\/single: \d+ pairs\/s/m);
+    expect(stderr).toMatch(/^\[2\/4\] warm-up \[default\] contended lockstock fair\/single: \d+ CS\/s/m);
     expect(stderr).toMatch(
-      /^\[1\/2\] run 1\/1 \[default\] uncontended lockstock fair\/single: \d+ pairs\/s \(ETA/m,
+      /^\[3\/4\] run 1\/1 \[default\] uncontended lockstock fair\/single: \d+ pairs\/s \(ETA/m,
     );
-    expect(stderr).toMatch(/^\[2\/2\] run 1\/1 \[default\] contended lockstock fair\/single: \d+ CS\/s/m);
+    expect(stderr).toMatch(/^\[4\/4\] run 1\/1 \[default\] contended lockstock fair\/single: \d+ CS\/s/m);
     expect(stdout).toMatch(/^machine: .+ cores, .+ node v\d+/);
     expect(stdout).toContain('| scenario | kind | topology | client | library | ops/s | × best peer |');
     expect(stdout).toMatch(/^\| contended \| fair \| single \| default \| lockstock \| \d+ \|/m);
-    expect(stdout).not.toContain('[1/2]'); // progress stays on stderr
+    expect(stdout).not.toContain('[1/4]'); // progress stays on stderr
   });
 });
