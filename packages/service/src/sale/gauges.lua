@@ -17,6 +17,7 @@
             undelivered), id of the oldest unrecorded entry ('' if none), Redis time in ms,
             dead letters, units in flight, transfers in flight}
 ]]
+-- @include backlog.lua
 local remaining = tonumber(redis.call('get', KEYS[1]) or '-1')
 local open = 0
 if redis.call('exists', KEYS[2]) == 1 or redis.call('exists', KEYS[3]) == 1 then
@@ -28,33 +29,6 @@ local transfers = redis.call('hlen', KEYS[7])
 local time = redis.call('time')
 local now_ms = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 
-local unrecorded, oldest = 0, ''
-if redis.call('exists', KEYS[4]) == 1 then
-  local last, lag, pending = '0-0', false, 0
-  for _, group in ipairs(redis.call('xinfo', 'groups', KEYS[4])) do
-    local fields = {}
-    for i = 1, #group, 2 do
-      fields[group[i]] = group[i + 1]
-    end
-    if fields['name'] == ARGV[1] then
-      pending = fields['pending']
-      last = fields['last-delivered-id']
-      lag = fields['lag']
-    end
-  end
-  local first_new = redis.call('xrange', KEYS[4], '(' .. last, '+', 'COUNT', 1)[1]
-  local undelivered = 0
-  if lag then
-    undelivered = lag
-  elseif first_new then
-    -- Redis cannot always tell the lag (after deletions); count, bounded.
-    undelivered = #redis.call('xrange', KEYS[4], '(' .. last, '+', 'COUNT', 10000)
-  end
-  unrecorded = pending + undelivered
-  if pending > 0 then
-    oldest = redis.call('xpending', KEYS[4], ARGV[1])[2]
-  elseif first_new then
-    oldest = first_new[1]
-  end
-end
+local pending, undelivered, oldest = stream_backlog(KEYS[4], ARGV[1])
+local unrecorded = pending + undelivered
 return { remaining, open, unrecorded, oldest, now_ms, dead, inflight, transfers }

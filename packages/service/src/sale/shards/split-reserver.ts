@@ -8,6 +8,9 @@ import { partScripts } from './scripts.js';
 import type { PartState, Transfers } from './transfers.js';
 
 /** A split sale as a reserver holds it: its parts' keys and key lists, built once. */
+/** No extra script argument: an untraced purchase allocates nothing for tracing. */
+const UNTRACED: readonly string[] = [];
+
 export interface SplitSale {
   readonly layout: SaleLayout;
   readonly parts: readonly PartKeys[];
@@ -104,7 +107,7 @@ export class SplitReserver {
     idempotencyTtlSeconds: number,
   ): Promise<Reservation> {
     const { userId, quantity, idempotencyKey, traceparent } = request;
-    const traced = traceparent ? [traceparent] : [];
+    const traced = traceparent ? [traceparent] : UNTRACED;
     const saleId = sale.layout.saleId;
     const part = partOfUser(userId, sale.parts.length);
     const keys = sale.parts[part] as PartKeys;
