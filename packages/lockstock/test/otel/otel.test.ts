@@ -146,12 +146,13 @@ describe('lockstock/otel', () => {
       count(before.get(LOCK_METRICS.waitDuration), { 'lockstock.lock.outcome': outcome });
     const held = await lock.acquire();
     expect(await lock.tryAcquire()).toBeUndefined();
-    const waiting = lock.acquire({ waitMs: 200 });
-    await sleep(50);
-    const during = await collect();
-    expect(sum(during.get(LOCK_METRICS.waiters), { 'lockstock.lock.kind': 'mutex' })).toBe(1);
+    const waiting = lock.acquire({ waitMs: 1_000 });
+    waiting.catch(() => undefined); // awaited below
+    // Seen waiting in the metrics (polled: a loaded machine may take a while to queue it).
+    await expect
+      .poll(async () => sum((await collect()).get(LOCK_METRICS.waiters), { 'lockstock.lock.kind': 'mutex' }))
+      .toBe(1);
     await expect(waiting).rejects.toBeInstanceOf(LockTimeoutError);
-    await sleep(30);
     await held.release();
     const after = await collect();
 
@@ -161,7 +162,7 @@ describe('lockstock/otel', () => {
     const waited = (outcome: string) => count(wait, { 'lockstock.lock.outcome': outcome }) - base(outcome);
     expect([waited('acquired'), waited('busy'), waited('timeout')]).toEqual([1, 1, 1]);
     const timeouts = points(wait, { 'lockstock.lock.outcome': 'timeout', 'lockstock.lock.backend': 'redis' });
-    expect((timeouts[0]!.value as Histogram).max).toBeGreaterThanOrEqual(0.19);
+    expect((timeouts[0]!.value as Histogram).max).toBeGreaterThanOrEqual(0.99);
     expect(
       sum(after.get(LOCK_METRICS.acquisitions), { 'lockstock.lock.outcome': 'timeout' }),
     ).toBeGreaterThanOrEqual(1);
