@@ -11,7 +11,7 @@ import { forkFixtures } from '../helpers/processes.js';
 
 /**
  * Fault row "a herd of waiters on one lock" (issue 29's row, issue 35 on the session backends):
- * WAITERS callers spread over PROCESSES OS processes (fixtures/session-herd-waiter.mjs) ask for one
+ * WAITERS callers spread over PROCESSES OS processes (fixtures/herd-waiter.mjs) ask for one
  * mutex at the same moment, each once, on ZooKeeper, etcd and PostgreSQL. All must get it, one at a
  * time (a probe counter on a Redis of its own, incremented non-atomically, must come out exact; the
  * sections' history passes lockstock/checker), and a release must wake one waiter, not the herd: the
@@ -60,7 +60,7 @@ async function herd(
     waitMs: fullFaultSuite() ? 300_000 : 100_000, // a bound, so a stall fails instead of hanging
   };
   const members = forkFixtures(
-    'session-herd-waiter.mjs',
+    'herd-waiter.mjs',
     Array.from({ length: PROCESSES }, () => [JSON.stringify(config)]),
   );
   try {
