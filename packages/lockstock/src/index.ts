@@ -5,8 +5,8 @@
  *
  * @module lockstock
  */
-export { RedisLockClient, type RedisLockClientOptions } from './locks/redis/client.js';
-export type { ReplicaAcks } from './locks/redis/replicated.js';
+export { RedisLockClient, type RedisLockClientOptions } from './redis/client.js';
+export type { ReplicaAcks } from './redis/replicated.js';
 export type {
   AcquireOptions,
   AdoptOptions,
@@ -64,8 +64,8 @@ export {
 } from './locks/core/diagnostics.js';
 export type { RedisClient, RedisSource } from './redis/connection.js';
 export type { Fence, FencedClaim, FencedStore } from './locks/fencing/fence.js';
-export { RedisFencedStore } from './locks/fencing/redis-fenced-store.js';
+export { RedisFencedStore } from './redis/fenced-store.js';
 export { PostgresFencedStore, type Queryable } from './locks/fencing/postgres-fenced-store.js';
-export { RedlockClient, type RedlockClientOptions } from './locks/redlock/client.js';
-export { PostgresTokenSource, type FencingTokenSource } from './locks/redlock/token-source.js';
-export { QuorumUnavailableError, type Vote } from './locks/redlock/votes.js';
+export { RedlockClient, type RedlockClientOptions } from './redis/redlock/client.js';
+export { PostgresTokenSource, type FencingTokenSource } from './redis/redlock/token-source.js';
+export { QuorumUnavailableError, type Vote } from './redis/redlock/votes.js';

@@ -8,9 +8,9 @@ describe('architecture of the lock library', () => {
     const violations = layerViolations(src, [
       'support',
       'checker',
-      'redis',
       'locks',
       'backend',
+      'redis',
       'local',
       'etcd',
       'zookeeper',
@@ -30,7 +30,7 @@ describe('architecture of the lock library', () => {
       'node-zookeeper-client': '/zookeeper/',
       // The driver's wire records, which zookeeper/containers.ts teaches the create2 result.
       'node-zookeeper-client/lib/jute/index.js': '/zookeeper/',
-      // fencing/postgres-fenced-store.ts and redlock/token-source.ts take a Queryable by shape instead.
+      // fencing/postgres-fenced-store.ts and redis/redlock/token-source.ts take a Queryable by shape instead.
       pg: '/postgres/',
       'mysql2/promise': '/mysql/',
       // lockstock/otel: the OpenTelemetry API (an optional peer), for those who import that subpath.

@@ -12,7 +12,7 @@ describe('script loading', () => {
     await (await lock.acquire()).release();
     await env.redis.script('FLUSH');
     const acquireSha = loadLuaScript(
-      new URL('../../src/locks/redis/lua/mutex-acquire.lua', import.meta.url),
+      new URL('../../src/redis/lua/mutex-acquire.lua', import.meta.url),
     ).sha1;
     expect(await env.redis.script('EXISTS', acquireSha)).toEqual([0]);
     const handle = await lock.acquire();
@@ -49,7 +49,7 @@ describe('script loading', () => {
   });
 
   it('derives the key count from the script text', () => {
-    const script = loadLuaScript(new URL('../../src/locks/redis/lua/mutex-release.lua', import.meta.url));
+    const script = loadLuaScript(new URL('../../src/redis/lua/mutex-release.lua', import.meta.url));
     expect(script.keyCount).toBe(4);
     expect(script.source).toContain('local function next_client'); // the @include was expanded
   });

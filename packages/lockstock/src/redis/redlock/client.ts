@@ -1,12 +1,12 @@
-import { resolveRedis, type RedisSource } from '../../redis/connection.js';
-import { assertKeyName, assertKeyPrefix, DEFAULT_KEY_PREFIX } from '../../redis/keys.js';
-import { ScriptRunner } from '../../redis/scripts.js';
-import type { LockResource } from '../core/backend.js';
-import { LockClientBase } from '../core/client.js';
-import type { BackendCapabilities, BackendHost, LockBackend } from '../core/spi.js';
-import { InvalidLockOptionError } from '../errors.js';
-import { validateLeaseMs } from '../options.js';
-import type { CountDownLatch } from '../types.js';
+import { resolveRedis, type RedisSource } from '../connection.js';
+import { assertKeyName, assertKeyPrefix, DEFAULT_KEY_PREFIX } from '../keys.js';
+import { ScriptRunner } from '../scripts.js';
+import type { LockResource } from '../../locks/core/backend.js';
+import { LockClientBase } from '../../locks/core/client.js';
+import type { BackendCapabilities, BackendHost, LockBackend } from '../../locks/core/spi.js';
+import { InvalidLockOptionError } from '../../locks/errors.js';
+import { validateLeaseMs } from '../../locks/options.js';
+import type { CountDownLatch } from '../../locks/types.js';
 import { RedlockResource, type RedlockNode } from './resource.js';
 import type { FencingTokenSource } from './token-source.js';
 

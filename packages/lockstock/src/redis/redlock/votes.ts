@@ -1,4 +1,4 @@
-import { LockError } from '../errors.js';
+import { LockError } from '../../locks/errors.js';
 
 /** What one master answered to one Redlock request. */
 export type Vote =

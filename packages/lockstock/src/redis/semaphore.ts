@@ -1,4 +1,4 @@
-import { PermitsMismatchError } from '../errors.js';
+import { PermitsMismatchError } from '../locks/errors.js';
 import {
   Granted,
   type AttemptRequest,
@@ -8,11 +8,11 @@ import {
   type LockInfo,
   type LockResource,
   type ReleaseResult,
-} from '../core/backend.js';
+} from '../locks/core/backend.js';
 import { extendStatus, releaseResult } from './codes.js';
 import type { RedisLockContext } from './context.js';
 import { RedisResource } from './resource.js';
-import { LOCK_SCRIPTS } from './scripts.js';
+import { LOCK_SCRIPTS } from './lock-scripts.js';
 
 /** The error a semaphore script answers when another permit count is stored: PermitsMismatchError. */
 function permitsMismatch(error: unknown, name: string, configured: number): unknown {

@@ -1,4 +1,4 @@
-import { LockUpgradeError } from '../errors.js';
+import { LockUpgradeError } from '../locks/errors.js';
 import type {
   AttemptRequest,
   AttemptResult,
@@ -6,11 +6,11 @@ import type {
   LockInfo,
   LockResource,
   ReleaseResult,
-} from '../core/backend.js';
+} from '../locks/core/backend.js';
 import { extendStatus, releaseResult } from './codes.js';
 import type { RedisLockContext } from './context.js';
 import { RedisResource } from './resource.js';
-import { LOCK_SCRIPTS } from './scripts.js';
+import { LOCK_SCRIPTS } from './lock-scripts.js';
 
 /** The keys of one read-write lock (see rw-*.lua). */
 class ReadWriteKeys {

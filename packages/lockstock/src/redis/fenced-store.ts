@@ -1,10 +1,10 @@
-import type { RedisClient } from '../../redis/connection.js';
-import { assertKeyName, DEFAULT_KEY_PREFIX } from '../../redis/keys.js';
-import { loadLuaScript, ScriptRunner } from '../../redis/scripts.js';
-import { assertFence, type Fence, type FencedClaim, type FencedStore } from './fence.js';
+import type { RedisClient } from './connection.js';
+import { assertKeyName, DEFAULT_KEY_PREFIX } from './keys.js';
+import { loadLuaScript, ScriptRunner } from './scripts.js';
+import { assertFence, type Fence, type FencedClaim, type FencedStore } from '../locks/fencing/fence.js';
 
-const fencedWrite = loadLuaScript(new URL('./redis-fenced-write.lua', import.meta.url));
-const fencedClaim = loadLuaScript(new URL('./redis-fenced-claim.lua', import.meta.url));
+const fencedWrite = loadLuaScript(new URL('./lua/fenced-write.lua', import.meta.url));
+const fencedClaim = loadLuaScript(new URL('./lua/fenced-claim.lua', import.meta.url));
 
 /** A string store in Redis that rejects stale writers by (token, owner); see fence.ts. */
 export class RedisFencedStore implements FencedStore<string> {

@@ -1,8 +1,14 @@
-import { assertKeyName } from '../../redis/keys.js';
-import type { ScriptArg, LuaScript } from '../../redis/scripts.js';
-import { Busy, Granted, type AttemptResult, type HandOffOffer, type ReleaseResult } from '../core/backend.js';
+import { assertKeyName } from './keys.js';
+import type { ScriptArg, LuaScript } from './scripts.js';
+import {
+  Busy,
+  Granted,
+  type AttemptResult,
+  type HandOffOffer,
+  type ReleaseResult,
+} from '../locks/core/backend.js';
 import { releaseResult } from './codes.js';
-import { LOCK_SCRIPTS } from './scripts.js';
+import { LOCK_SCRIPTS } from './lock-scripts.js';
 import type { RedisLockContext } from './context.js';
 
 /** What every Redis lock resource has: its name, key base `<prefix>:{name}`, fencing counter. */

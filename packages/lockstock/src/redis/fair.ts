@@ -5,11 +5,11 @@ import type {
   LockInfo,
   LockResource,
   ReleaseResult,
-} from '../core/backend.js';
+} from '../locks/core/backend.js';
 import { extendStatus, releaseResult } from './codes.js';
 import type { RedisLockContext } from './context.js';
 import { RedisResource } from './resource.js';
-import { LOCK_SCRIPTS } from './scripts.js';
+import { LOCK_SCRIPTS } from './lock-scripts.js';
 
 /**
  * A reentrant lock granted strictly in arrival order across all clients (fair-*.lua): every waiter

@@ -5,25 +5,25 @@ import {
   resolveRedis,
   type RedisClient,
   type RedisSource,
-} from '../../redis/connection.js';
-import { assertKeyPrefix, DEFAULT_KEY_PREFIX } from '../../redis/keys.js';
-import { ScriptRunner } from '../../redis/scripts.js';
-import { SharedSubscriber } from '../../redis/subscriber.js';
-import type { LockResource, SubscribeWakes, Wake } from '../core/backend.js';
-import { LockClientBase, type LockClientOptions } from '../core/client.js';
-import type { BackendCapabilities, BackendHost, LockBackend } from '../core/spi.js';
-import { InvalidLockOptionError } from '../errors.js';
-import { validateLeaseMs } from '../options.js';
-import { newOwnerId } from '../owner.js';
-import type { CountDownLatch, Election, Leader } from '../types.js';
-import { LockElection, proclaimedValue } from '../core/election.js';
+} from './connection.js';
+import { assertKeyPrefix, DEFAULT_KEY_PREFIX } from './keys.js';
+import { ScriptRunner } from './scripts.js';
+import { SharedSubscriber } from './subscriber.js';
+import type { LockResource, SubscribeWakes, Wake } from '../locks/core/backend.js';
+import { LockClientBase, type LockClientOptions } from '../locks/core/client.js';
+import type { BackendCapabilities, BackendHost, LockBackend } from '../locks/core/spi.js';
+import { InvalidLockOptionError } from '../locks/errors.js';
+import { validateLeaseMs } from '../locks/options.js';
+import { newOwnerId } from '../locks/owner.js';
+import type { CountDownLatch, Election, Leader } from '../locks/types.js';
+import { LockElection, proclaimedValue } from '../locks/core/election.js';
 import { lockBase, type RedisLockContext } from './context.js';
 import { ExclusiveResource } from './exclusive.js';
 import { FairResource } from './fair.js';
 import { RedisCountDownLatch } from './latch.js';
 import { ReadResource, WriteResource } from './read-write.js';
 import type { RedisResource } from './resource.js';
-import { LOCK_SCRIPTS } from './scripts.js';
+import { LOCK_SCRIPTS } from './lock-scripts.js';
 import { ReplicatedResource, type ReplicaAcks } from './replicated.js';
 import { CounterSemaphoreResource, SemaphoreResource } from './semaphore.js';
 

@@ -1,6 +1,6 @@
-import type { RedisClient } from '../../redis/connection.js';
-import type { ScriptRunner } from '../../redis/scripts.js';
-import type { BackendHost } from '../core/spi.js';
+import type { RedisClient } from './connection.js';
+import type { ScriptRunner } from './scripts.js';
+import type { BackendHost } from '../locks/core/spi.js';
 
 /** What every Redis lock resource shares with the client that created it. */
 export interface RedisLockContext {

@@ -1,4 +1,4 @@
-import type { LuaScript } from '../../redis/scripts.js';
+import type { LuaScript } from './scripts.js';
 import type {
   AttemptRequest,
   AttemptResult,
@@ -7,11 +7,11 @@ import type {
   LockInfo,
   LockResource,
   ReleaseResult,
-} from '../core/backend.js';
+} from '../locks/core/backend.js';
 import { extendStatus } from './codes.js';
 import type { RedisLockContext } from './context.js';
 import { RedisResource } from './resource.js';
-import { LOCK_SCRIPTS } from './scripts.js';
+import { LOCK_SCRIPTS } from './lock-scripts.js';
 
 interface ExclusiveScripts {
   readonly acquire: LuaScript;

@@ -1,5 +1,5 @@
 import { readAsset } from '../../support/assets.js';
-import type { Queryable } from '../fencing/postgres-fenced-store.js';
+import type { Queryable } from '../../locks/fencing/postgres-fenced-store.js';
 
 const sequenceSql = readAsset(new URL('./token-sequence.sql', import.meta.url));
 const nextSql = readAsset(new URL('./token-next.sql', import.meta.url));

@@ -1,4 +1,4 @@
-import { LockNotReplicatedError } from '../errors.js';
+import { LockNotReplicatedError } from '../locks/errors.js';
 import {
   Granted,
   type AttemptRequest,
@@ -8,8 +8,8 @@ import {
   type LockInfo,
   type LockResource,
   type ReleaseResult,
-} from '../core/backend.js';
-import type { RedisClient } from '../../redis/connection.js';
+} from '../locks/core/backend.js';
+import type { RedisClient } from './connection.js';
 
 /**
  * RedisLockClient's `replicaAcks`: how many replicas must have a taken lock, and how long to wait for

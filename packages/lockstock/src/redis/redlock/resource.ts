@@ -1,5 +1,5 @@
-import type { RedisClient } from '../../redis/connection.js';
-import { ScriptRunner, loadLuaScript } from '../../redis/scripts.js';
+import type { RedisClient } from '../connection.js';
+import { ScriptRunner, loadLuaScript } from '../scripts.js';
 import {
   Busy,
   Granted,
@@ -9,8 +9,8 @@ import {
   type LockInfo,
   type LockResource,
   type ReleaseResult,
-} from '../core/backend.js';
-import { clockDriftMs, monotonicNow } from '../core/lease.js';
+} from '../../locks/core/backend.js';
+import { clockDriftMs, monotonicNow } from '../../locks/core/lease.js';
 import type { FencingTokenSource } from './token-source.js';
 import { countVotes, QuorumUnavailableError, type Vote } from './votes.js';
 

@@ -1,11 +1,11 @@
-import { InvalidLockOptionError } from '../errors.js';
-import { resolveAcquireOptions } from '../options.js';
-import { Busy } from '../core/backend.js';
-import { monotonicNow } from '../core/lease.js';
-import type { CountDownLatch } from '../types.js';
+import { InvalidLockOptionError } from '../locks/errors.js';
+import { resolveAcquireOptions } from '../locks/options.js';
+import { Busy } from '../locks/core/backend.js';
+import { monotonicNow } from '../locks/core/lease.js';
+import type { CountDownLatch } from '../locks/types.js';
 import type { RedisLockContext } from './context.js';
 import { RedisResource } from './resource.js';
-import { LOCK_SCRIPTS } from './scripts.js';
+import { LOCK_SCRIPTS } from './lock-scripts.js';
 
 const RELEASED = { value: true, more: true } as const;
 

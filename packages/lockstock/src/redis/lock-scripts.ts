@@ -1,4 +1,4 @@
-import { loadLuaScript, type LuaScript } from '../../redis/scripts.js';
+import { loadLuaScript, type LuaScript } from './scripts.js';
 
 const lua = (file: string): LuaScript => loadLuaScript(new URL(`./lua/${file}`, import.meta.url));
 
