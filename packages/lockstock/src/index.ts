@@ -33,6 +33,7 @@ export type {
   Term,
 } from './locks/types.js';
 export {
+  ForeignBackendResultError,
   InvalidLockOptionError,
   LockAbortedError,
   LockBackendError,

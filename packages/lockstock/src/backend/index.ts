@@ -3,8 +3,11 @@
  * it. Implement `LockBackend` (client level: factories per family, capabilities, wake-ups, an optional
  * session) and one `LockResource` per lock (attempt, release, extend, inspect, leave), then make a
  * client with `new LockClientBase(host => new MyBackend(host))`: the generic client brings the wait
- * loop, the watchdog, handles, signals, events, run(), adopt(), multi-locks and the cache. See
- * docs/backend.md for a complete, tested example.
+ * loop, the watchdog, handles, signals, events, run(), adopt(), multi-locks, elections and the cache.
+ * Everything lockstock's own backends use from the core is exported here (an architecture test keeps
+ * it so): elections over a lock, lease arithmetic, option checks, and the server-side waits and
+ * session checks of the database backends. See docs/backend.md for a complete, tested example and the
+ * duties of a backend.
  *
  * @module lockstock/backend
  */
@@ -15,6 +18,7 @@ export {
   type AttemptResult,
   type ExtendStatus,
   type HandOffOffer,
+  type LockHolder,
   type LockInfo,
   type LockResource,
   type ReleaseResult,
@@ -31,11 +35,32 @@ export {
   type OpenBackend,
 } from '../locks/core/spi.js';
 export { LockClientBase, type LockClientOptions } from '../locks/core/client.js';
-export { clockDriftMs, monotonicNow } from '../locks/core/lease.js';
-export { validateOwner } from '../locks/options.js';
+export {
+  LockElection,
+  MAX_LEADER_VALUE,
+  candidateOwner,
+  electionOverLock,
+  leaderOf,
+  proclaimedValue,
+  type WatchLeader,
+} from '../locks/core/election.js';
+export { clockDriftMs, monotonicNow, validUntil } from '../locks/core/lease.js';
+export {
+  resolveAcquireOptions,
+  validateLeaseMs,
+  validateOwner,
+  validatePermits,
+  validateWaitMs,
+  type HoldBudget,
+  type ResolvedAcquireOptions,
+} from '../locks/options.js';
 export {
   BackendUnreachableError,
+  ForeignBackendResultError,
   LockBackendError,
   UnsupportedLockKindError,
   type LockLostReason,
 } from '../locks/errors.js';
+export { SPI_VERSION } from '../support/brand.js';
+export { ServerWait, type ServerWaitHooks } from './server-wait.js';
+export { SessionChecks, type CheckedSession, type SessionChecksOptions } from './session-checks.js';

@@ -1,9 +1,13 @@
 import type { Etcd3 } from 'etcd3';
-import type { LockResource } from '../locks/core/backend.js';
-import type { LockClientOptions } from '../locks/core/client.js';
-import type { BackendCapabilities, BackendHost, LockBackend } from '../locks/core/spi.js';
+import {
+  validateLeaseMs,
+  type BackendCapabilities,
+  type BackendHost,
+  type LockBackend,
+  type LockClientOptions,
+  type LockResource,
+} from '../backend/index.js';
 import { InvalidLockOptionError } from '../locks/errors.js';
-import { validateLeaseMs } from '../locks/options.js';
 import type { CountDownLatch, Election } from '../locks/types.js';
 import { etcd3 } from './driver.js';
 import { EtcdElection } from './election.js';

@@ -1,5 +1,5 @@
 import type { Etcd3 } from 'etcd3';
-import { LockClientBase } from '../locks/core/client.js';
+import { LockClientBase } from '../backend/index.js';
 import { InvalidLockOptionError } from '../locks/errors.js';
 import type { LockHandle, Term } from '../locks/types.js';
 import { EtcdBackend, type EtcdLockClientOptions } from './backend.js';

@@ -1,5 +1,5 @@
 import type { IEvent } from 'etcd3';
-import { LockElection, proclaimedValue } from '../locks/core/election.js';
+import { LockElection, proclaimedValue } from '../backend/index.js';
 import { setTimer } from '../support/timer.js';
 import { InvalidLockOptionError } from '../locks/errors.js';
 import type { Election, Leader, Lock, Term } from '../locks/types.js';

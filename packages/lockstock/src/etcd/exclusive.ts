@@ -1,10 +1,10 @@
-import type {
-  AttemptRequest,
-  AttemptResult,
-  LockInfo,
-  LockResource,
-  ReleaseResult,
-} from '../locks/core/backend.js';
+import {
+  type AttemptRequest,
+  type AttemptResult,
+  type LockInfo,
+  type LockResource,
+  type ReleaseResult,
+} from '../backend/index.js';
 import { queueDir, type Family } from './keys.js';
 import type { OwnedKey } from './owned.js';
 import { BUSY, EtcdResource, EXPIRED, STILL_HELD, type EtcdContext } from './resource.js';

@@ -1,11 +1,11 @@
 import type { IKeyValue } from 'etcd3';
-import type {
-  AttemptRequest,
-  AttemptResult,
-  LockInfo,
-  LockResource,
-  ReleaseResult,
-} from '../locks/core/backend.js';
+import {
+  type AttemptRequest,
+  type AttemptResult,
+  type LockInfo,
+  type LockResource,
+  type ReleaseResult,
+} from '../backend/index.js';
 import { LockUpgradeError } from '../locks/errors.js';
 import { queueDir } from './keys.js';
 import { ExclusiveResource } from './exclusive.js';

@@ -4,10 +4,10 @@ import {
   Granted,
   type AttemptRequest,
   type AttemptResult,
+  type BackendHost,
   type ReleaseResult,
   type Watch,
-} from '../locks/core/backend.js';
-import type { BackendHost } from '../locks/core/spi.js';
+} from '../backend/index.js';
 import { LockLostError } from '../locks/errors.js';
 import { etcd3 } from './driver.js';
 import { ownerKey } from './keys.js';

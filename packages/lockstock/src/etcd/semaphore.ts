@@ -1,11 +1,11 @@
 import type { IEvent, IRangeResponse } from 'etcd3';
-import type {
-  AttemptRequest,
-  AttemptResult,
-  LockInfo,
-  LockResource,
-  ReleaseResult,
-} from '../locks/core/backend.js';
+import {
+  type AttemptRequest,
+  type AttemptResult,
+  type LockInfo,
+  type LockResource,
+  type ReleaseResult,
+} from '../backend/index.js';
 import { PermitsMismatchError } from '../locks/errors.js';
 import { familyKey } from './keys.js';
 import type { OwnedKey } from './owned.js';

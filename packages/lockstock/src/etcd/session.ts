@@ -1,5 +1,4 @@
-import type { Watch } from '../locks/core/backend.js';
-import { monotonicNow, validUntil } from '../locks/core/lease.js';
+import { monotonicNow, validUntil, type Watch } from '../backend/index.js';
 import { sessionKey } from './keys.js';
 import { op, revisionOf, type EtcdStore } from './store.js';
 

@@ -14,8 +14,7 @@ import type {
   ITxnResponse,
   IWatchResponse,
 } from 'etcd3';
-import type { Watch } from '../locks/core/backend.js';
-import { BackendUnreachableError } from '../locks/errors.js';
+import { BackendUnreachableError, type Watch } from '../backend/index.js';
 import { etcd3 } from './driver.js';
 import { prefixEnd } from './keys.js';
 

@@ -1,11 +1,16 @@
-import { Busy, type LockResource } from '../locks/core/backend.js';
-import { LockClientBase, type LockClientOptions } from '../locks/core/client.js';
-import { LockElection, proclaimedValue } from '../locks/core/election.js';
-import { monotonicNow } from '../locks/core/lease.js';
-import type { BackendCapabilities, BackendHost, LockBackend } from '../locks/core/spi.js';
+import {
+  Busy,
+  LockClientBase,
+  monotonicNow,
+  resolveAcquireOptions,
+  type BackendCapabilities,
+  type BackendHost,
+  type LockBackend,
+  type LockClientOptions,
+  type LockResource,
+} from '../backend/index.js';
 import { InvalidLockOptionError } from '../locks/errors.js';
-import { resolveAcquireOptions } from '../locks/options.js';
-import type { CountDownLatch, Election } from '../locks/types.js';
+import type { CountDownLatch } from '../locks/types.js';
 import { LocalExclusive, LocalFair, LocalResource } from './exclusive.js';
 import { LocalRead, LocalSemaphore, LocalWrite } from './shared.js';
 import { ANY, LocalStore } from './store.js';
@@ -29,7 +34,7 @@ const LOCAL_CAPABILITIES: BackendCapabilities = Object.freeze({
 /**
  * The in-process backend: Java's `synchronized` and `ReentrantLock`, with lockstock's API — every
  * family, leases (a hold can still be lost: an explicit lease ends, a renewal stops), fencing tokens,
- * wake-ups without polling. It protects nothing across processes or machines: that is its point in
+ * wake-ups without polling. Its elections are the generic client's, over its mutex (readHolder). It protects nothing across processes or machines: that is its point in
  * the lab (in-process locks do not cross instances) and its use in single-process programs and tests.
  */
 export class LocalBackend implements LockBackend {
@@ -78,16 +83,6 @@ export class LocalBackend implements LockBackend {
 
   countDownLatch(name: string): CountDownLatch {
     return new LocalLatch(this.store, this.host, name);
-  }
-
-  election(name: string): Election {
-    const resource = new LocalExclusive(this.store, name, key('election', name), true);
-    const readLeader = async () => {
-      const holder = resource.holder();
-      const value = holder && proclaimedValue(holder.owner);
-      return value === undefined || !holder ? undefined : { value, fencingToken: holder.token };
-    };
-    return new LockElection(name, this.host.lock(resource, 'mutex'), readLeader);
   }
 
   async forceUnlock(made: LockResource | CountDownLatch): Promise<boolean> {

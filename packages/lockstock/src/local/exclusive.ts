@@ -4,10 +4,11 @@ import {
   type AttemptRequest,
   type AttemptResult,
   type ExtendStatus,
+  type LockHolder,
   type LockInfo,
   type LockResource,
   type ReleaseResult,
-} from '../locks/core/backend.js';
+} from '../backend/index.js';
 import { ANY, leaseEnd, LockState, type LocalHold, type LocalStore } from './store.js';
 
 const RELEASED: ReleaseResult = Object.freeze({ outcome: 'released' });
@@ -141,11 +142,11 @@ export class LocalExclusive extends LocalResource {
     return { held: holders > 0, holders, remainingMs: LockState.remainingMs(state.holders) };
   }
 
-  /** Who holds it and with which token (elections read their leader here). */
-  holder(): { owner: string; token: number } | undefined {
+  /** Who holds it and with which token: the generic client's election reads its leader here. */
+  async readHolder(): Promise<LockHolder | undefined> {
     const state = this.state;
     state.prune();
-    for (const [owner, hold] of state.holders) return { owner, token: hold.token };
+    for (const [owner, hold] of state.holders) return { owner, fencingToken: hold.token };
     return undefined;
   }
 }

@@ -1,10 +1,4 @@
-import {
-  Busy,
-  Granted,
-  type AttemptRequest,
-  type AttemptResult,
-  type LockInfo,
-} from '../locks/core/backend.js';
+import { Busy, Granted, type AttemptRequest, type AttemptResult, type LockInfo } from '../backend/index.js';
 import { LockUpgradeError, PermitsMismatchError } from '../locks/errors.js';
 import { LocalResource } from './exclusive.js';
 import { LockState, type LocalHold, type LocalStore } from './store.js';
@@ -128,6 +122,13 @@ export class LocalSemaphore extends LocalResource {
       return new Granted(held.token, used + 1 < state.permits);
     }
     return this.grant(state.holders, owner, leaseMs, used + 1 < state.permits);
+  }
+
+  /** Permits free by the count the store keeps, which setPermits of any client may have changed. */
+  async available(): Promise<number> {
+    const state = this.state;
+    state.prune();
+    return Math.max(0, (state.permits ?? this.permits) - permitsUsed(state.holders));
   }
 
   async setPermits(permits: number): Promise<void> {

@@ -1,5 +1,4 @@
-import type { Wake } from '../locks/core/backend.js';
-import { monotonicNow } from '../locks/core/lease.js';
+import { monotonicNow, type Wake } from '../backend/index.js';
 
 /** One hold in the store: how many times its owner holds it, its token, when its lease ends. */
 export interface LocalHold {

@@ -31,7 +31,16 @@ export abstract class LockError extends Error {
   ) {
     super(message, options);
   }
+
+  /**
+   * Recognises the same error class of another copy of lockstock too (same SPI version), so a
+   * backend's LockUpgradeError or PermitsMismatchError means the same to the core: see support/brand.ts.
+   */
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    return brandedInstanceOf(this, value);
+  }
 }
+Object.defineProperty(LockError.prototype, SPI_BRAND, { value: SPI_VERSION });
 
 /**
  * `acquire()` gave up after `waitMs` without getting the lock. When the client could not reach its
@@ -280,6 +289,7 @@ export class LockClientClosedError extends LockError {
   }
 }
 
+import { brandedInstanceOf, SPI_BRAND, SPI_VERSION } from '../support/brand.js';
 import { InvalidLockOptionError } from '../support/option-error.js';
 import { BackendUnreachableError, connectionCode } from '../support/unreachable.js';
 
@@ -299,5 +309,32 @@ export class UnsupportedLockKindError extends LockError {
     readonly reason: string,
   ) {
     super(lockName, `The ${backend} backend offers no ${kind} lock ("${lockName}"): ${reason}`);
+  }
+}
+
+/**
+ * A backend answered `attempt()` with something that is neither a Granted nor a Busy this copy of
+ * lockstock recognises: most often the backend package resolved another copy of lockstock whose SPI
+ * version differs (`spiVersion`), so the answer cannot be read safely. The attempt is refused rather
+ * than guessed at (an unrecognised refusal read as a grant would let two holders in). Make lockstock
+ * a peer dependency of the backend package, so that one copy serves both.
+ */
+export class ForeignBackendResultError extends LockError {
+  override readonly name = 'ForeignBackendResultError';
+  readonly code = 'ERR_LOCK_FOREIGN_RESULT';
+  constructor(
+    lockName: string,
+    readonly backend: string,
+    /** The SPI version the answer was branded with (undefined: not a lockstock value at all). */
+    readonly spiVersion: unknown,
+  ) {
+    super(
+      lockName,
+      `The ${backend} backend of lock "${lockName}" answered attempt() with ${
+        spiVersion === undefined
+          ? 'a value that is not a Granted or Busy'
+          : `a result of lockstock's backend SPI version ${String(spiVersion)}`
+      }, which this copy of lockstock (SPI version ${SPI_VERSION}) cannot read; the backend likely resolved another copy of lockstock: make lockstock a peer dependency of the backend package`,
+    );
   }
 }

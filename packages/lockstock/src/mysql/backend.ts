@@ -1,11 +1,12 @@
-import type {
-  BackendCapabilities,
-  BackendHost,
-  LockBackend,
-  LockResource,
-  SubscribeWakes,
+import {
+  LockElection,
+  proclaimedValue,
+  type BackendCapabilities,
+  type BackendHost,
+  type LockBackend,
+  type LockResource,
+  type SubscribeWakes,
 } from '../backend/index.js';
-import { LockElection, proclaimedValue } from '../locks/core/election.js';
 import { InvalidLockOptionError } from '../locks/errors.js';
 import type { CountDownLatch, Election, Leader } from '../locks/types.js';
 import type { MySqlLockContext } from './context.js';

@@ -1,6 +1,5 @@
-import { LockClientBase, type LockClientOptions } from '../backend/index.js';
+import { LockClientBase, validateLeaseMs, type LockClientOptions } from '../backend/index.js';
 import { InvalidLockOptionError } from '../locks/errors.js';
-import { validateLeaseMs } from '../locks/options.js';
 import { MySqlBackend, type MySqlBackendOptions } from './backend.js';
 import type { Pool } from './driver.js';
 import { validTableName } from './fencing.js';

@@ -1,4 +1,4 @@
-import { SessionChecks } from '../backend/session-checks.js';
+import { SessionChecks } from '../backend/index.js';
 import type { Pool } from './driver.js';
 import { MySqlSessionError } from './errors.js';
 import { PinnedSession } from './session.js';

@@ -1,6 +1,5 @@
-import { LockClientBase, type LockClientOptions } from '../backend/index.js';
+import { LockClientBase, validateLeaseMs, type LockClientOptions } from '../backend/index.js';
 import { InvalidLockOptionError } from '../locks/errors.js';
-import { validateLeaseMs } from '../locks/options.js';
 import type { Queryable } from '../locks/fencing/postgres-fenced-store.js';
 import { PostgresBackend, type PostgresBackendOptions } from './backend.js';
 import type { Pool } from './driver.js';

@@ -1,6 +1,6 @@
 import { InvalidLockOptionError, LockTimeoutError } from '../locks/errors.js';
 import type { Queryable } from '../locks/fencing/postgres-fenced-store.js';
-import { validateWaitMs } from '../locks/options.js';
+import { validateWaitMs } from '../backend/index.js';
 import { sqlState } from './errors.js';
 import { lockKey } from './keys.js';
 import { SQL } from './sql.js';

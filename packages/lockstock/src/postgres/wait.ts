@@ -1,4 +1,4 @@
-import { ServerWait } from '../backend/server-wait.js';
+import { ServerWait } from '../backend/index.js';
 import type { Mode, PinnedSession } from './session.js';
 
 export interface WaitHooks {

@@ -1,3 +1,4 @@
+import { brandedInstanceOf, SPI_BRAND, SPI_VERSION } from './brand.js';
 /**
  * The error a backend throws when it cannot reach its server. It lives at the bottom layer because
  * the Redis plumbing reports it as well as the backends; locks/errors.ts re-exports it and wraps it as
@@ -45,6 +46,10 @@ export function connectionCode(error: unknown): string | undefined {
  */
 export class BackendUnreachableError extends Error {
   override readonly name = 'BackendUnreachableError';
+  /** Recognises this error of another copy of lockstock too (same SPI version): see brand.ts. */
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    return brandedInstanceOf(this, value);
+  }
   constructor(
     /** The backend's name, as LockBackend.name: 'redis', 'zookeeper', 'etcd'... */
     readonly backend: string,
@@ -69,6 +74,7 @@ export class BackendUnreachableError extends Error {
     return `${server} at ${this.address} (${this.errorCode}: ${hint})${this.detail ? `; ${this.detail}` : ''}`;
   }
 }
+Object.defineProperty(BackendUnreachableError.prototype, SPI_BRAND, { value: SPI_VERSION });
 
 const SERVER_NAMES: Readonly<Record<string, string>> = {
   redis: 'Redis',

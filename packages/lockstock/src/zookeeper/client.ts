@@ -1,15 +1,16 @@
 import type { Client } from 'node-zookeeper-client';
 import {
   LockClientBase,
+  LockElection,
+  proclaimedValue,
+  validateLeaseMs,
   type BackendCapabilities,
   type BackendHost,
   type LockBackend,
   type LockClientOptions,
   type LockResource,
 } from '../backend/index.js';
-import { LockElection, proclaimedValue } from '../locks/core/election.js';
 import { InvalidLockOptionError } from '../locks/errors.js';
-import { validateLeaseMs } from '../locks/options.js';
 import type { CountDownLatch, Election, Leader } from '../locks/types.js';
 import { ZooKeeperCountDownLatch } from './latch.js';
 import { OwnNodes } from './nodes.js';

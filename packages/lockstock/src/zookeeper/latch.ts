@@ -1,7 +1,6 @@
 import * as zookeeper from 'node-zookeeper-client';
-import { Busy, monotonicNow, type BackendHost } from '../backend/index.js';
+import { Busy, monotonicNow, resolveAcquireOptions, type BackendHost } from '../backend/index.js';
 import { InvalidLockOptionError } from '../locks/errors.js';
-import { resolveAcquireOptions } from '../locks/options.js';
 import type { CountDownLatch } from '../locks/types.js';
 import { createWithParents } from './nodes.js';
 import { BAD_VERSION, codeOf, NO_NODE, NODE_EXISTS, unanswered, type ZooKeeperSession } from './session.js';

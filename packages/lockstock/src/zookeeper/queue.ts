@@ -2,13 +2,14 @@ import {
   Busy,
   Granted,
   type AttemptRequest,
+  type BackendUnreachableError,
   type AttemptResult,
   type ExtendStatus,
   type LockInfo,
   type LockResource,
   type ReleaseResult,
 } from '../backend/index.js';
-import { LockLostError, type BackendUnreachableError } from '../locks/errors.js';
+import { LockLostError } from '../locks/errors.js';
 import { grantNode, releaseNode, watchOwnNode, type SeenNode } from './grant.js';
 import type { OwnNode, OwnNodes } from './nodes.js';
 import { sortQueue, type QueueEntry } from './paths.js';

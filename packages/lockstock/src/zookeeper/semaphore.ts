@@ -3,6 +3,7 @@ import {
   Busy,
   Granted,
   type AttemptRequest,
+  type BackendUnreachableError,
   type AttemptResult,
   type ExtendStatus,
   type LockInfo,
@@ -10,7 +11,7 @@ import {
   type ReleaseResult,
   type Watch,
 } from '../backend/index.js';
-import { PermitsMismatchError, type BackendUnreachableError } from '../locks/errors.js';
+import { PermitsMismatchError } from '../locks/errors.js';
 import { createWithParents, type OwnNode, type OwnNodes } from './nodes.js';
 import { sortQueue } from './paths.js';
 import { grantNode, releaseNode } from './grant.js';

@@ -8,13 +8,15 @@
  * Optional, each a capability the core uses when present and never needs:
  * - wake-ups: `wakeChannel` + the backend's `subscribe` (pub/sub, LISTEN/NOTIFY), or a `watch` in
  *   each refusal (ZooKeeper's predecessor node, etcd's previous revision);
- * - local hand-off (`handsOff` + a release offer): a release passes the lock to a waiter of the same
- *   client in the same round trip (cohort locking); the 'yield' offer and the 'defer'/'later' wakes
- *   are the client-turn fairness that goes with it (Redis: client-turns.lua);
+ * - hand-off (`handsOff` + a release offer): a release passes the lock to a waiter of the same
+ *   client in the same round trip (cohort locking), or declines by its own fairness policy (Redis
+ *   gives other clients turns: its adapter's business, redis/turns.ts); a store that queues every
+ *   waiter may hand the lock to the next one when it is the releasing client's (`handedOffOwner`);
  * - `ordering`: the backend queues every waiter itself ('server-order', as ZooKeeper's sequential
  *   nodes do) instead of the kind's default;
  * - `holdCount`, `setPermits`, `unreachable` (why a wait that timed out could not tell).
  */
+import { brandedInstanceOf, SPI_BRAND, SPI_VERSION } from '../../support/brand.js';
 import type { BackendUnreachableError, LockLostReason } from '../errors.js';
 import type { ReleaseOutcome } from '../types.js';
 
@@ -41,7 +43,13 @@ export class Granted {
      */
     readonly lost?: Promise<LockLostReason>,
   ) {}
+
+  /** Recognises a Granted of another copy of lockstock too (same SPI version): see brand.ts. */
+  static [Symbol.hasInstance](value: unknown): boolean {
+    return brandedInstanceOf(this, value);
+  }
 }
+Object.defineProperty(Granted.prototype, SPI_BRAND, { value: SPI_VERSION });
 
 /**
  * Refused: held by someone else for about `retryAfterMs` more (undefined: until a wake-up), and/or
@@ -52,7 +60,13 @@ export class Busy {
     readonly retryAfterMs: number | undefined,
     readonly watch?: Watch,
   ) {}
+
+  /** Recognises a Busy of another copy of lockstock too (same SPI version): see brand.ts. */
+  static [Symbol.hasInstance](value: unknown): boolean {
+    return brandedInstanceOf(this, value);
+  }
 }
+Object.defineProperty(Busy.prototype, SPI_BRAND, { value: SPI_VERSION });
 
 /**
  * A one-shot watch a refused attempt set (Curator's `pathToWatch`): `changed` resolves when what it
@@ -69,11 +83,13 @@ export interface Watch {
 export type AttemptResult = Granted | Busy;
 
 /**
- * A release may hand the lock straight to a waiter of the same client (a cohort lock): 'handoff'
- * always, 'yield' only if no other client waits (then the other client gets the turn).
+ * The hand-off capability (`LockResource.handsOff`): the core offers a release the next waiter of
+ * the same client, so the release can pass the lock straight to it in the same round trip (a cohort
+ * lock). The backend may decline, by its own fairness policy (Redis lets other clients take turns):
+ * then the release frees the lock as without an offer, and wakes waiters as it always does.
  */
 export interface HandOffOffer {
-  readonly mode: 'handoff' | 'yield';
+  /** The waiter's owner: the release grants the lock to it, with a lease of `leaseMs`. */
   readonly owner: string;
   readonly leaseMs: number | undefined;
 }
@@ -84,8 +100,9 @@ export interface ReleaseResult {
   /** Set when the lock was handed to the offered waiter (or to `handedOffOwner`): its fencing token. */
   readonly handedOffToken?: number;
   /**
-   * Set when the backend chose, without an offer, to hand the lock to a waiter of the releasing
-   * client (a fair lock whose next waiter is local): that waiter's owner.
+   * Server order (a store that queues every waiter): set when the release, without an offer, handed
+   * the lock to the next waiter in the store's queue because it belongs to the releasing client —
+   * that waiter's owner. The core gives the hold to that waiter (or releases it, if it gave up).
    */
   readonly handedOffOwner?: string;
 }
@@ -94,15 +111,11 @@ export interface ReleaseResult {
 export type ExtendStatus = 'extended' | 'expired' | 'taken';
 
 /**
- * A wake-up, decoded by the backend: anyone may try; only this owner; defer (the lock is reserved for
- * another client's turn for `ms`); or try again within `ms` at the latest (one permit of several is
- * reserved for another client's turn: if that client is gone, the permit is free after `ms`).
+ * A wake-up, decoded by the backend: anyone may try (in a local-FIFO room, the head), or only the
+ * waiter of this owner (server order). A backend with protocols of its own (Redis's turns between
+ * clients) turns its messages into these, with timers of its own where a message means "later".
  */
-export type Wake =
-  | { readonly to: 'any' }
-  | { readonly to: 'owner'; readonly owner: string }
-  | { readonly to: 'defer'; readonly ms: number }
-  | { readonly to: 'later'; readonly ms: number };
+export type Wake = { readonly to: 'any' } | { readonly to: 'owner'; readonly owner: string };
 
 /** What a lock looks like right now (for monitoring; decisions belong in acquire). */
 export interface LockInfo {
@@ -111,6 +124,14 @@ export interface LockInfo {
   readonly holders: number;
   /** Time left on the longest current lease, ms; undefined when free or without expiry. */
   readonly remainingMs: number | undefined;
+}
+
+/** Who holds an exclusive lock right now, read from the store (an election's leader). */
+export interface LockHolder {
+  /** The holder's owner id, exactly as its attempt gave it. */
+  readonly owner: string;
+  /** The fencing token its hold was granted. */
+  readonly fencingToken: number;
 }
 
 /**
@@ -145,8 +166,10 @@ export interface LockResource {
    */
   attempt(request: AttemptRequest): Promise<AttemptResult>;
   /**
-   * `leaseLive`: this client knows the hold's lease has not ended (its validity deadline is ahead), so
-   * a backend that would otherwise read its clock to tell an ended lease may skip that.
+   * Ends `owner`'s hold. `offer`: see HandOffOffer (only when `handsOff`). `leaseLive`: a hint from
+   * the core's own validity rule — the hold's lease has not ended by this client's clock (its
+   * validity deadline is ahead), so a backend that would otherwise read its store's clock to tell an
+   * ended lease may skip that; false when unsure. Never needed for correctness of the answer.
    */
   release(owner: string, offer: HandOffOffer | undefined, leaseLive?: boolean): Promise<ReleaseResult>;
   /**
@@ -168,6 +191,17 @@ export interface LockResource {
   holdCount?(owner: string): Promise<number>;
   /** Semaphores: stores a new permit count for every client (waiters re-check). */
   setPermits?(permits: number): Promise<void>;
+  /**
+   * Semaphores whose store keeps the permit count (see setPermits): permits free right now by that
+   * count, which another client may have changed. Without it, `available()` answers from the count
+   * this client was configured with, less `inspect().holders`.
+   */
+  available?(): Promise<number>;
+  /**
+   * Exclusive kinds: the holder and its fencing token, read in one step (undefined: free). With it,
+   * a backend without an `election` factory gets the generic client's election over this lock.
+   */
+  readHolder?(): Promise<LockHolder | undefined>;
   /**
    * Whether the backend can reach its servers now: the connection error while it cannot (a
    * ZooKeeper client without a connection), else undefined. A wait that times out meanwhile says so

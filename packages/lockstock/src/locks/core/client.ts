@@ -14,6 +14,7 @@ import type {
   SemaphoreOptions,
 } from '../types.js';
 import type { LockResource } from './backend.js';
+import { electionOverLock } from './election.js';
 import { createLockCore, stopLockCore, type LockCore } from './context.js';
 import { KINDS } from './kind.js';
 import { CoreLock } from './lock.js';
@@ -32,13 +33,6 @@ export interface LockClientOptions {
    * @default 30000
    */
   watchdogTimeoutMs?: number;
-  /**
-   * Fairness bound for backends that hand a released lock to a waiter of the same client: how long a
-   * contended lock may keep passing between this client's waiters before the client that has waited
-   * longest gets its turn, in ms.
-   * @default 50
-   */
-  localHandoffWindowMs?: number;
 }
 
 /** The KINDS entry of each kind name. */
@@ -81,10 +75,8 @@ export class LockClientBase<B extends LockBackend = LockBackend>
   constructor(open: OpenBackend<B>, options: LockClientOptions = {}) {
     super();
     const watchdogTimeoutMs = validateLeaseMs(options.watchdogTimeoutMs ?? 30_000, 'watchdogTimeoutMs');
-    const localHandoffWindowMs = validateWaitMs(options.localHandoffWindowMs ?? 50, 'localHandoffWindowMs');
     this.core = createLockCore(this, {
       watchdogTimeoutMs,
-      localHandoffWindowMs,
       // Asked only once waiters wait, long after the backend below is open.
       subscribe: (channel, onWake) => {
         const subscribe = this.backend.subscribe;
@@ -182,11 +174,25 @@ export class LockClientBase<B extends LockBackend = LockBackend>
     });
   }
 
-  /** Leader election: one leader per term, a fencing token per term, terms lost with the session. */
+  /**
+   * Leader election: one leader per term, a fencing token per term, terms lost with the session. On
+   * a backend without an `election` factory, the election runs on its mutex (or else fair) lock
+   * named `election:<name>`, when that lock's resource answers `readHolder()` (see electionOverLock).
+   */
   election(name: string): Election {
-    return this.cached('election', name, (backend) =>
-      this.offered('election', name, backend.election?.bind(backend))(name),
-    );
+    return this.cached('election', name, (backend) => {
+      if (!backend.election && backend.capabilities.unsupported.election === undefined) {
+        const lockName = `election:${name}`;
+        for (const family of ['mutex', 'fair'] as const) {
+          const resource = backend[family]?.(lockName);
+          if (resource?.readHolder) {
+            const lock = new CoreLock(this.core, resource, KINDS[family]);
+            return electionOverLock(name, lock, resource as Required<Pick<LockResource, 'readHolder'>>);
+          }
+        }
+      }
+      return this.offered('election', name, backend.election?.bind(backend))(name);
+    });
   }
 
   /** All of `locks` or none; the locks may be of any kind, client and backend. */
@@ -228,7 +234,11 @@ export class LockClientBase<B extends LockBackend = LockBackend>
   /** The backend's factory for `family`, or UnsupportedLockKindError with the backend's reason. */
   private offered<F>(family: LockFamily, name: string, factory: F | undefined): F {
     if (factory !== undefined) return factory;
-    const reason = this.backend.capabilities.unsupported[family] ?? 'not implemented by this backend';
+    const reason =
+      this.backend.capabilities.unsupported[family] ??
+      (family === 'election'
+        ? 'no election factory, and neither its mutex nor its fair lock answers readHolder()'
+        : 'not implemented by this backend');
     throw new UnsupportedLockKindError(name, family, this.backend.name, reason);
   }
 

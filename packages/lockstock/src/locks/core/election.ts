@@ -1,22 +1,39 @@
-import { setTimer } from '../../support/timer.js';
+import { clearTimer, setTimer } from '../../support/timer.js';
 import { backendError, InvalidLockOptionError } from '../errors.js';
 import { newOwnerId } from '../owner.js';
 import type { Election, Leader, Lock, LockHandle, Term } from '../types.js';
-import type { Watch } from './backend.js';
+import type { LockHolder, Watch } from './backend.js';
 
 /** The leader, read with a watch that settles when it may have changed (a backend that can watch). */
 export type WatchLeader = () => Promise<{ readonly leader: Leader | undefined; readonly changed: Watch }>;
 
-/** Longest proclaimed value: it travels inside the holder's owner id (at most 256 characters). */
+/**
+ * Longest value a candidate may proclaim. The value travels in the candidate's owner id (see
+ * candidateOwner), and an owner id is at most 256 characters.
+ */
 export const MAX_LEADER_VALUE = 200;
 
-/** The candidate's owner id carries its proclaimed value: `<unique id>|<value>`. */
-export const candidateOwner = (value: string): string => `${newOwnerId()}|${value}`;
+/** Separates a candidate's unique id from its proclaimed value in its owner id. */
+const VALUE_SEPARATOR = '|';
 
-/** The value a candidate proclaimed, from its owner id (undefined: not a candidate's). */
+/**
+ * The owner id a candidate holds the election's lock with: `<unique id>|<value>`. This is the one
+ * place the leader's value is kept, by design: the owner id is the one thing every backend already
+ * stores whole with a hold (and returns from `readHolder()`), so an election needs no field of its own
+ * in any store. A unique id never contains `|` (see newOwnerId).
+ */
+export const candidateOwner = (value: string): string => `${newOwnerId()}${VALUE_SEPARATOR}${value}`;
+
+/** The value a candidate proclaimed, from its owner id (undefined: not a candidate's owner id). */
 export function proclaimedValue(owner: string): string | undefined {
-  const at = owner.indexOf('|');
+  const at = owner.indexOf(VALUE_SEPARATOR);
   return at < 0 ? undefined : owner.slice(at + 1);
+}
+
+/** The leader a holder stands for: its proclaimed value and its fencing token (none: not a candidate). */
+export function leaderOf(holder: LockHolder | undefined): Leader | undefined {
+  const value = holder && proclaimedValue(holder.owner);
+  return value === undefined || !holder ? undefined : { value, fencingToken: holder.fencingToken };
 }
 
 function validateValue(value: unknown): string {
@@ -28,9 +45,12 @@ function validateValue(value: unknown): string {
 
 /**
  * Leader election on any backend's exclusive lock: a term is a hold of the election's lock whose
- * owner carries the proclaimed value, so the term ends exactly as the hold does (release, lease or
- * session lost: its signal aborts) and its fencing token is the hold's. `readLeader` reads the holder
- * and its token in one step on the backend.
+ * owner id carries the proclaimed value (candidateOwner), so the term ends exactly as the hold does
+ * (release, lease or session lost: its signal aborts) and its fencing token is the hold's.
+ * `readLeader` reads the holder and its token in one step on the backend (leaderOf turns a holder
+ * into a leader); `watchLeader`, where the backend can watch, lets observe() read only on a change.
+ * The generic client builds one over a backend's mutex (or fair) lock when the backend has no
+ * `election` factory (see electionOverLock); a backend with its own store layout builds its own.
  */
 export class LockElection implements Election {
   constructor(
@@ -41,6 +61,7 @@ export class LockElection implements Election {
     private readonly watchLeader?: WatchLeader,
   ) {}
 
+  /** Waits until this candidate leads: acquires the election's lock as a candidate's owner id. */
   async campaign(value: string, options: { waitMs?: number; signal?: AbortSignal } = {}): Promise<Term> {
     const proclaimed = validateValue(value);
     const hold = await this.lock.acquire({ ...options, owner: candidateOwner(proclaimed) });
@@ -100,7 +121,7 @@ export class LockElection implements Election {
     else check();
     return () => {
       stopped = true;
-      clearTimeout(timer);
+      clearTimer(timer);
       watch?.cancel();
     };
   }
@@ -128,4 +149,17 @@ class LockTerm implements Term {
   async [Symbol.asyncDispose](): Promise<void> {
     await this.resign();
   }
+}
+
+/**
+ * The election the generic client offers on a backend without an `election` factory: a LockElection
+ * over `resource`, a lock of its mutex (or fair) family that answers `readHolder()`. `lock` is the
+ * core's lock over it (`host.lock(resource, kind)`).
+ */
+export function electionOverLock(
+  name: string,
+  lock: Lock,
+  resource: { readHolder(): Promise<LockHolder | undefined> },
+): Election {
+  return new LockElection(name, lock, async () => leaderOf(await resource.readHolder()));
 }

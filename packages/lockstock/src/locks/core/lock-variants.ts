@@ -31,6 +31,14 @@ export class CoreSemaphore extends CoreLock implements Semaphore {
   }
 
   async available(): Promise<number> {
+    if (this.resource.available) {
+      this.core.assertOpen(this.name);
+      try {
+        return Math.max(0, await this.resource.available());
+      } catch (error) {
+        throw backendError(this.name, error);
+      }
+    }
     return Math.max(0, this.permits - (await this.inspect()).holders);
   }
 

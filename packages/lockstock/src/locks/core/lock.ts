@@ -1,5 +1,7 @@
+import { spiVersionOf } from '../../support/brand.js';
 import {
   backendError,
+  ForeignBackendResultError,
   InvalidLockOptionError,
   LockAbortedError,
   LockClientClosedError,
@@ -29,6 +31,7 @@ import type {
 } from '../types.js';
 import {
   Busy,
+  Granted,
   type AttemptResult,
   type ExtendStatus,
   type LockResource,
@@ -317,6 +320,10 @@ export class CoreLock implements Lock, HoldBackend {
       throw backendError(this.name, error); // try/catch, not .catch(): no extra promise per attempt
     }
     if (result instanceof Busy) return result;
+    // Neither of ours (another copy's of another SPI version, or no result at all): never a grant.
+    if (!(result instanceof Granted)) {
+      throw new ForeignBackendResultError(this.name, this.core.backendName, spiVersionOf(result));
+    }
     if (leaseMs !== undefined && monotonicNow() >= validUntil(requestedAt, leaseMs)) {
       // The answer came after the lease it granted could be trusted (a latency spike, a paused
       // client): another owner may hold the lock by now. Give it back and call the try refused —
@@ -377,7 +384,7 @@ export class CoreLock implements Lock, HoldBackend {
     // A local waiter queues: the backend may hand it the lock in the release itself.
     const next = claim.ticket;
     const requestedAt = monotonicNow();
-    const offer = { mode: claim.mode, owner: next.owner, leaseMs: next.leaseMs };
+    const offer = { owner: next.owner, leaseMs: next.leaseMs };
     let result: ReleaseResult;
     try {
       result = await this.resource.release(hold.owner, offer);
