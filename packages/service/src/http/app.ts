@@ -30,6 +30,8 @@ import { healthRoutes } from './routes/health.js';
 import type { DurabilityReport } from '../sale/health.js';
 import { orderActionsRoutes } from './routes/order-actions.js';
 import { ordersRoutes } from './routes/orders.js';
+import { roomRoutes } from './routes/room.js';
+import { WaitingRoom } from '../sale/room/room.js';
 import { salesRoutes } from './routes/sales.js';
 import { ErrorBody } from './schemas.js';
 
@@ -165,11 +167,14 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     keyPrefix: deps.config.keyPrefix ?? 'ls',
   });
   const activity = deps.activity ? { activity: deps.activity } : {};
+  const room = new WaitingRoom(deps.redis, deps.service.rooms, deps.config.jwtSecret, deps.config.keyPrefix);
   await app.register(salesRoutes, { service: deps.service, ...activity });
+  await app.register(roomRoutes, { room });
   await app.register(ordersRoutes, {
     service: deps.service,
     ...(limitUser ? { limitUser } : {}),
     ...activity,
+    room,
   });
   await app.register(orderActionsRoutes, { service: deps.service });
   await app.register(healthRoutes, {

@@ -10,6 +10,10 @@ export const OPERATIONS: Readonly<Record<string, { operationId: string; tag: Tag
   'POST /api/sales': { operationId: 'createSale', tag: 'sales' },
   'GET /api/sales': { operationId: 'listSales', tag: 'sales' },
   'GET /api/sales/:id': { operationId: 'getSale', tag: 'sales' },
+  'POST /api/sales/:id/room/challenges': { operationId: 'roomChallenge', tag: 'waiting room' },
+  'POST /api/sales/:id/room/tickets': { operationId: 'joinRoom', tag: 'waiting room' },
+  'POST /api/sales/:id/room/check': { operationId: 'checkRoom', tag: 'waiting room' },
+  'GET /api/sales/:id/room': { operationId: 'getRoom', tag: 'waiting room' },
   'POST /api/sales/:id/orders': { operationId: 'buy', tag: 'orders' },
   'GET /api/orders/:id': { operationId: 'getOrder', tag: 'orders' },
   'POST /api/orders/:id/pay': { operationId: 'payOrder', tag: 'orders' },
@@ -23,11 +27,16 @@ export const OPERATIONS: Readonly<Record<string, { operationId: string; tag: Tag
   'POST /api/demo/token': { operationId: 'demoToken', tag: 'dashboard' },
 };
 
-export type Tag = 'sales' | 'orders' | 'operations' | 'dashboard';
+export type Tag = 'sales' | 'waiting room' | 'orders' | 'operations' | 'dashboard';
 
 /** The tags, described, in the order a reference page lists them. */
 export const TAGS: ReadonlyArray<{ name: Tag; description: string }> = [
   { name: 'sales', description: 'Sales: stock, time window, per-user limit (created by an admin)' },
+  {
+    name: 'waiting room',
+    description:
+      'A first-come sale’s waiting room: a signed queue ticket, admission at a paced rate, then the purchase',
+  },
   {
     name: 'orders',
     description: 'Buying, and an order’s life: reserved, confirmed, paid, cancelled, expired',

@@ -1,6 +1,7 @@
 import { Type, type Static } from '@fastify/type-provider-typebox';
 import { MAX_PAY_WITHIN_SECONDS, MAX_PER_USER_LIMIT, MAX_STOCK } from '../sale/service.js';
 import { MAX_SHARDS } from '../sale/shards/layout.js';
+import { RoomSettingsBody, RoomSettingsView } from './room-schemas.js';
 
 /** Request and response schemas (TypeBox): validation, serialization and OpenAPI from one source. */
 
@@ -48,6 +49,7 @@ export const NewSaleBody = Type.Object(
           'split the stock into this many parts, each on its own Redis Cluster master (one hot sale beyond one Redis core); units move between parts, and sold out is answered only when every part is',
       }),
     ),
+    room: Type.Optional(RoomSettingsBody),
   },
   { additionalProperties: false },
 );
@@ -64,6 +66,7 @@ export const SaleView = Type.Object({
   endsAt: Type.String({ format: 'date-time' }),
   payWithinSeconds: Type.Optional(Type.Integer()),
   shards: Type.Integer({ description: 'parts the stock is split into (1: not split)' }),
+  room: Type.Optional(RoomSettingsView),
   status: Type.Union([
     Type.Literal('scheduled'),
     Type.Literal('active'),
@@ -112,6 +115,12 @@ export const OrderHeaders = Type.Object({
     Type.String({
       pattern: '^[A-Za-z0-9_-]{1,64}$',
       description: 'the same key from the same user returns the same order',
+    }),
+  ),
+  admission: Type.Optional(
+    Type.String({
+      maxLength: 2048,
+      description: 'a sale with a waiting room: the admission from POST /api/sales/:id/room/check',
     }),
   ),
 });

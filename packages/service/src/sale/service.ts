@@ -21,6 +21,8 @@ import {
 import { placeParts } from './shards/placement.js';
 import { recordLayouts } from './shards/record-layouts.js';
 import { partScripts } from './shards/scripts.js';
+import { validateRoomSettings } from './room/settings.js';
+import { RoomStore } from './room/store.js';
 import { SoldOutCache } from './sold-out.js';
 import type { Database } from './store/db.js';
 import { records } from './store/records.js';
@@ -77,12 +79,15 @@ export class SaleService {
   private readonly settler: OrderSettler;
   /** Layouts of split sales, from Redis or else the record. */
   readonly layouts: ReturnType<typeof recordLayouts>;
+  /** Sales' waiting rooms (room/): the record's and Redis's, remembered per sale. */
+  readonly rooms: RoomStore;
 
   constructor(private readonly deps: SaleServiceDeps) {
     this.prefix = deps.keyPrefix ?? DEFAULT_KEY_PREFIX;
     this.soldOut =
       deps.soldOutCache === false ? undefined : new SoldOutCache(deps.redis, { keyPrefix: this.prefix });
     this.layouts = recordLayouts(deps.redis, deps.db, this.prefix);
+    this.rooms = new RoomStore(deps.redis, deps.db, this.prefix);
     const transferWait = deps.metrics?.transferWait;
     this.reserver = new Reserver(deps.redis, deps.nextOrderId, this.prefix, {
       ...(this.soldOut ? { soldOut: this.soldOut } : {}),
@@ -111,17 +116,22 @@ export class SaleService {
    */
   async createSale(input: NewSale): Promise<SaleView> {
     const { shards, ...sale } = validateNewSale(input);
+    const room = input.room === undefined ? undefined : validateRoomSettings(input.room);
     const created =
-      shards > 1
+      shards > 1 || room
         ? await this.deps.db.transaction(async (tx) => {
             const row = await records.insertSale(tx, sale);
+            if (room) await this.rooms.record(tx, row.id, room);
+            if (shards === 1) return row;
             const { tags } = await placeParts(this.deps.redis, row.id, shards);
             await records.setPartTags(tx, row.id, tags);
             return { ...row, partTags: tags };
           })
         : await records.insertSale(this.deps.db, sale);
+    // The room before the stock: a sale Redis can sell always has its room there already.
+    if (room) await this.rooms.open(created.id, { ...room, openAt: created.startsAt.getTime() });
     await this.warm(created, created.stock);
-    return view(created, created.stock);
+    return { ...view(created, created.stock), ...(room ? { room } : {}) };
   }
 
   /**

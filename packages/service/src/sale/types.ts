@@ -1,5 +1,7 @@
 /** The flash-sale domain, as the service and the HTTP API see it. */
 
+import type { RoomSettings } from './room/settings.js';
+
 export type SaleStatus = 'scheduled' | 'active' | 'sold_out' | 'ended';
 
 export interface Sale {
@@ -26,6 +28,8 @@ export interface SaleView extends Sale {
   readonly status: SaleStatus;
   /** Parts the stock is split into (1: not split). */
   readonly shards: number;
+  /** The sale's waiting room (where the caller looked it up; see room/store.ts). */
+  readonly room?: RoomSettings;
 }
 
 export interface NewSale {
@@ -37,6 +41,8 @@ export interface NewSale {
   payWithinSeconds?: number;
   /** Split the stock into this many parts, each on its own Redis Cluster master (1: one part). @default 1 */
   shards?: number;
+  /** A waiting room before the purchase (room/): buyers are admitted at a paced rate. None: no room. */
+  room?: Partial<RoomSettings> & { ratePerSec: number };
 }
 
 /** Why a reservation was refused (each maps to one HTTP status in http/errors.ts). */

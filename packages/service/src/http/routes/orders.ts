@@ -5,6 +5,8 @@ import { outcomeOf } from '../../sale/outcomes.js';
 import type { SaleService } from '../../sale/service.js';
 import type { Order, RefusalCode } from '../../sale/types.js';
 import { authenticate } from '../auth.js';
+import type { WaitingRoom } from '../../sale/room/room.js';
+import { requireAdmission } from './room.js';
 import { ApiError, sendError } from '../errors.js';
 import { SOLD_OUT_BODY, SOLD_OUT_CONTENT_TYPE, SOLD_OUT_MESSAGE } from '../sold-out-gate.js';
 import {
@@ -37,13 +39,16 @@ export interface OrdersRouteOptions {
   limitUser?: (request: FastifyRequest) => Promise<void>;
   /** Counts attempts by outcome and buyers as visitors (the dashboard); none: not counted. */
   activity?: SaleActivity;
+  /** Waiting rooms: a sale with one sells only to admitted buyers. None: no sale has a room. */
+  room?: WaitingRoom;
 }
 
 export const ordersRoutes: FastifyPluginAsyncTypebox<OrdersRouteOptions> = async (
   app,
-  { service, limitUser, activity },
+  { service, limitUser, activity, room },
 ) => {
   let quietLogger: FastifyBaseLogger | undefined;
+  const admission = room ? [requireAdmission(room)] : [];
   app.post(
     '/api/sales/:id/orders',
     {
@@ -65,7 +70,7 @@ export const ordersRoutes: FastifyPluginAsyncTypebox<OrdersRouteOptions> = async
         request.body ??= {}; // the body is optional: no body means one unit
         done();
       },
-      preHandler: limitUser ? [authenticate, limitUser] : authenticate,
+      preHandler: [authenticate, ...(limitUser ? [limitUser] : []), ...admission],
       bodyLimit: 1024,
       // Two log lines per purchase would cost more than the purchase, and so does a child logger per
       // request: one warn-level logger serves them all (errors are still logged, without a request
@@ -77,7 +82,7 @@ export const ordersRoutes: FastifyPluginAsyncTypebox<OrdersRouteOptions> = async
         params: SaleIdParams,
         headers: OrderHeaders,
         body: OrderBody,
-        response: { 202: ReservedBody, ...errorResponses(400, 401, 404, 409, 413, 415, 422, 429, 503) },
+        response: { 202: ReservedBody, ...errorResponses(400, 401, 403, 404, 409, 413, 415, 422, 429, 503) },
       },
     },
     async (request, reply) => {

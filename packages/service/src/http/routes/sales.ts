@@ -1,12 +1,16 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { SaleActivity } from '../../sale/activity.js';
 import { SaleInputError } from '../../sale/errors.js';
+import type { Room } from '../../sale/room/store.js';
 import type { SaleService } from '../../sale/service.js';
 import type { SaleView as SaleViewType } from '../../sale/types.js';
 import { requireAdmin } from '../auth.js';
 import { ApiError } from '../errors.js';
 import { errorResponses, NewSaleBody, SaleIdParams, SaleList, SaleListQuery, SaleView } from '../schemas.js';
 import { visitorOf } from '../visitors.js';
+
+/** A room's settings as a sale shows them (without what the scripts need: its opening time). */
+const roomSettingsOf = ({ openAt: _openAt, ...settings }: Room) => settings;
 
 const toJson = (sale: SaleViewType) => ({
   ...sale,
@@ -85,7 +89,8 @@ export const salesRoutes: FastifyPluginAsyncTypebox<SalesRouteOptions> = async (
       const sale = await service.getSale(request.params.id);
       if (!sale) throw new ApiError('not_found', `There is no sale ${request.params.id}.`);
       activity?.visit(sale.id, visitorOf(request));
-      return toJson(sale);
+      const room = await service.rooms.roomOf(sale.id);
+      return toJson(typeof room === 'object' ? { ...sale, room: roomSettingsOf(room) } : sale);
     },
   );
 };

@@ -1,0 +1,95 @@
+import { Type } from '@fastify/type-provider-typebox';
+import { MAX_POW_BITS, MAX_ROOM_RATE } from '../sale/room/settings.js';
+
+/** Schemas of the waiting room (routes/room.ts; the sale's `room` option in schemas.ts). */
+
+const WEEK = 7 * 24 * 60 * 60;
+
+export const RoomSettingsBody = Type.Object(
+  {
+    ratePerSec: Type.Number({
+      exclusiveMinimum: 0,
+      maximum: MAX_ROOM_RATE,
+      description: 'buyers admitted per second, in total over every serve process',
+    }),
+    powBits: Type.Optional(
+      Type.Integer({
+        minimum: 0,
+        maximum: MAX_POW_BITS,
+        description: 'proof of work before a ticket: leading zero bits of SHA-256 (0: none; default 0)',
+      }),
+    ),
+    ticketSeconds: Type.Optional(
+      Type.Integer({ minimum: 1, maximum: WEEK, description: 'how long a queue ticket is valid (default 3600)' }),
+    ),
+    admissionSeconds: Type.Optional(
+      Type.Integer({ minimum: 1, maximum: WEEK, description: 'how long an admission lets its buyer buy (default 300)' }),
+    ),
+    shuffleSeconds: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        maximum: WEEK,
+        description:
+          'arrivals within one window of this length, and all before the start, are admitted in random order (default 10)',
+      }),
+    ),
+  },
+  {
+    additionalProperties: false,
+    description: 'a waiting room: buyers take a queue ticket and are admitted at a paced rate before they may buy',
+  },
+);
+
+/** The room's settings as a sale shows them (every field filled in). */
+export const RoomSettingsView = Type.Object({
+  ratePerSec: Type.Number(),
+  powBits: Type.Integer(),
+  ticketSeconds: Type.Integer(),
+  admissionSeconds: Type.Integer(),
+  shuffleSeconds: Type.Integer(),
+});
+
+export const JoinBody = Type.Object(
+  {
+    challenge: Type.Optional(Type.String({ maxLength: 2048, description: 'from POST …/room/challenges' })),
+    solution: Type.Optional(
+      Type.String({
+        pattern: '^[0-9a-zA-Z_-]{1,64}$',
+        description: 'SHA-256(`<challenge>:<solution>`) starts with the challenge’s bits of zeros',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export const CheckBody = Type.Object(
+  { ticket: Type.String({ minLength: 1, maxLength: 2048, description: 'the queue ticket' }) },
+  { additionalProperties: false },
+);
+
+export const ChallengeView = Type.Object({
+  challenge: Type.String(),
+  bits: Type.Integer({ description: 'leading zero bits the solution’s hash needs' }),
+  expiresAt: Type.String({ format: 'date-time' }),
+});
+
+export const StandingView = Type.Object({
+  state: Type.Union([Type.Literal('waiting'), Type.Literal('admitted')]),
+  ticket: Type.String({ description: 'signed: buyer, sale, place; send it to …/room/check' }),
+  ticketExpiresAt: Type.String({ format: 'date-time' }),
+  position: Type.Optional(Type.Integer({ description: 'while waiting; 1: next' })),
+  estimatedWaitSeconds: Type.Optional(Type.Integer({ description: 'while waiting: position / rate' })),
+  admission: Type.Optional(
+    Type.String({ description: 'once admitted: send it with the purchase, header `Admission`' }),
+  ),
+  admittedAt: Type.Optional(Type.String({ format: 'date-time' })),
+  admissionExpiresAt: Type.Optional(Type.String({ format: 'date-time' })),
+});
+
+export const RoomStatsView = Type.Object({
+  ratePerSec: Type.Number(),
+  waiting: Type.Integer({ description: 'buyers in the queue now' }),
+  admitted: Type.Integer({ description: 'buyers admitted so far' }),
+  joined: Type.Integer({ description: 'buyers who took a place so far' }),
+  powBits: Type.Integer(),
+});

@@ -1,0 +1,157 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { RoomRefusal, RoomStanding, WaitingRoom } from '../../sale/room/room.js';
+import { authenticate } from '../auth.js';
+import { ApiError, sendError } from '../errors.js';
+import {
+  ChallengeView,
+  CheckBody,
+  JoinBody,
+  RoomStatsView,
+  StandingView,
+} from '../room-schemas.js';
+import { errorResponses, SaleIdParams } from '../schemas.js';
+
+export interface RoomRouteOptions {
+  room: WaitingRoom;
+}
+
+const iso = (ms: number) => new Date(ms).toISOString();
+
+function standingJson(standing: RoomStanding) {
+  const common = { ticket: standing.ticket, ticketExpiresAt: iso(standing.ticketExpiresAt) };
+  if (standing.state === 'waiting') {
+    return {
+      state: standing.state,
+      ...common,
+      position: standing.position,
+      estimatedWaitSeconds: standing.estimatedWaitSeconds,
+    };
+  }
+  return {
+    state: standing.state,
+    ...common,
+    admission: standing.admission,
+    admittedAt: iso(standing.admittedAt),
+    admissionExpiresAt: iso(standing.admissionExpiresAt),
+  };
+}
+
+const callerOf = (request: FastifyRequest) => request.caller as NonNullable<FastifyRequest['caller']>;
+const refused = (reply: FastifyReply, refusal: RoomRefusal) => sendError(reply, refusal.code, refusal.message);
+
+/** The waiting room of a first-come sale (sale/room/): challenges, tickets, standing, counts. */
+export const roomRoutes: FastifyPluginAsyncTypebox<RoomRouteOptions> = async (app, { room }) => {
+  app.post(
+    '/api/sales/:id/room/challenges',
+    {
+      preHandler: authenticate,
+      schema: {
+        summary: 'A proof-of-work challenge for the caller (rooms that ask for one), before a ticket',
+        security: [{ bearer: [] }],
+        params: SaleIdParams,
+        response: { 201: ChallengeView, ...errorResponses(400, 401, 404, 429, 503) },
+      },
+    },
+    async (request, reply) => {
+      const challenge = await room.challenge(request.params.id, callerOf(request).userId);
+      if (!challenge.ok) return refused(reply, challenge);
+      return reply
+        .code(201)
+        .send({ challenge: challenge.challenge, bits: challenge.bits, expiresAt: iso(challenge.expiresAt) });
+    },
+  );
+
+  app.post(
+    '/api/sales/:id/room/tickets',
+    {
+      preHandler: authenticate,
+      preValidation: (request, _reply, done) => {
+        request.body ??= {}; // no body: a room without proof of work
+        done();
+      },
+      bodyLimit: 4096,
+      schema: {
+        summary: 'Join the waiting room: a signed queue ticket with the caller’s place (one per buyer)',
+        security: [{ bearer: [] }],
+        params: SaleIdParams,
+        body: JoinBody,
+        response: { 201: StandingView, ...errorResponses(400, 401, 403, 404, 410, 413, 415, 429, 503) },
+      },
+    },
+    async (request, reply) => {
+      const { challenge, solution } = request.body;
+      if ((challenge === undefined) !== (solution === undefined)) {
+        throw new ApiError('bad_request', 'Send both challenge and solution, or neither.');
+      }
+      const proof = challenge !== undefined && solution !== undefined ? { challenge, solution } : undefined;
+      const standing = await room.join(request.params.id, callerOf(request).userId, proof);
+      if (!standing.ok) return refused(reply, standing);
+      return reply.code(201).send(standingJson(standing));
+    },
+  );
+
+  app.post(
+    '/api/sales/:id/room/check',
+    {
+      preHandler: authenticate,
+      bodyLimit: 4096,
+      schema: {
+        summary: 'Where the ticket’s holder stands: waiting (position) or admitted (the admission to buy with)',
+        security: [{ bearer: [] }],
+        params: SaleIdParams,
+        body: CheckBody,
+        response: { 200: StandingView, ...errorResponses(400, 401, 403, 404, 410, 413, 415, 429, 503) },
+      },
+    },
+    async (request, reply) => {
+      const standing = await room.check(request.params.id, callerOf(request).userId, request.body.ticket);
+      if (!standing.ok) return refused(reply, standing);
+      return standingJson(standing);
+    },
+  );
+
+  app.get(
+    '/api/sales/:id/room',
+    {
+      schema: {
+        summary: 'The waiting room’s counts: waiting, admitted, rate',
+        params: SaleIdParams,
+        response: { 200: RoomStatsView, ...errorResponses(400, 404, 429, 503) },
+      },
+    },
+    async (request) => {
+      const stats = await room.stats(request.params.id);
+      if (!stats) throw new ApiError('no_room', `Sale ${request.params.id} has no waiting room.`);
+      return stats;
+    },
+  );
+};
+
+/**
+ * preHandler of the purchase route: a sale with a waiting room sells only to buyers with a valid
+ * admission (header `Admission`), so the room cannot be bypassed. A sale known to have no room costs
+ * a Map lookup; the first purchase of a sale in a process looks its room up (room/store.ts).
+ */
+export function requireAdmission(room: WaitingRoom) {
+  const check = (request: FastifyRequest, found: Exclude<ReturnType<typeof room.rooms.remembered>, undefined> | 'no_sale') => {
+    if (found === 'none') return undefined;
+    const { id } = request.params as { id: string };
+    if (found === 'no_sale') return new ApiError('not_found', 'There is no such sale.');
+    const admission = request.headers.admission;
+    const refusal = room.checkAdmission(id, callerOf(request).userId, typeof admission === 'string' ? admission : undefined);
+    return refusal && new ApiError(refusal.code, refusal.message);
+  };
+  return (request: FastifyRequest, _reply: FastifyReply, done: (error?: Error) => void) => {
+    const { id } = request.params as { id: string };
+    const known = room.rooms.remembered(id);
+    if (known !== undefined) {
+      done(check(request, known));
+      return;
+    }
+    room.rooms.roomOf(id).then(
+      (found) => done(check(request, found)),
+      (error: Error) => done(error),
+    );
+  };
+}

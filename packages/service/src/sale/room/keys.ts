@@ -1,0 +1,29 @@
+import { DEFAULT_KEY_PREFIX } from 'lockstock/redis';
+
+/**
+ * Redis keys of a sale's waiting room, on the sale's hash tag `{sale:<id>}` (keys.ts): its scripts
+ * touch one Cluster slot, the same as the sale's purchases.
+ */
+export interface RoomKeys {
+  /** hash: the room's settings {rate, openAt, shuffleMs, admitMs, powBits}; written before the stock */
+  readonly config: string;
+  /** hash: the pace {credit, last} and counts {admitted, joined, firstJoin} */
+  readonly state: string;
+  /** sorted set: waiting buyers by score (window + random fraction); lowest admitted first */
+  readonly queue: string;
+  /** hash: buyer → when they were admitted (ms, Redis clock): the record of admissions */
+  readonly admitted: string;
+  /** string per proof-of-work challenge, set when it is spent (expires with the challenge) */
+  spentChallenge(nonce: string): string;
+}
+
+export function roomKeys(saleId: string, prefix = DEFAULT_KEY_PREFIX): RoomKeys {
+  const base = `${prefix}:{sale:${saleId}}:room`;
+  return {
+    config: base,
+    state: `${base}:state`,
+    queue: `${base}:queue`,
+    admitted: `${base}:admitted`,
+    spentChallenge: (nonce) => `${base}:pow:${nonce}`,
+  };
+}

@@ -1,0 +1,52 @@
+--[[
+  Included by the room's scripts (not run alone): admits waiting buyers at the room's pace.
+
+  advance(config, state, queue, admitted, now) — `config` is the room's settings (a table read from
+  its hash), `state`, `queue` and `admitted` are key names, `now` the Redis time in ms.
+
+  The pace is a token bucket on the Redis clock, so every serve process admits from one budget: credit
+  grows by rate/1000 per ms from the sale's start; each call pops floor(credit) buyers (at most all who
+  wait) with the lowest scores and records them admitted at `now`. The queue only changes inside these
+  scripts, so whoever waited at this call waited since the previous one: the credit of that time is
+  theirs. With nobody left waiting the credit is cut to 1 (an empty room saves up no burst), so the
+  admitted by time t are never more than 1 + rate × (t − first join) in total.
+  Returns the number admitted now.
+]]
+local function advance(config, state, queue, admitted, now)
+  local rate = tonumber(config.rate)
+  local openAt = tonumber(config.openAt)
+  local saved = redis.call('hmget', state, 'credit', 'last')
+  local credit = tonumber(saved[1] or '0')
+  local last = tonumber(saved[2] or '0')
+  if last < openAt then last = openAt end
+  if now <= last then return 0 end
+  local waiting = redis.call('zcard', queue)
+  credit = credit + (now - last) * rate / 1000
+  local n = math.floor(credit)
+  if n > waiting then n = waiting end
+  if n > 0 then
+    local popped = redis.call('zpopmin', queue, n)
+    for i = 1, #popped, 2 do
+      redis.call('hset', admitted, popped[i], now)
+    end
+    credit = credit - n
+    redis.call('hincrby', state, 'admitted', n)
+  end
+  if waiting == n and credit > 1 then credit = 1 end
+  redis.call('hset', state, 'credit', string.format('%.6f', credit), 'last', now)
+  return n
+end
+
+-- The room's settings as a table (nil: the sale has no room in Redis).
+local function roomConfig(key)
+  local flat = redis.call('hgetall', key)
+  if #flat == 0 then return nil end
+  local config = {}
+  for i = 1, #flat, 2 do config[flat[i]] = flat[i + 1] end
+  return config
+end
+
+local function redisNowMs()
+  local t = redis.call('time')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end

@@ -1,0 +1,128 @@
+import { DEFAULT_KEY_PREFIX } from 'lockstock/redis';
+import { readAsset } from '../../support/assets.js';
+import { isRecordId } from '../ids/canonical.js';
+import type { SaleRedis } from '../redis.js';
+import type { Queryable } from '../store/db.js';
+import { roomKeys } from './keys.js';
+import type { RoomSettings } from './settings.js';
+
+const sql = (name: string) => readAsset(new URL(`./sql/${name}.sql`, import.meta.url));
+const queries = { insertRoom: sql('insert-room'), getRoom: sql('get-room') };
+
+/** A sale's room as the scripts and routes need it: its settings and when the sale starts. */
+export interface Room extends RoomSettings {
+  readonly openAt: number;
+}
+
+/** What `RoomStore.roomOf` knows of a sale: its room, none, or that there is no such sale. */
+export type RoomLookup = Room | 'none' | 'no_sale';
+
+interface RoomRow {
+  starts_at: Date | string;
+  rate_per_sec: number | null;
+  pow_bits: number | null;
+  ticket_seconds: number | null;
+  admission_seconds: number | null;
+  shuffle_seconds: number | null;
+}
+
+/** How long "no such sale" is believed (a sale created meanwhile is refused as missing that long). */
+const NO_SALE_MS = 1000;
+
+/**
+ * Where a sale's waiting room is kept: the record (sale_rooms, in the sale's creation transaction)
+ * and Redis (the room's config hash, which the room's scripts read). A sale's room never changes
+ * after creation, so each process remembers the answer per sale once it knows the sale exists. Redis
+ * is asked first; a sale without a room there is looked up in the record, which puts a room Redis
+ * lost back (so a sale Redis forgot is never sold without its room).
+ */
+export class RoomStore {
+  private readonly known = new Map<string, Room | 'none'>();
+  private readonly missing = new Map<string, number>();
+  private readonly prefix: string;
+
+  constructor(
+    private readonly redis: SaleRedis,
+    private readonly db: Queryable,
+    prefix?: string,
+  ) {
+    this.prefix = prefix ?? DEFAULT_KEY_PREFIX;
+  }
+
+  /** Records a new sale's room (in its creation transaction `tx`). */
+  async record(tx: Queryable, saleId: string, room: RoomSettings): Promise<void> {
+    await tx.query(queries.insertRoom, [
+      saleId,
+      room.ratePerSec,
+      room.powBits,
+      room.ticketSeconds,
+      room.admissionSeconds,
+      room.shuffleSeconds,
+    ]);
+  }
+
+  /** Puts a recorded sale's room into Redis: before its stock, so nobody buys before the room is on. */
+  async open(saleId: string, room: Room): Promise<void> {
+    await this.redis.hset(roomKeys(saleId, this.prefix).config, {
+      rate: room.ratePerSec,
+      openAt: room.openAt,
+      shuffleMs: room.shuffleSeconds * 1000,
+      admitMs: room.admissionSeconds * 1000,
+      powBits: room.powBits,
+      ticketMs: room.ticketSeconds * 1000,
+    });
+    this.known.set(saleId, room);
+  }
+
+  /** What this process remembers of a sale's room, without asking anyone (undefined: not known yet). */
+  remembered(saleId: string): Room | 'none' | undefined {
+    return this.known.get(saleId);
+  }
+
+  /** A sale's room, `'none'`, or `'no_sale'` (from memory, else Redis, else the record). */
+  async roomOf(saleId: string): Promise<RoomLookup> {
+    const known = this.known.get(saleId);
+    if (known) return known;
+    if (!isRecordId(saleId)) return 'no_sale';
+    const missingUntil = this.missing.get(saleId);
+    if (missingUntil !== undefined && missingUntil > Date.now()) return 'no_sale';
+    const config = await this.redis.hgetall(roomKeys(saleId, this.prefix).config);
+    if (config.rate !== undefined) {
+      const room = roomOfConfig(config);
+      this.known.set(saleId, room);
+      return room;
+    }
+    const { rows } = await this.db.query<RoomRow>(queries.getRoom, [saleId]);
+    const row = rows[0];
+    if (!row) {
+      if (this.missing.size > 10_000) this.missing.clear();
+      this.missing.set(saleId, Date.now() + NO_SALE_MS);
+      return 'no_sale';
+    }
+    if (row.rate_per_sec === null) {
+      this.known.set(saleId, 'none');
+      return 'none';
+    }
+    const room: Room = {
+      openAt: new Date(row.starts_at).getTime(),
+      ratePerSec: Number(row.rate_per_sec),
+      powBits: Number(row.pow_bits),
+      ticketSeconds: Number(row.ticket_seconds),
+      admissionSeconds: Number(row.admission_seconds),
+      shuffleSeconds: Number(row.shuffle_seconds),
+    };
+    await this.open(saleId, room); // Redis lost it: the record puts it back
+    return room;
+  }
+}
+
+function roomOfConfig(config: Record<string, string>): Room {
+  return {
+    openAt: Number(config.openAt),
+    ratePerSec: Number(config.rate),
+    powBits: Number(config.powBits ?? 0),
+    ticketSeconds: Number(config.ticketMs) / 1000,
+    admissionSeconds: Number(config.admitMs) / 1000,
+    shuffleSeconds: Number(config.shuffleMs) / 1000,
+  };
+}

@@ -1,0 +1,219 @@
+import type { FastifyInstance } from 'fastify';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildApp } from '../../src/http/app.js';
+import { signToken } from '../../src/http/auth.js';
+import type { HttpConfig } from '../../src/http/config.js';
+import { saleKeys } from '../../src/sale/keys.js';
+import { roomKeys } from '../../src/sale/room/keys.js';
+import { solveChallenge } from '../../src/sale/room/pow.js';
+import { RoomSigner } from '../../src/sale/room/signed.js';
+import { SaleService } from '../../src/sale/service.js';
+import { useSaleStack } from '../helpers/sale.js';
+
+const env = useSaleStack();
+const SECRET = 'room-secret-0123456789abcdef';
+const config: HttpConfig = { jwtSecret: SECRET, rateLimitPerUser: 0, rateLimitPerIp: 0 };
+let app: FastifyInstance;
+
+const bearer = (user: string, admin = false) => ({
+  authorization: `Bearer ${signToken(SECRET, user, { admin })}`,
+});
+
+beforeAll(async () => {
+  app = await buildApp({ service: env.service, redis: env.redis, db: env.db, metrics: env.metrics, config });
+});
+afterAll(async () => {
+  await app.close();
+});
+
+async function createSale(room: Record<string, number> | undefined, stock = 20): Promise<string> {
+  const created = await app.inject({
+    method: 'POST',
+    url: '/api/sales',
+    headers: bearer('admin', true),
+    payload: { name: 'room sale', stock, ...(room ? { room } : {}) },
+  });
+  expect(created.statusCode, created.body).toBe(201);
+  return String(created.json().id);
+}
+
+const buy = (target: FastifyInstance, saleId: string, user: string, admission?: string) =>
+  target.inject({
+    method: 'POST',
+    url: `/api/sales/${saleId}/orders`,
+    headers: { ...bearer(user), ...(admission ? { admission } : {}) },
+  });
+
+const join = (saleId: string, user: string, payload?: object) =>
+  app.inject({
+    method: 'POST',
+    url: `/api/sales/${saleId}/room/tickets`,
+    headers: bearer(user),
+    ...(payload ? { payload } : {}),
+  });
+
+const check = (saleId: string, user: string, ticket: string) =>
+  app.inject({
+    method: 'POST',
+    url: `/api/sales/${saleId}/room/check`,
+    headers: bearer(user),
+    payload: { ticket },
+  });
+
+/** Asks with the ticket until admitted (the room admits 1000/s: at once, or at the next ask). */
+async function admissionOf(saleId: string, user: string): Promise<string> {
+  const joined = await join(saleId, user);
+  expect(joined.statusCode, joined.body).toBe(201);
+  let standing = joined.json();
+  for (let i = 0; standing.state !== 'admitted'; i++) {
+    expect(i).toBeLessThan(1000);
+    const asked = await check(saleId, user, standing.ticket);
+    expect(asked.statusCode, asked.body).toBe(200);
+    standing = asked.json();
+  }
+  return standing.admission as string;
+}
+
+async function orderCount(saleId: string) {
+  return {
+    stream: await env.redis.xlen(saleKeys(saleId).stream),
+    stock: await env.redis.get(saleKeys(saleId).stock),
+  };
+}
+
+describe('waiting room (HTTP)', () => {
+  it('refuses a purchase without a valid admission, and sells to an admitted buyer', async () => {
+    const saleId = await createSale({ ratePerSec: 1000 });
+    const shown = await app.inject({ method: 'GET', url: `/api/sales/${saleId}` });
+    expect(shown.json().room).toEqual({
+      ratePerSec: 1000,
+      powBits: 0,
+      ticketSeconds: 3600,
+      admissionSeconds: 300,
+      shuffleSeconds: 10,
+    });
+    const before = await orderCount(saleId);
+
+    const bypass = await buy(app, saleId, 'ann');
+    expect(bypass.statusCode).toBe(403);
+    expect(bypass.json()).toEqual({ error: 'admission_required', message: expect.any(String) });
+    const forged = await buy(app, saleId, 'ann', 'e30.bm90LWEtbWFj');
+    expect(forged.json().error).toBe('admission_invalid');
+
+    const annAdmission = await admissionOf(saleId, 'ann');
+    // Ann's admission is hers: Bob cannot buy with it, nor buy in another sale.
+    expect((await buy(app, saleId, 'bob', annAdmission)).json().error).toBe('admission_invalid');
+    const other = await createSale({ ratePerSec: 1000 });
+    expect((await buy(app, other, 'ann', annAdmission)).json().error).toBe('admission_invalid');
+    // A bearer token is not an admission either.
+    const token = signToken(SECRET, 'ann');
+    expect((await buy(app, saleId, 'ann', token)).json().error).toBe('admission_invalid');
+    expect(await orderCount(saleId)).toEqual(before); // refused requests changed nothing
+
+    const bought = await buy(app, saleId, 'ann', annAdmission);
+    expect(bought.statusCode, bought.body).toBe(202);
+    expect((await orderCount(saleId)).stream).toBe(before.stream + 1);
+
+    const stats = await app.inject({ method: 'GET', url: `/api/sales/${saleId}/room` });
+    expect(stats.json()).toMatchObject({ ratePerSec: 1000, admitted: 1, joined: 1, waiting: 0 });
+  });
+
+  it('binds tickets and admissions to their buyer and refuses them once expired', async () => {
+    const saleId = await createSale({ ratePerSec: 0.001 }); // ~17 minutes per buyer: both wait
+    const first = await join(saleId, 'cat');
+    const second = await join(saleId, 'dan');
+    expect([first.statusCode, second.statusCode]).toEqual([201, 201]);
+    const dan = second.json();
+    // Cat and Dan joined in one shuffle window: their order is random.
+    expect(dan).toMatchObject({ state: 'waiting', position: expect.any(Number) });
+    expect([1, 2]).toContain(dan.position);
+    expect(dan.estimatedWaitSeconds).toBe(dan.position * 1000);
+    // Joining again keeps one's place (one ticket per buyer, not a new place per request).
+    expect((await join(saleId, 'dan')).json()).toMatchObject({ state: 'waiting', position: dan.position });
+    expect((await check(saleId, 'dan', dan.ticket)).json()).toMatchObject({ position: dan.position });
+
+    const stolen = await check(saleId, 'eve', dan.ticket);
+    expect(stolen.statusCode).toBe(403);
+    expect(stolen.json().error).toBe('ticket_invalid');
+
+    const signer = new RoomSigner(SECRET);
+    const expiredTicket = signer.sign('ticket', { s: saleId, u: 'dan', q: '0.5', exp: Date.now() - 1 });
+    const late = await check(saleId, 'dan', expiredTicket);
+    expect(late.statusCode).toBe(410);
+    expect(late.json().error).toBe('ticket_expired');
+    // Signed with another secret, or as another kind of token: not a ticket.
+    const foreign = new RoomSigner('another-secret-0123456789').sign('ticket', {
+      s: saleId,
+      u: 'dan',
+      q: '0',
+      exp: Date.now() + 60_000,
+    });
+    expect((await check(saleId, 'dan', foreign)).json().error).toBe('ticket_invalid');
+    const expiredAdmission = signer.sign('admission', { s: saleId, u: 'dan', exp: Date.now() - 1 });
+    expect((await buy(app, saleId, 'dan', expiredAdmission)).json().error).toBe('admission_expired');
+    const wrongKind = signer.sign('ticket', { s: saleId, u: 'dan', exp: Date.now() + 60_000 });
+    expect((await buy(app, saleId, 'dan', wrongKind)).json().error).toBe('admission_invalid');
+  });
+
+  it('asks for proof of work before a ticket when the room is set so; a challenge buys one place', async () => {
+    const saleId = await createSale({ ratePerSec: 1000, powBits: 8 });
+    const without = await join(saleId, 'fay');
+    expect(without.statusCode).toBe(403);
+    expect(without.json().error).toBe('pow_required');
+
+    const issued = await app.inject({
+      method: 'POST',
+      url: `/api/sales/${saleId}/room/challenges`,
+      headers: bearer('fay'),
+    });
+    expect(issued.statusCode).toBe(201);
+    const { challenge, bits } = issued.json() as { challenge: string; bits: number };
+    expect(bits).toBe(8);
+    const { solution } = solveChallenge(challenge, bits);
+    // Another buyer cannot use Fay's challenge, nor anyone a wrong solution.
+    expect((await join(saleId, 'gus', { challenge, solution })).json().error).toBe('pow_invalid');
+    const bad = await join(saleId, 'fay', { challenge, solution: `x${solution}` });
+    expect([bad.statusCode, bad.json().error]).toEqual([403, 'pow_invalid']);
+
+    const joined = await join(saleId, 'fay', { challenge, solution });
+    expect(joined.statusCode, joined.body).toBe(201);
+    const replay = await join(saleId, 'fay', { challenge, solution });
+    expect(replay.json()).toMatchObject({ error: 'pow_invalid', message: expect.stringMatching(/used/) });
+  });
+
+  it('keeps the room when Redis loses its settings: the record puts them back', async () => {
+    const saleId = await createSale({ ratePerSec: 5 });
+    await env.redis.del(roomKeys(saleId).config);
+    // A process that never saw the sale (a fresh service and app) asks Redis, then the record.
+    const service = new SaleService({ redis: env.redis, db: env.db, nextOrderId: () => '1', soldOutCache: false });
+    const fresh = await buildApp({ service, redis: env.redis, db: env.db, metrics: env.metrics, config });
+    try {
+      const bypass = await buy(fresh, saleId, 'hal');
+      expect(bypass.json().error).toBe('admission_required');
+      expect(await env.redis.hget(roomKeys(saleId).config, 'rate')).toBe('5');
+      // A sale without a room sells as before; a sale that does not exist is not found.
+      const plain = await createSale(undefined);
+      expect((await buy(fresh, plain, 'hal')).statusCode).toBe(202);
+      expect((await buy(fresh, '999999999', 'hal')).json().error).toBe('not_found');
+    } finally {
+      await fresh.close();
+      await service.close();
+    }
+  });
+
+  it('refuses bad room settings and changes nothing', async () => {
+    for (const room of [{ ratePerSec: 0 }, { ratePerSec: 5, powBits: 40 }, { ratePerSec: 5, extra: 1 }]) {
+      const refused = await app.inject({
+        method: 'POST',
+        url: '/api/sales',
+        headers: bearer('admin', true),
+        payload: { name: 'bad room', stock: 1, room },
+      });
+      expect(refused.statusCode).toBe(400);
+      expect(refused.json().error).toBe('bad_request');
+    }
+    const noRoom = await createSale(undefined);
+    const stats = await app.inject({ method: 'GET', url: `/api/sales/${noRoom}/room` });
+    expect([stats.statusCode, stats.json().error]).toEqual([404, 'no_room']);
+  });
+});
