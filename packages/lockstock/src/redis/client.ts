@@ -9,11 +9,11 @@ import {
 import { assertKeyPrefix, DEFAULT_KEY_PREFIX } from './keys.js';
 import { ScriptRunner } from './scripts.js';
 import { SharedSubscriber } from './subscriber.js';
-import type { LockResource, SubscribeWakes, Wake } from '../locks/core/backend.js';
+import type { LockResource, SubscribeWakes } from '../locks/core/backend.js';
 import { LockClientBase, type LockClientOptions } from '../locks/core/client.js';
 import type { BackendCapabilities, BackendHost, LockBackend } from '../locks/core/spi.js';
 import { InvalidLockOptionError } from '../locks/errors.js';
-import { validateLeaseMs } from '../locks/options.js';
+import { validateLeaseMs, validateWaitMs } from '../locks/options.js';
 import { newOwnerId } from '../locks/owner.js';
 import type { CountDownLatch, Election, Leader } from '../locks/types.js';
 import { LockElection, proclaimedValue } from '../locks/core/election.js';
@@ -26,6 +26,7 @@ import type { RedisResource } from './resource.js';
 import { LOCK_SCRIPTS } from './lock-scripts.js';
 import { ReplicatedResource, type ReplicaAcks } from './replicated.js';
 import { CounterSemaphoreResource, SemaphoreResource } from './semaphore.js';
+import { ClientTurns } from './turns.js';
 
 export interface RedisLockClientOptions extends LockClientOptions {
   /**
@@ -101,6 +102,7 @@ export class RedisBackend implements LockBackend {
     const keyPrefix = options.keyPrefix ?? DEFAULT_KEY_PREFIX;
     assertKeyPrefix(keyPrefix);
     const waiterTimeoutMs = validateLeaseMs(options.waiterTimeoutMs ?? 3_000, 'waiterTimeoutMs');
+    const localHandoffWindowMs = validateWaitMs(options.localHandoffWindowMs ?? 50, 'localHandoffWindowMs');
     // Every option is checked before a connection is made: a refused option must not leak one.
     this.replicaAcks = validateReplicaAcks(options.replicaAcks);
     const { client, owned } = resolveRedis(options.redis);
@@ -119,8 +121,8 @@ export class RedisBackend implements LockBackend {
     if (owned) client.on('error', (error: Error) => host.events.emit('connectionError', error));
     this.subscriber = new SharedSubscriber(client, (error) => host.events.emit('connectionError', error));
     const clientId = newOwnerId();
-    this.subscribe = (channel, onWake) =>
-      this.subscriber.subscribe(channel, (message) => onWake(decodeWake(message, clientId)));
+    const turns = new ClientTurns(clientId, TURN_WINDOW_MS, localHandoffWindowMs);
+    this.subscribe = turns.subscribeWith(this.subscriber);
     // A command that fails for want of a connection names the server and why (LockConnectionError).
     const explainError = explainConnectionErrors(client, owned);
     this.ctx = {
@@ -129,6 +131,7 @@ export class RedisBackend implements LockBackend {
       keyPrefix,
       clientId,
       turnWindowMs: TURN_WINDOW_MS,
+      turns,
       waiterTimeoutMs,
       core: host,
     };
@@ -248,20 +251,4 @@ function validateReplicaAcks(acks: ReplicaAcks | undefined): ReplicaAcks | undef
   }
   validateLeaseMs(acks.timeoutMs, 'replicaAcks.timeoutMs');
   return { replicas: acks.replicas, timeoutMs: acks.timeoutMs };
-}
-
-const ANY: Wake = Object.freeze({ to: 'any' });
-
-/**
- * Wake-up messages of every lock channel: '' anyone may try; 't:<client>' a released lock is
- * reserved for that client's turn (the others hold back for the turn window); 'p:<client>' one permit
- * of a semaphore is reserved for that client's turn (the others try again when the window ends, in
- * case that client is gone, and meanwhile as they would); 'o:<owner>' only that waiter should try
- * (fair locks).
- */
-function decodeWake(message: string, clientId: string): Wake {
-  if (message.startsWith('o:')) return { to: 'owner', owner: message.slice(2) };
-  if (message.startsWith('t:') && message.slice(2) !== clientId) return { to: 'defer', ms: TURN_WINDOW_MS };
-  if (message.startsWith('p:') && message.slice(2) !== clientId) return { to: 'later', ms: TURN_WINDOW_MS };
-  return ANY;
 }

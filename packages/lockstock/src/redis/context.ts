@@ -1,6 +1,7 @@
 import type { RedisClient } from './connection.js';
 import type { ScriptRunner } from './scripts.js';
 import type { BackendHost } from '../locks/core/spi.js';
+import type { ClientTurns } from './turns.js';
 
 /** What every Redis lock resource shares with the client that created it. */
 export interface RedisLockContext {
@@ -11,6 +12,8 @@ export interface RedisLockContext {
   readonly clientId: string;
   /** How long a free lock stays reserved for the client whose turn it is, in ms. */
   readonly turnWindowMs: number;
+  /** The turn protocol's state on this client: local hand-off streaks, turn messages (turns.ts). */
+  readonly turns: ClientTurns;
   /** How long a silent waiter keeps its place in a fair queue (or a writer's intent), in ms. */
   readonly waiterTimeoutMs: number;
   readonly core: BackendHost;

@@ -85,7 +85,7 @@ export class ExclusiveResource extends RedisResource implements LockResource {
   }
 
   release(owner: string, offer: HandOffOffer | undefined): Promise<ReleaseResult> {
-    return this.releaseWithTurns(this.scripts.release, this.releaseKeys, owner, offer);
+    return this.releaseWithTurns(this.scripts.release, this.releaseKeys, this.waitKey, owner, offer);
   }
 
   async extend(owner: string, leaseMs: number): Promise<ExtendStatus> {
@@ -97,10 +97,10 @@ export class ExclusiveResource extends RedisResource implements LockResource {
   }
 
   leave(_owner: string, _won: boolean, lastOfClient: boolean): void {
+    if (!lastOfClient) return;
+    this.ctx.turns.streakEnded(this.waitKey);
     // The client stops waiting: out of the turn queue, or a release would reserve the lock for it.
-    if (lastOfClient && this.wakeChannel !== undefined) {
-      this.background(this.ctx.client.zrem(this.queue, this.ctx.clientId));
-    }
+    if (this.wakeChannel !== undefined) this.background(this.ctx.client.zrem(this.queue, this.ctx.clientId));
   }
 
   async holdCount(owner: string): Promise<number> {

@@ -41,18 +41,20 @@ export abstract class RedisResource {
 
   /**
    * A release under the cohort protocol (client-turns.lua: mutex, reentrant, semaphore): hand the
-   * lock to the offered local waiter (its token comes back as `{token}`), else give another client
-   * its turn or free it.
+   * lock to the offered local waiter (its token comes back as `{token}`) — always, or once the local
+   * streak of `waitKey` is over only if no other client waits (ClientTurns.offerMode) — else give
+   * another client its turn or free it.
    */
   protected async releaseWithTurns(
     script: LuaScript,
     keys: readonly string[],
+    waitKey: string,
     owner: string,
     offer: HandOffOffer | undefined,
   ): Promise<ReleaseResult> {
-    const { clientId, turnWindowMs } = this.ctx;
+    const { clientId, turnWindowMs, turns } = this.ctx;
     const args: ScriptArg[] = offer
-      ? [owner, offer.mode, clientId, turnWindowMs, offer.owner, offer.leaseMs ?? 0]
+      ? [owner, turns.offerMode(waitKey), clientId, turnWindowMs, offer.owner, offer.leaseMs ?? 0]
       : [owner, 'notify', clientId, turnWindowMs];
     const reply = await this.run(script, keys, args);
     if (Array.isArray(reply)) return { outcome: 'released', handedOffToken: Number(reply[0]) };

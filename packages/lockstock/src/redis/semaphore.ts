@@ -53,6 +53,7 @@ export class SemaphoreResource extends RedisResource implements LockResource {
   }
 
   async attempt({ owner, leaseMs, waiting }: AttemptRequest): Promise<AttemptResult> {
+    if (waiting) this.ctx.turns.attempted(this.wakeChannel); // a waiter's try: see ClientTurns
     let reply: unknown;
     try {
       reply = await this.run(LOCK_SCRIPTS.semaphoreAcquire, this.acquireKeys, [
@@ -71,7 +72,7 @@ export class SemaphoreResource extends RedisResource implements LockResource {
   }
 
   release(owner: string, offer: HandOffOffer | undefined): Promise<ReleaseResult> {
-    return this.releaseWithTurns(LOCK_SCRIPTS.semaphoreRelease, this.releaseKeys, owner, offer);
+    return this.releaseWithTurns(LOCK_SCRIPTS.semaphoreRelease, this.releaseKeys, this.waitKey, owner, offer);
   }
 
   setPermits(permits: number): Promise<void> {
@@ -92,8 +93,10 @@ export class SemaphoreResource extends RedisResource implements LockResource {
   }
 
   leave(_owner: string, _won: boolean, lastOfClient: boolean): void {
+    if (!lastOfClient) return;
+    this.ctx.turns.streakEnded(this.waitKey);
     // The client stops waiting: out of the turn queue, or a release would reserve a permit for it.
-    if (lastOfClient) this.background(this.ctx.client.zrem(this.queue, this.ctx.clientId));
+    this.background(this.ctx.client.zrem(this.queue, this.ctx.clientId));
   }
 }
 

@@ -1,6 +1,6 @@
 import { EventEmitter } from 'node:events';
 import { InvalidLockOptionError, UnsupportedLockKindError } from '../errors.js';
-import { validateLeaseMs, validatePermits, validateWaitMs } from '../options.js';
+import { validateLeaseMs, validatePermits } from '../options.js';
 import type {
   CountDownLatch,
   Election,

@@ -86,7 +86,6 @@ export function createLockCore(
   events: EventEmitter<LockClientEvents>,
   options: {
     watchdogTimeoutMs: number;
-    localHandoffWindowMs: number;
     subscribe: SubscribeWakes;
     isClosed: () => boolean;
     /** Asked once the backend is open (the core is made before it). */
@@ -110,7 +109,7 @@ export function createLockCore(
       renewalFailed: (hold, error) =>
         events.emit('renewalFailed', { name: hold.name, owner: hold.owner, error }),
     }),
-    waiters: new Waiters(options.subscribe, options.localHandoffWindowMs),
+    waiters: new Waiters(options.subscribe),
     holds: new LiveHolds(),
     events,
     get backendName() {

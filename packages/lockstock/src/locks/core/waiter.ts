@@ -47,8 +47,6 @@ export interface WaitRequest<T, G> {
 
 /** A local waiter a release may hand the lock to directly. */
 export interface HandOffClaim<G> {
-  /** 'handoff': grant it; 'yield': grant it only if no other client waits. */
-  readonly mode: 'handoff' | 'yield';
   readonly ticket: G;
   readonly waiter: object;
 }
@@ -62,8 +60,6 @@ interface Waiter<T, G> {
   pokes: number;
   /** Wakes the head when the local holder's lease may have run out without a release. */
   alarm: NodeJS.Timeout | undefined;
-  /** The waiter does not try before this time: the free lock is reserved for another client. */
-  notBefore: number;
   /** A lock handed to this waiter by a local release. */
   granted: T | undefined;
 }
@@ -74,12 +70,6 @@ interface Room<T, G> {
   /** Resolves (to the unsubscribe function) once wake-ups are subscribed; undefined for spin. */
   ready: Promise<(() => void) | undefined>;
   lingerTimer: NodeJS.Timeout | undefined;
-  /** A 'later' wake-up: the head tries again when it fires (one timer per room, the earliest). */
-  recheck: { timer: NodeJS.Timeout | undefined; at: number } | undefined;
-  /** When a waiter of the room last started an attempt (monotonic ms). */
-  lastAttemptAt: number;
-  /** When the current run of local hand-offs began (monotonic ms; 0: no run). */
-  streakStartedAt: number;
 }
 
 const BACKOFF_START_MS = 2;
@@ -91,9 +81,8 @@ const BACKOFF_MAX_MS = 128;
  * - 'local-fifo': waiters queue in arrival order and only the head tries — when woken, or when the
  *   holder's lease runs out (the retry time its failed attempt returned). A release costs one attempt
  *   per client, and a caller that just released cannot barge ahead of local waiters. A local release
- *   may hand the lock to the head directly (claimHandOff); once the lock has passed around locally for
- *   `localHandoffWindowMs`, the next release yields to other clients. Shared kinds let the next waiter
- *   try as soon as one gets in.
+ *   may offer the lock to the head directly (claimHandOff; the backend decides whether to take the
+ *   offer). Shared kinds let the next waiter try as soon as one gets in.
  * - 'server-order': the backend keeps every waiter of every client in order; each waiter tries when a
  *   wake-up names it (only the next one is woken) or when its retry time comes.
  * A refusal that carries a watch (ZooKeeper, etcd) sleeps until the watch fires. Without wake-ups or
@@ -112,7 +101,6 @@ export class Waiters {
 
   constructor(
     private readonly subscribe: SubscribeWakes,
-    private readonly localHandoffWindowMs: number,
     private readonly lingerMs = 5_000,
   ) {}
 
@@ -124,29 +112,21 @@ export class Waiters {
 
   /**
    * Asked by a local holder about to release `key`. Undefined: no local waiter to hand it to.
-   * Otherwise the release should hand the lock to the head (`ticket`): always ('handoff'), or only if
-   * no other client waits ('yield', once the lock has passed around locally for the hand-off window).
-   * Report the outcome with `granted` or `notGranted`.
+   * Otherwise the release offers the lock to the head (`ticket`; the backend may decline). Report
+   * the outcome with `granted` or `notGranted`.
    */
   claimHandOff<G>(key: string): HandOffClaim<G> | undefined {
     const room = this.rooms.get(key) as Room<unknown, G> | undefined;
     const head = room?.waiters[0];
     if (!room || !head || room.ordering !== 'local-fifo') return undefined;
-    const now = monotonicNow();
-    let mode: HandOffClaim<G>['mode'] = 'handoff';
-    if (room.streakStartedAt === 0) room.streakStartedAt = now;
-    else if (now - room.streakStartedAt >= this.localHandoffWindowMs) {
-      room.streakStartedAt = 0;
-      mode = 'yield';
-    }
-    return { mode, ticket: head.ticket, waiter: head };
+    return { ticket: head.ticket, waiter: head };
   }
 
   /** The waiter of `owner` (the backend chose it for a hand-off), if it still waits here. */
   claimOwner<G>(key: string, owner: string): HandOffClaim<G> | undefined {
     const room = this.rooms.get(key) as Room<unknown, G> | undefined;
     const waiter = room?.waiters.find((w) => w.owner === owner);
-    return waiter ? { mode: 'handoff', ticket: waiter.ticket, waiter } : undefined;
+    return waiter ? { ticket: waiter.ticket, waiter } : undefined;
   }
 
   /** The release handed the lock to the claimed waiter; false if it had gone (caller must release). */
@@ -177,7 +157,6 @@ export class Waiters {
       wake: () => undefined,
       pokes: 0,
       alarm: undefined,
-      notBefore: 0,
       granted: undefined,
     };
     room.waiters.push(waiter);
@@ -203,19 +182,11 @@ export class Waiters {
           if ((await sleep(waiter, deadline, signal, lockName)) === 'deadline') return undefined;
           continue;
         }
-        if (waiter.notBefore > monotonicNow()) {
-          const until = Math.min(deadline, waiter.notBefore);
-          const woke = await sleep(waiter, until, signal, lockName);
-          if (woke === 'deadline' && until === deadline) return undefined;
-          if (woke === 'deadline') waiter.notBefore = 0;
-          continue;
-        }
         const pokes = waiter.pokes;
         let result: Won<T> | Busy;
         if (refused !== undefined && pokes === 0) result = refused;
         else {
           refused?.watch?.cancel();
-          room.lastAttemptAt = monotonicNow();
           try {
             result = await request.attempt();
           } catch (error) {
@@ -286,9 +257,6 @@ export class Waiters {
       ordering: request.ordering,
       ready: Promise.resolve(undefined),
       lingerTimer: undefined,
-      recheck: undefined,
-      lastAttemptAt: 0,
-      streakStartedAt: 0,
     };
     if (channel !== undefined) {
       room.ready = this.subscribe(channel, (wake) => this.deliver(key, wake));
@@ -302,41 +270,13 @@ export class Waiters {
   private deliver(key: string, wake: Wake): void {
     const room = this.rooms.get(key);
     if (!room) return;
-    if (wake.to === 'later') {
-      this.recheckLater(key, room, wake.ms);
-      return;
-    }
     if (room.ordering === 'server-order') {
-      if (wake.to === 'defer') return;
       for (const waiter of room.waiters) if (wake.to === 'any' || waiter.owner === wake.owner) poke(waiter);
       return;
     }
-    // A waiter a local release has just handed the lock to is leaving: the wake-up is for the next
-    // (a permit reserved for this client's turn must not wait out its window because of it).
+    // A waiter a local release has just handed the lock to is leaving: the wake-up is for the next.
     const head = room.waiters.find((w) => w.granted === undefined);
-    if (!head) return;
-    const now = monotonicNow();
-    if (wake.to !== 'defer') head.notBefore = 0;
-    else if (head.notBefore <= now) head.notBefore = now + wake.ms; // never extended: see turns
-    poke(head);
-  }
-
-  /**
-   * Arms the room's recheck: whoever heads the room then tries, unless the room is gone by then or
-   * one of its waiters tried meanwhile (its answer's retry time already accounts for the reservation;
-   * an attempt in flight would delay a local hand-off to that waiter).
-   */
-  private recheckLater(key: string, room: Room<unknown, unknown>, ms: number): void {
-    const armedAt = monotonicNow();
-    const at = armedAt + ms;
-    if (room.recheck && room.recheck.at <= at) return;
-    clearTimeout(room.recheck?.timer);
-    const timer = setTimer(() => {
-      room.recheck = undefined;
-      if (this.rooms.get(key) === room && room.lastAttemptAt < armedAt) this.deliver(key, ANY);
-    }, ms);
-    timer?.unref();
-    room.recheck = { timer, at };
+    if (head) poke(head);
   }
 
   /** `won` is set when the leaving waiter won the lock (so a local hold has it now). */
@@ -366,7 +306,6 @@ export class Waiters {
       next.alarm = setTimer(() => poke(next), heldUntil - monotonicNow());
     }
     if (room.waiters.length > 0 || this.rooms.get(request.key) !== room) return;
-    room.streakStartedAt = 0;
     room.lingerTimer = setTimer(() => {
       if (room.waiters.length > 0 || this.rooms.get(request.key) !== room) return;
       this.rooms.delete(request.key);
@@ -386,14 +325,11 @@ export class Waiters {
     for (const room of this.rooms.values()) for (const waiter of room.waiters) poke(waiter);
     for (const [key, room] of this.rooms) {
       clearTimeout(room.lingerTimer);
-      clearTimeout(room.recheck?.timer);
       this.rooms.delete(key);
       room.ready.then((unsubscribe) => unsubscribe?.()).catch(() => undefined);
     }
   }
 }
-
-const ANY: Wake = Object.freeze({ to: 'any' });
 
 function poke(waiter: { pokes: number; wake: () => void }): void {
   waiter.pokes++;

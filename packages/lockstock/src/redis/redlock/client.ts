@@ -121,7 +121,7 @@ export class RedlockClient extends LockClientBase<RedlockBackend> {
     if (!Array.isArray(options?.nodes) || options.nodes.length === 0) {
       throw new InvalidLockOptionError('nodes', 'a non-empty array of Redis masters', options?.nodes);
     }
-    super((host) => new RedlockBackend(options, host), { ...options, localHandoffWindowMs: 0 });
+    super((host) => new RedlockBackend(options, host), options);
   }
 }
 
