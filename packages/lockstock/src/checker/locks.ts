@@ -282,10 +282,14 @@ function overlaps(holds: readonly Hold[]): Overlap[] {
   }
   const violations: Overlap[] = [];
   for (const [lock, list] of byLock) {
-    const points = list.flatMap((hold) => [
-      { t: hold.start, open: true, hold },
-      { t: hold.end, open: false, hold },
-    ]);
+    // A hold that ended the instant it began (released, lost or past its valid_until at once)
+    // overlaps nothing — and, sorted end first at that instant, it would never leave the sweep.
+    const points = list
+      .filter((hold) => hold.end > hold.start)
+      .flatMap((hold) => [
+        { t: hold.start, open: true, hold },
+        { t: hold.end, open: false, hold },
+      ]);
     // An end before a start at the same instant: holds that touch do not overlap.
     points.sort((a, b) => (a.t !== b.t ? (a.t < b.t ? -1 : 1) : a.open === b.open ? 0 : a.open ? 1 : -1));
     const inside = new Set<Hold>();

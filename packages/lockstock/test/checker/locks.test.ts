@@ -63,6 +63,21 @@ describe('direct lock checks', () => {
     expect(checkLockHistory(other).checks.exclusion.valid).toBe(false);
   });
 
+  it('a hold released the instant it was granted overlaps nothing after it (found by test/sim)', () => {
+    // Granted and released at one time: the sweep met the end before the start and kept the hold
+    // open for ever, so every later holder overlapped it.
+    const events: HistoryEvent[] = [
+      { proc: 'a', type: 'invoke', f: 'acquire', t: 0 },
+      { proc: 'a', type: 'ok', f: 'acquire', owner: 'a', token: 1, t: 10 },
+      { proc: 'a', type: 'invoke', f: 'release', t: 10 },
+      { proc: 'a', type: 'ok', f: 'release', t: 20 },
+      ...[...acquire('b', 2), ...release('b')].map((e, i) => ({ ...e, t: 30 + i * 10 }) as HistoryEvent),
+    ];
+    const report = checkLockHistory(events);
+    expect(report.checks.exclusion.violations).toEqual([]);
+    expect(report.valid).toBe(true);
+  });
+
   it('permits and read-write modes', () => {
     const permit = (proc: string, token: number) => acquire(proc, token, { mode: 'p', permits: 2 });
     expect(checkLockHistory(at([...permit('a', 1), ...permit('b', 2)])).checks.exclusion.valid).toBe(true);
