@@ -328,18 +328,21 @@ function tokenOrder(client: readonly HistoryEvent[], all: readonly HistoryEvent[
   const violations: Array<{ lock: string; earlier: string; later: string }> = [];
   const invokedAt = new Map<string, bigint>();
   const granted: Array<{ lock: string; owner: string; token: bigint; invoked: bigint; done: bigint }> = [];
+  // A re-entry returns the holder's own token (lock, owner and token all seen before): it may be
+  // smaller than a token another reader or permit holder got meanwhile, and orders nothing.
+  const seen = new Set<string>();
   for (const event of client) {
     if (event.f !== 'acquire') continue;
     const t = timeOf(event, index.get(event)!);
     if (event.type === 'invoke') invokedAt.set(event.proc, t);
     else if (event.type === 'ok' && event.token !== undefined) {
-      granted.push({
-        lock: String(event.lock ?? 'lock'),
-        owner: String(event.owner ?? event.proc),
-        token: BigInt(String(event.token)),
-        invoked: invokedAt.get(event.proc) ?? t,
-        done: t,
-      });
+      const lock = String(event.lock ?? 'lock');
+      const owner = String(event.owner ?? event.proc);
+      const token = BigInt(String(event.token));
+      const grant = `${lock}\u0000${owner}\u0000${token}`;
+      if (seen.has(grant)) continue;
+      seen.add(grant);
+      granted.push({ lock, owner, token, invoked: invokedAt.get(event.proc) ?? t, done: t });
     }
   }
   // One sweep per lock, O(n log n): grants in the order they were invoked; before each, every grant

@@ -106,6 +106,26 @@ describe('direct lock checks', () => {
     expect(fine.checks.tokens.valid).toBe(true);
   });
 
+  it("tokens: a reader's re-entry keeps its token, smaller than a reader's granted meanwhile (found by test/sim)", () => {
+    const reads = { mode: 'r' };
+    const report = checkLockHistory(
+      at([
+        ...acquire('a', 3, reads),
+        ...acquire('b', 4, reads),
+        ...acquire('a', 3, reads), // a re-enters: its hold's token, 3
+        ...release('a'),
+        ...release('a'),
+        ...release('b'),
+      ]),
+    );
+    expect(report.checks.tokens.violations).toEqual([]);
+    // A new owner given an old token is still a violation.
+    const stale = checkLockHistory(
+      at([...acquire('a', 3, reads), ...acquire('b', 4, reads), ...acquire('c', 3, reads)]),
+    );
+    expect(stale.checks.tokens.violations).toEqual([{ lock: 'lock', earlier: 'b@4', later: 'c@3' }]);
+  });
+
   it('fence at the resource: a stale write accepted, an equal token from another owner, a needless refusal', () => {
     const write = (type: 'ok' | 'fail', token: number, owner: string) =>
       ({
