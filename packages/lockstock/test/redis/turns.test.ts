@@ -84,6 +84,41 @@ describe('turns between clients', () => {
     expect(order).toEqual([0, 1, 2, 3, 4]);
   });
 
+  it("a lock passing between one client's waiters yields to another client within the hand-off window", async () => {
+    // Four callers of a keep the lock busy: each release has a local waiter to hand it to, so only
+    // the hand-off window (localHandoffWindowMs, kept by the Redis adapter: turns.ts) lets b in: b
+    // must get the lock while a's callers still contend. Without the window it never would (a's
+    // callers give up after 20 s, and the check below fails).
+    const a = env.locks({ localHandoffWindowMs: 20 });
+    const b = env.locks();
+    const name = 't-window';
+    let bHeld = false;
+    let aGaveUp = false;
+    let aSections = 0;
+    const first = await a.mutex(name).acquire();
+    const bWaits = b.mutex(name).acquire({ waitMs: 30_000 });
+    await queued(name, 1); // b's client waits in the turn queue
+    const loop = async () => {
+      const stopAt = performance.now() + 20_000;
+      while (!bHeld) {
+        if (performance.now() > stopAt) return void (aGaveUp = true);
+        const handle = await a.mutex(name).acquire({ waitMs: 20_000 });
+        aSections++;
+        await new Promise((resolve) => setImmediate(resolve));
+        await handle.release();
+      }
+    };
+    const loops = [loop(), loop(), loop(), loop()];
+    await queued(name, 2); // a's head waits too
+    await first.release(); // handed to a's head: the streak begins
+    const handle = await bWaits;
+    bHeld = true;
+    expect(aGaveUp).toBe(false); // b got in while a's callers still contended
+    expect(aSections).toBeGreaterThan(0); // after a had handed the lock on locally
+    await handle.release();
+    await Promise.all(loops);
+  });
+
   it('many callers of one client keep handing the lock on without stalling', async () => {
     // A hand-off that reaches a waiter while its own attempt is in flight must not be slept through
     // (it was, once: the waiter slept for the holder's whole lease). The race is likeliest while a new
