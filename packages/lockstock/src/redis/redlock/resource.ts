@@ -57,8 +57,53 @@ function withTimeout<T>(work: Promise<T>, ms: number, label: string): Promise<T>
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(() => reject(new Error(`${label} did not answer within ${ms} ms`)), ms);
+    timer.unref(); // a hanging master must not keep a finished script alive
   });
   return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
+}
+
+/** The clients' node lists whose first connections have settled (see firstQuorum). */
+const FIRST_CONNECTS_SETTLED = new WeakSet<readonly RedlockNode[]>();
+const FIRST_CONNECTS = new WeakMap<readonly RedlockNode[], Promise<void>>();
+
+/**
+ * Before a client's first vote: wait until a quorum of its masters is connected, or every master's
+ * first connection has settled (up or failed), or the connect grace is over — whichever comes first.
+ * The vote's own timer (nodeTimeoutMs, 50 ms by default) is sized for a round trip, not for a TCP and
+ * HELLO handshake: without this, a client's first acquire on a loaded machine found every master
+ * "not answering" and failed with QuorumUnavailableError. Only the first connection waits: a master
+ * that goes down later is reconnecting, and its vote is an error at once (whenConnected), so an
+ * attempt never waits on a dead master past its timer. Once per client (its node list is shared by
+ * all its resources).
+ */
+function firstQuorum(nodes: readonly RedlockNode[], quorum: number): Promise<void> {
+  let settled = FIRST_CONNECTS.get(nodes);
+  if (settled === undefined) {
+    settled = new Promise<void>((resolve) => {
+      let up = 0;
+      let done = 0;
+      const finish = () => {
+        clearTimeout(timer);
+        FIRST_CONNECTS_SETTLED.add(nodes);
+        resolve();
+      };
+      const timer = setTimeout(finish, CONNECT_GRACE_MS);
+      timer.unref();
+      for (const node of nodes) {
+        whenConnected(node).then(
+          () => {
+            done++;
+            if (++up >= quorum || done === nodes.length) finish();
+          },
+          () => {
+            if (++done === nodes.length) finish();
+          },
+        );
+      }
+    });
+    FIRST_CONNECTS.set(nodes, settled);
+  }
+  return settled;
 }
 
 /**
@@ -171,6 +216,7 @@ export class RedlockResource implements LockResource {
 
   async attempt({ owner, leaseMs }: AttemptRequest): Promise<AttemptResult> {
     const lease = leaseMs ?? 0;
+    if (!FIRST_CONNECTS_SETTLED.has(this.nodes)) await firstQuorum(this.nodes, this.quorum);
     const startedAt = monotonicNow();
     const votes = await poll(
       this.nodes,
@@ -207,6 +253,11 @@ export class RedlockResource implements LockResource {
       (node) => node.scripts.run(SCRIPTS.release, this.keys, [owner]),
       byCode,
     );
+    // A majority held by another owner: this hold was over whatever a minority master still kept of
+    // it (its key there may outlive the others by the skew of their expiries; deleting it is right,
+    // but the caller did not hold the lock). Seen under load: a resumed holder's release was told
+    // 'released' while the next holder held three of five masters.
+    if (countVotes(votes, 'held') >= this.quorum) return { outcome: 'not_owner' };
     if (countVotes(votes, 'yes') > 0) return { outcome: 'released' };
     if (countVotes(votes, 'held') > 0) return { outcome: 'not_owner' };
     return { outcome: 'expired' };
