@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { Command } from 'commander';
 import { registerBench } from './bench.js';
 import { registerLab } from './lab.js';
+import { registerRaffle } from './raffle.js';
 import { registerReconcile } from './reconcile.js';
 import { registerServe } from './serve.js';
 import { registerToken } from './token.js';
@@ -23,6 +24,7 @@ registerToken(program);
 registerReconcile(program);
 registerLab(program);
 registerBench(program);
+registerRaffle(program);
 
 // Actions report their own errors and exit (lifecycle.ts); this catches what fails before one runs.
 await program.parseAsync(process.argv).catch((error: unknown) => {

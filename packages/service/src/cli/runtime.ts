@@ -20,6 +20,8 @@ import { pgliteDatabase, postgresDatabase, type Database } from '../sale/store/d
 import { migrate } from '../sale/store/migrate.js';
 import { RedisServer } from '@lockstock/servers';
 import { readRecordFsync, type DurabilityReport } from '../sale/health.js';
+import { RaffleService } from '../sale/raffle/raffles.js';
+import { RaffleRunner } from '../sale/raffle/runner.js';
 import { RecoveryMonitor } from '../sale/recovery/monitor.js';
 import { startOrderThread, ThreadedRegistry, type OrderThread } from './order-thread-host.js';
 import { assertScheme, connectionCode, HINTS, UnreachableError } from './unreachable.js';
@@ -255,6 +257,16 @@ export async function startRuntime(options: RuntimeOptions, resources: Resources
     });
     sweeper.start();
     resources.add('the expiry sweeper', () => sweeper.stop());
+  }
+  if (sells) {
+    // Raffle sales: entries recorded, draws run once, winners and waitlists served; every serve
+    // process runs one (each step is safe to race: raffle/runner.ts).
+    const raffles = new RaffleRunner(new RaffleService({ redis, db, nextOrderId: () => ids.next() }), db, {
+      logger,
+      ...(recovery ? { admits: (saleId: string) => recovery.admits(saleId) } : {}),
+    });
+    raffles.start();
+    resources.add('the raffle runner', () => raffles.stop());
   }
 
   return {

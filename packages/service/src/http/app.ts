@@ -32,6 +32,8 @@ import { orderActionsRoutes } from './routes/order-actions.js';
 import { ordersRoutes } from './routes/orders.js';
 import { roomRoutes } from './routes/room.js';
 import { WaitingRoom } from '../sale/room/room.js';
+import { raffleRoutes } from './routes/raffle.js';
+import { RaffleService } from '../sale/raffle/raffles.js';
 import { salesRoutes } from './routes/sales.js';
 import { ErrorBody } from './schemas.js';
 
@@ -52,6 +54,8 @@ export interface AppDeps {
   pipelines?: () => readonly PipelineHealth[];
   /** Sales this process does not sell now (being rebuilt from the record), for /healthz. */
   recovering?: () => readonly string[];
+  /** Raffle sales (none: one is made on `redis` and `db`). */
+  raffles?: RaffleService;
   /** What a 202 means here, for /healthz. */
   durability?: DurabilityReport;
 }
@@ -177,6 +181,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     room,
   });
   await app.register(orderActionsRoutes, { service: deps.service });
+  await app.register(raffleRoutes, {
+    raffles: deps.raffles ?? new RaffleService({ redis: deps.redis, db: deps.db, ...prefixOf(deps.config) }),
+  });
   await app.register(healthRoutes, {
     redis: deps.redis,
     db: deps.db,
@@ -202,6 +209,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
   return app;
 }
+
+const prefixOf = (config: HttpConfig) => (config.keyPrefix ? { keyPrefix: config.keyPrefix } : {});
 
 function registerHttpMetrics(app: FastifyInstance, metrics: SaleMetrics, durations: RequestDurations): void {
   const { registry } = metrics;

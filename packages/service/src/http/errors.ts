@@ -24,6 +24,9 @@ export const ERROR_STATUS = {
   ended: 409,
   sold_out: 409,
   limit_reached: 409,
+  // Raffle sales (routes/raffle.ts): an entry outside the entry window.
+  entries_not_open: 409,
+  entries_closed: 409,
   order_pending: 409,
   order_paid: 409,
   order_cancelled: 409,

@@ -14,6 +14,11 @@ export const OPERATIONS: Readonly<Record<string, { operationId: string; tag: Tag
   'POST /api/sales/:id/room/tickets': { operationId: 'joinRoom', tag: 'waiting room' },
   'POST /api/sales/:id/room/check': { operationId: 'checkRoom', tag: 'waiting room' },
   'GET /api/sales/:id/room': { operationId: 'getRoom', tag: 'waiting room' },
+  'POST /api/sales/:id/raffle/entries': { operationId: 'enterRaffle', tag: 'raffle' },
+  'GET /api/sales/:id/raffle': { operationId: 'getRaffle', tag: 'raffle' },
+  'GET /api/sales/:id/raffle/entries': { operationId: 'publishedRaffle', tag: 'raffle' },
+  'GET /api/sales/:id/raffle/entry': { operationId: 'getRaffleEntry', tag: 'raffle' },
+  'POST /api/sales/:id/raffle/draw': { operationId: 'drawRaffle', tag: 'raffle' },
   'POST /api/sales/:id/orders': { operationId: 'buy', tag: 'orders' },
   'GET /api/orders/:id': { operationId: 'getOrder', tag: 'orders' },
   'POST /api/orders/:id/pay': { operationId: 'payOrder', tag: 'orders' },
@@ -27,7 +32,7 @@ export const OPERATIONS: Readonly<Record<string, { operationId: string; tag: Tag
   'POST /api/demo/token': { operationId: 'demoToken', tag: 'dashboard' },
 };
 
-export type Tag = 'sales' | 'waiting room' | 'orders' | 'operations' | 'dashboard';
+export type Tag = 'sales' | 'waiting room' | 'raffle' | 'orders' | 'operations' | 'dashboard';
 
 /** The tags, described, in the order a reference page lists them. */
 export const TAGS: ReadonlyArray<{ name: Tag; description: string }> = [
@@ -36,6 +41,11 @@ export const TAGS: ReadonlyArray<{ name: Tag; description: string }> = [
     name: 'waiting room',
     description:
       'A first-come sale’s waiting room: a signed queue ticket, admission at a paced rate, then the purchase',
+  },
+  {
+    name: 'raffle',
+    description:
+      'A raffle sale: one entry per buyer until drawAt, a draw anyone can verify (seed committed, then revealed), winners and waitlist',
   },
   {
     name: 'orders',

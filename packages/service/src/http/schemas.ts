@@ -33,6 +33,15 @@ export const NewSaleBody = Type.Object(
     startsAt: Type.Optional(Type.String({ format: 'date-time', description: 'default: now' })),
     endsAt: Type.Optional(Type.String({ format: 'date-time', description: 'default: startsAt + 1 day' })),
     perUserLimit: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_PER_USER_LIMIT, default: 1 })),
+    admission: Type.Optional(
+      Type.Union([Type.Literal('first_come'), Type.Literal('raffle')], {
+        description:
+          'raffle: buyers enter until drawAt, then a draw gives one unit per winner and the waitlist the units that come back (one shard only)',
+      }),
+    ),
+    drawAt: Type.Optional(
+      Type.String({ format: 'date-time', description: "a raffle's end of entries and draw (default: midway)" }),
+    ),
     payWithinSeconds: Type.Optional(
       Type.Integer({
         minimum: 1,
@@ -62,6 +71,7 @@ export const SaleView = Type.Object({
   remaining: Type.Integer(),
   sold: Type.Integer(),
   perUserLimit: Type.Integer(),
+  admission: Type.Optional(Type.Literal('raffle', { description: 'a raffle sale (see its /raffle)' })),
   startsAt: Type.String({ format: 'date-time' }),
   endsAt: Type.String({ format: 'date-time' }),
   payWithinSeconds: Type.Optional(Type.Integer()),

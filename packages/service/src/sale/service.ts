@@ -23,9 +23,11 @@ import { recordLayouts } from './shards/record-layouts.js';
 import { partScripts } from './shards/scripts.js';
 import { validateRoomSettings } from './room/settings.js';
 import { RoomStore } from './room/store.js';
+import { purchasesNotBefore } from './raffle/keys.js';
+import { validateRaffle } from './raffle/settings.js';
 import { SoldOutCache } from './sold-out.js';
 import type { Database } from './store/db.js';
-import { records } from './store/records.js';
+import { records, type NewRaffleRecord } from './store/records.js';
 import type {
   NewSale,
   Order,
@@ -146,7 +148,7 @@ export class SaleService {
       [keys.stock, keys.notBefore, keys.open, keys.legacyMeta, keys.restock],
       // A sale that has started needs no not-before key (and must not get one that outlives "now"
       // by the few ms Redis's cached clock may lag ours).
-      [started(sale) ? 0 : sale.startsAt.getTime(), sale.endsAt.getTime(), sale.perUserLimit, remaining],
+      [purchasesNotBefore(sale), sale.endsAt.getTime(), sale.perUserLimit, remaining],
     );
     await this.deps.redis
       .xgroup('CREATE', keys.stream, ORDER_GROUP, '0', 'MKSTREAM')
@@ -408,6 +410,7 @@ function view(sale: Sale, remaining: number): SaleView {
     endsAt: sale.endsAt,
     ...(sale.payWithinSeconds === undefined ? {} : { payWithinSeconds: sale.payWithinSeconds }),
     ...(sale.partTags ? { partTags: sale.partTags } : {}),
+    ...(sale.admission ? { admission: sale.admission } : {}),
     remaining,
     sold: sale.stock - remaining,
     status: statusOf(sale, remaining),
@@ -416,7 +419,9 @@ function view(sale: Sale, remaining: number): SaleView {
 }
 
 /** Checks a new sale (the HTTP schema checks the same bounds; library callers get them here). */
-export function validateNewSale(input: NewSale): Omit<Sale, 'id'> & { shards: number } {
+export function validateNewSale(
+  input: NewSale,
+): Omit<Sale, 'id'> & { shards: number; raffle?: NewRaffleRecord } {
   const { name, stock } = input;
   if (typeof name !== 'string' || name.trim().length === 0 || name.length > 200) {
     throw new SaleInputError('name must be a non-empty string of at most 200 characters');
@@ -450,6 +455,7 @@ export function validateNewSale(input: NewSale): Omit<Sale, 'id'> & { shards: nu
   if (shards > 1 && stock < shards) {
     throw new SaleInputError('a split sale needs at least one unit per part (stock >= shards)');
   }
+  const raffle = validateRaffle(input, { shards, perUserLimit, startsAt, endsAt });
   return {
     shards,
     name: name.trim(),
@@ -458,6 +464,7 @@ export function validateNewSale(input: NewSale): Omit<Sale, 'id'> & { shards: nu
     startsAt,
     endsAt,
     ...(payWithinSeconds === undefined ? {} : { payWithinSeconds }),
+    ...(raffle ? { admission: 'raffle' as const, raffle } : {}),
   };
 }
 

@@ -18,6 +18,8 @@ export interface Sale {
    * one part.
    */
   readonly partTags?: readonly string[];
+  /** 'raffle': buyers enter, a draw gives the units (raffle/); absent: first come, first served. */
+  readonly admission?: 'raffle';
 }
 
 export interface SaleView extends Sale {
@@ -38,6 +40,10 @@ export interface NewSale {
   startsAt?: Date;
   endsAt?: Date;
   perUserLimit?: number;
+  /** 'raffle': entries until `drawAt`, then a draw (raffle/). @default 'first_come' */
+  admission?: 'first_come' | 'raffle';
+  /** A raffle's end of entries and draw; between startsAt and endsAt. @default midway between them */
+  drawAt?: Date;
   payWithinSeconds?: number;
   /** Split the stock into this many parts, each on its own Redis Cluster master (1: one part). @default 1 */
   shards?: number;

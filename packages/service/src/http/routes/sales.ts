@@ -41,10 +41,11 @@ export const salesRoutes: FastifyPluginAsyncTypebox<SalesRouteOptions> = async (
       },
     },
     async (request, reply) => {
-      const { startsAt, endsAt, ...rest } = request.body;
+      const { startsAt, endsAt, drawAt, ...rest } = request.body;
       try {
         const sale = await service.createSale({
           ...rest,
+          ...(drawAt ? { drawAt: new Date(drawAt) } : {}),
           ...(startsAt ? { startsAt: new Date(startsAt) } : {}),
           ...(endsAt ? { endsAt: new Date(endsAt) } : {}),
         });

@@ -6,6 +6,7 @@ import type { Database, Queryable } from '../store/db.js';
 import type { OrderEntry, SettlementEntry } from '../store/decide.js';
 import { records } from '../store/records.js';
 import type { Sale } from '../types.js';
+import { forgetCursor, keyPrefixOf } from '../raffle/waitlist.js';
 import { fencePipelines, type PipelineFenceOptions } from './fence.js';
 import { recoveryQueries } from './queries.js';
 import {
@@ -68,6 +69,8 @@ export async function rebuildSale(
   const { redis, db } = deps;
   const scripts = new ScriptRunner(redis);
   await scripts.run(recoveryScripts.begin, [keys.recovering], [token]);
+  // A Redis that came back older may hold an older raffle cursor: it is read again from the record.
+  if (sale.admission === 'raffle') await forgetCursor(redis, sale.id, keyPrefixOf(keys));
   const pipelines = await fencePipelines(db, deps.pipelineFence);
 
   const entries = await readWholeStream(redis, keys.stream, (raw) => parseStreamEntry(sale.id, raw));

@@ -1,4 +1,5 @@
 import type { ScriptRunner } from 'lockstock/redis';
+import { purchasesNotBefore } from '../raffle/keys.js';
 import { ORDER_GROUP, type SaleKeys } from '../keys.js';
 import { deadlineMember, lifecycleScripts, SETTLED_TTL_MS } from '../lifecycle/scripts.js';
 import type { Sale } from '../types.js';
@@ -72,11 +73,10 @@ export async function finishRebuild(
   scripts: ScriptRunner,
   keys: Pick<SaleKeys, 'recovering' | 'stock' | 'notBefore' | 'open' | 'stream' | 'restock'>,
   token: string,
-  sale: Pick<Sale, 'startsAt' | 'endsAt' | 'perUserLimit'>,
+  sale: Pick<Sale, 'startsAt' | 'endsAt' | 'perUserLimit' | 'admission'>,
   remaining: number,
   floor: string,
 ): Promise<boolean> {
-  const started = sale.startsAt.getTime() <= Date.now();
   return fenced(
     scripts.run(
       recoveryScripts.finish,
@@ -84,7 +84,7 @@ export async function finishRebuild(
       [
         token,
         remaining,
-        started ? 0 : sale.startsAt.getTime(),
+        purchasesNotBefore(sale),
         sale.endsAt.getTime(),
         sale.perUserLimit,
         floor,

@@ -12,6 +12,7 @@ interface SaleRow {
   ends_at: Date | string;
   pay_within_seconds?: number | null;
   part_tags?: string[] | null;
+  admission?: string;
 }
 
 const toSale = (row: SaleRow): Sale & { persistedSold: number } => ({
@@ -23,6 +24,7 @@ const toSale = (row: SaleRow): Sale & { persistedSold: number } => ({
   endsAt: new Date(row.ends_at),
   ...(row.pay_within_seconds == null ? {} : { payWithinSeconds: row.pay_within_seconds }),
   ...(row.part_tags == null ? {} : { partTags: row.part_tags }),
+  ...(row.admission === 'raffle' ? { admission: 'raffle' as const } : {}),
   persistedSold: row.sold ?? 0,
 });
 
@@ -43,9 +45,18 @@ export interface DashboardRecord extends RecordedSale {
   expiredUnits: number;
 }
 
+/** A raffle sale's draw settings, recorded with it (raffle/raffles.ts newRaffle). */
+export interface NewRaffleRecord {
+  readonly seed: Buffer;
+  readonly seedHash: string;
+  readonly drawAt: Date;
+}
+
 /** Sales and orders as recorded in the database. */
 export const records = {
-  async insertSale(db: Queryable, sale: Omit<Sale, 'id'>): Promise<Sale> {
+  /** Inserts a sale; a raffle sale (`sale.raffle` given) with its raffle, in the same statement. */
+  async insertSale(db: Queryable, sale: Omit<Sale, 'id'> & { raffle?: NewRaffleRecord }): Promise<Sale> {
+    const { raffle } = sale;
     const { rows } = await db.query<SaleRow>(queries.insertSale, [
       sale.name,
       sale.stock,
@@ -53,6 +64,10 @@ export const records = {
       sale.endsAt.toISOString(),
       sale.perUserLimit,
       sale.payWithinSeconds ?? null,
+      raffle ? 'raffle' : 'first_come',
+      raffle?.seed ?? null,
+      raffle?.seedHash ?? null,
+      raffle?.drawAt.toISOString() ?? null,
     ]);
     return toSale(rows[0] as SaleRow);
   },

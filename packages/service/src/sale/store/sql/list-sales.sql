@@ -3,7 +3,7 @@
 -- $2 window: 'scheduled' (not started), 'open' (started, not ended), 'ended', or null (all)
 -- $3 limit: rows at most
 -- Returns rows (id as text), id descending.
-SELECT id::text AS id, name, stock, sold, per_user_limit, starts_at, ends_at, pay_within_seconds, part_tags
+SELECT id::text AS id, name, stock, sold, per_user_limit, starts_at, ends_at, pay_within_seconds, part_tags, admission
   FROM sales
  WHERE ($1::bigint IS NULL OR id < $1::bigint)
    AND (

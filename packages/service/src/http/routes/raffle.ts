@@ -1,0 +1,130 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyRequest } from 'fastify';
+import type { EntryRefusal } from '../../sale/raffle/entries.js';
+import type { RaffleService, RaffleView as RaffleViewType } from '../../sale/raffle/raffles.js';
+import { SaleRecoveringError } from '../../sale/recovery/errors.js';
+import { authenticate, requireAdmin } from '../auth.js';
+import { ApiError } from '../errors.js';
+import { DrawResult, EntryAccepted, EntryView, PublishedRaffle, RaffleView } from '../raffle-schemas.js';
+import { errorResponses, SaleIdParams } from '../schemas.js';
+
+const REFUSALS: Record<Exclude<EntryRefusal, 'recovering'>, [ApiError['code'], string]> = {
+  not_found: ['not_found', 'There is no raffle sale with this id.'],
+  entries_not_open: ['entries_not_open', 'Entries to this raffle have not opened yet.'],
+  entries_closed: ['entries_closed', 'Entries to this raffle are closed.'],
+};
+
+const raffleJson = ({ drawAt, drawnAt, ...raffle }: RaffleViewType) => ({
+  ...raffle,
+  drawAt: drawAt.toISOString(),
+  ...(drawnAt ? { drawnAt: drawnAt.toISOString() } : {}),
+});
+
+export interface RaffleRouteOptions {
+  raffles: RaffleService;
+}
+
+/** Raffle sales (sale/raffle/): enter, look at the raffle and one's entry, the published draw. */
+export const raffleRoutes: FastifyPluginAsyncTypebox<RaffleRouteOptions> = async (app, { raffles }) => {
+  const notRaffle = (id: string) => new ApiError('not_found', `There is no raffle sale ${id}.`);
+
+  app.post(
+    '/api/sales/:id/raffle/entries',
+    {
+      preHandler: authenticate,
+      bodyLimit: 1024,
+      schema: {
+        summary: 'Enter a raffle sale (the caller, from the token; one entry per buyer, idempotent)',
+        security: [{ bearer: [] }],
+        params: SaleIdParams,
+        response: { 202: EntryAccepted, ...errorResponses(400, 401, 404, 409, 429, 503) },
+      },
+    },
+    async (request, reply) => {
+      const caller = request.caller as NonNullable<FastifyRequest['caller']>;
+      const result = await raffles.enter(request.params.id, caller.userId);
+      if (!result.ok) {
+        if (result.code === 'recovering') throw new SaleRecoveringError(request.params.id);
+        const [code, message] = REFUSALS[result.code];
+        throw new ApiError(code, message);
+      }
+      return reply
+        .code(202)
+        .send({ entryHash: result.entryHash, status: 'entered' as const, duplicate: result.duplicate });
+    },
+  );
+
+  app.get(
+    '/api/sales/:id/raffle',
+    {
+      schema: {
+        summary: "A raffle sale's phase, seed commitment (the seed once drawn), entries, winners, waitlist",
+        params: SaleIdParams,
+        response: { 200: RaffleView, ...errorResponses(400, 404, 429, 503) },
+      },
+    },
+    async (request) => {
+      const raffle = await raffles.view(request.params.id);
+      if (!raffle) throw notRaffle(request.params.id);
+      return raffleJson(raffle);
+    },
+  );
+
+  app.get(
+    '/api/sales/:id/raffle/entries',
+    {
+      schema: {
+        summary: 'The published entry list (hashed ids, places, winners) and seed: `lockstock raffle verify`',
+        params: SaleIdParams,
+        response: { 200: PublishedRaffle, ...errorResponses(400, 404, 429, 503) },
+      },
+    },
+    async (request) => {
+      const published = await raffles.published(request.params.id);
+      if (!published) throw notRaffle(request.params.id);
+      return { ...published, entries: [...published.entries] };
+    },
+  );
+
+  app.get(
+    '/api/sales/:id/raffle/entry',
+    {
+      preHandler: authenticate,
+      schema: {
+        summary: "The caller's entry: entered, won (with its order), waitlisted or not drawn",
+        security: [{ bearer: [] }],
+        params: SaleIdParams,
+        response: { 200: EntryView, ...errorResponses(400, 401, 404, 429, 503) },
+      },
+    },
+    async (request) => {
+      const caller = request.caller as NonNullable<FastifyRequest['caller']>;
+      const entry = await raffles.entryOf(request.params.id, caller.userId);
+      if (!entry) throw new ApiError('not_found', 'You have no entry in this raffle.');
+      return entry;
+    },
+  );
+
+  app.post(
+    '/api/sales/:id/raffle/draw',
+    {
+      preHandler: requireAdmin,
+      bodyLimit: 1024,
+      schema: {
+        summary: 'Close the entries now and draw (admin; once: a drawn raffle answers already)',
+        security: [{ bearer: [] }],
+        params: SaleIdParams,
+        response: { 200: DrawResult, ...errorResponses(400, 401, 403, 404, 429, 503) },
+      },
+    },
+    async (request) => {
+      const outcome = await raffles.drawNow(request.params.id);
+      if (outcome.result === 'not_found') throw notRaffle(request.params.id);
+      if (outcome.result === 'not_due') throw new Error('a raffle closed now was not due'); // cannot happen
+      return {
+        result: outcome.result,
+        ...(outcome.entries === undefined ? {} : { entries: outcome.entries }),
+      };
+    },
+  );
+};

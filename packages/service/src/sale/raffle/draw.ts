@@ -1,0 +1,64 @@
+import type { ScriptRunner } from 'lockstock/redis';
+import type { SaleRedis } from '../redis.js';
+import type { Database } from '../store/db.js';
+import { recordEntries } from './entries.js';
+import { raffleKeys, raffleQueries, raffleScripts } from './keys.js';
+
+/** What one call to `drawRaffle` did. */
+export interface DrawOutcome {
+  /** 'drawn': this call ran the draw; 'already': someone had; 'not_due': the entry window is open. */
+  readonly result: 'drawn' | 'already' | 'not_due' | 'not_found';
+  /** Entries the draw ordered (this call's draw only). */
+  readonly entries?: number;
+  /** How long the draw's transaction took, ms (this call's draw only). */
+  readonly ms?: number;
+}
+
+/**
+ * Runs a raffle's draw if its entry window is over (on the record's clock), exactly once however many
+ * processes call this at the same time:
+ *
+ * 1. Redis's entry window is closed now (window.lua), so no entry is accepted from here on and the
+ *    entries stream holds every accepted entry the record may not have yet;
+ * 2. those are recorded (entries.ts);
+ * 3. one transaction takes the raffle's row FOR UPDATE (entry recorders wait on it), and if it is
+ *    still in its entry window orders every recorded entry (draw-order.sql) and marks it drawn. A
+ *    second caller finds it drawn and does nothing. The draw is what the record holds: an entry Redis
+ *    accepted and lost before it was recorded is not in it (README, "Raffle sales").
+ *
+ * The winners are served by the waitlist (waitlist.ts), from the draw's first place on.
+ */
+export async function drawRaffle(
+  deps: { redis: SaleRedis; db: Database; scripts: ScriptRunner; keyPrefix?: string },
+  saleId: string,
+): Promise<DrawOutcome> {
+  const { redis, db, scripts } = deps;
+  const due = await db.query<{ phase: string; due: boolean }>(raffleQueries.rafflePhase, [saleId]);
+  const row = due.rows[0];
+  if (!row) return { result: 'not_found' };
+  if (row.phase !== 'entries') return { result: 'already' };
+  if (!row.due) return { result: 'not_due' };
+  const keys = raffleKeys(saleId, deps.keyPrefix);
+  await scripts.run(raffleScripts.window, [keys.window], ['close']);
+  await recordEntries(redis, db, saleId, deps.keyPrefix);
+  const started = performance.now();
+  return db.transaction(async (tx) => {
+    const lock = await tx.query<{ phase: string; due: boolean }>(raffleQueries.lockDraw, [saleId]);
+    if (lock.rows[0]?.phase !== 'entries') return { result: 'already' } as const;
+    const ordered = await tx.query(raffleQueries.drawOrder, [saleId]);
+    await tx.query(raffleQueries.drawDone, [saleId, ordered.rowCount]);
+    return { result: 'drawn', entries: ordered.rowCount, ms: performance.now() - started } as const;
+  });
+}
+
+/**
+ * Ends a raffle's entry window now, then draws (an operator who does not wait for drawAt; tests, the
+ * lab). Returns the draw's outcome ('already' for a raffle drawn before).
+ */
+export async function drawNow(
+  deps: { redis: SaleRedis; db: Database; scripts: ScriptRunner; keyPrefix?: string },
+  saleId: string,
+): Promise<DrawOutcome> {
+  await deps.db.query(raffleQueries.closeNow, [saleId]);
+  return drawRaffle(deps, saleId);
+}

@@ -1,0 +1,81 @@
+import { createHash } from 'node:crypto';
+import { loadLuaScript } from 'lockstock/redis';
+import { readAsset } from '../../support/assets.js';
+import { saleKeys, type SaleKeys } from '../keys.js';
+import type { Sale } from '../types.js';
+
+/**
+ * A raffle's Redis keys: on its sale's hash tag `{sale:<id>}`, so each raffle script (and the winners'
+ * reservations, which use the sale's own keys) stays on one Cluster slot.
+ */
+export interface RaffleKeys {
+  readonly sale: SaleKeys;
+  /** hash {opens, closes}: the entry window, ms (Redis clock) */
+  readonly window: string;
+  /** hash {user id: entry hash}: who entered (one entry per buyer) */
+  readonly entrants: string;
+  /** stream of entries {user, hash}, recorded into raffle_entries and then deleted */
+  readonly entries: string;
+  /** string: the place in the draw order of the next entrant to serve (promote.lua) */
+  readonly cursor: string;
+}
+
+export function raffleKeys(saleId: string, prefix?: string): RaffleKeys {
+  const sale = saleKeys(saleId, prefix);
+  const base = sale.stock.slice(0, -':stock'.length);
+  return {
+    sale,
+    window: `${base}:raffle:window`,
+    entrants: `${base}:raffle:entrants`,
+    entries: `${base}:raffle:entries`,
+    cursor: `${base}:raffle:cursor`,
+  };
+}
+
+/**
+ * The id an entry is published under: hex SHA-256 of "<sale id>:<user id>". It is the same for every
+ * entry of a buyer (nothing for anyone to choose), and the buyer can find it in the published list.
+ */
+export function entryHash(saleId: string, userId: string): string {
+  return createHash('sha256').update(`${saleId}:${userId}`).digest('hex');
+}
+
+/** The raffle's Redis scripts (see each file's header). */
+export const raffleScripts = {
+  enter: loadLuaScript(new URL('./lua/enter.lua', import.meta.url)),
+  window: loadLuaScript(new URL('./lua/window.lua', import.meta.url)),
+  promote: loadLuaScript(new URL('./lua/promote.lua', import.meta.url)),
+  cursor: loadLuaScript(new URL('./lua/cursor.lua', import.meta.url)),
+};
+
+/**
+ * When a sale's purchase route opens, for its not-before key (ms; 0: open already): never, for a
+ * raffle sale — its not-before key lives until the sale ends, so reserve.lua answers every purchase
+ * attempt "not started" and only the draw order gets units (promote.lua).
+ */
+export function purchasesNotBefore(
+  sale: Pick<Sale, 'startsAt' | 'endsAt' | 'admission'>,
+  now = Date.now(),
+): number {
+  if (sale.admission === 'raffle') return sale.endsAt.getTime();
+  return sale.startsAt.getTime() <= now ? 0 : sale.startsAt.getTime();
+}
+
+const sql = (name: string) => readAsset(new URL(`./sql/${name}.sql`, import.meta.url));
+
+/** The raffle's SQL (see each file's header). */
+export const raffleQueries = {
+  rafflePhase: sql('raffle-phase'),
+  lockEntries: sql('lock-entries'),
+  insertEntries: sql('insert-entries'),
+  lockDraw: sql('lock-draw'),
+  drawOrder: sql('draw-order'),
+  drawDone: sql('draw-done'),
+  closeNow: sql('close-now'),
+  activeRaffles: sql('active-raffles'),
+  getRaffle: sql('get-raffle'),
+  nextEntrants: sql('next-entrants'),
+  lastServed: sql('last-served'),
+  publishedEntries: sql('published-entries'),
+  entryOf: sql('entry-of'),
+};

@@ -1,0 +1,202 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SnowflakeIdGenerator } from '../../src/sale/ids/snowflake.js';
+import { ExpirySweeper } from '../../src/sale/lifecycle/sweeper.js';
+import { entryHash, raffleKeys } from '../../src/sale/raffle/keys.js';
+import { RaffleService } from '../../src/sale/raffle/raffles.js';
+import { verifyRaffle } from '../../src/sale/raffle/verify.js';
+import type { SaleView } from '../../src/sale/types.js';
+import { useSaleStack } from '../helpers/sale.js';
+import { until } from '../helpers/until.js';
+
+const env = useSaleStack();
+/** Three raffle services, each on its own Redis connection and PostgreSQL pool (as three processes). */
+const raffles: RaffleService[] = [];
+const stops: Array<() => Promise<void>> = [];
+beforeAll(async () => {
+  for (let i = 0; i < 3; i++) {
+    const instance = await env.instance();
+    const ids = new SnowflakeIdGenerator(instance.redis);
+    await ids.start();
+    stops.push(() => ids.stop());
+    raffles.push(
+      new RaffleService({ redis: instance.redis, db: instance.db, nextOrderId: () => ids.next() }),
+    );
+  }
+  env.pipeline().start();
+});
+afterAll(async () => {
+  for (const stop of stops) await stop();
+});
+
+const users = (n: number, tag: string) => Array.from({ length: n }, (_, i) => `${tag}${i}`);
+const pick = <T>(items: readonly T[], i: number) => items[i % items.length] as T;
+
+interface EntryRow {
+  user_id: string;
+  position: number | null;
+}
+
+async function entryRows(saleId: string): Promise<EntryRow[]> {
+  const { rows } = await env.db.query<EntryRow>(
+    'SELECT user_id, position FROM raffle_entries WHERE sale_id = $1 ORDER BY position',
+    [saleId],
+  );
+  return rows;
+}
+
+/** Users holding an order of the sale (the record), with their place in the draw order. */
+async function servedPlaces(saleId: string): Promise<number[]> {
+  const { rows } = await env.db.query<{ position: number; n: number }>(
+    `SELECT e.position, count(*)::int AS n FROM orders o
+       JOIN raffle_entries e ON e.sale_id = o.sale_id AND e.user_id = o.user_id
+      WHERE o.sale_id = $1 GROUP BY e.position ORDER BY e.position`,
+    [saleId],
+  );
+  for (const row of rows) expect(row.n, `orders of the entrant at place ${row.position}`).toBe(1);
+  return rows.map((r) => r.position);
+}
+
+async function newRaffle(stock: number, extra: { payWithinSeconds?: number } = {}): Promise<SaleView> {
+  return env.service.createSale({
+    name: 'raffle',
+    stock,
+    admission: 'raffle',
+    drawAt: new Date(Date.now() + 3_600_000),
+    endsAt: new Date(Date.now() + 7_200_000),
+    ...extra,
+  });
+}
+
+async function enterAll(saleId: string, entrants: readonly string[]): Promise<void> {
+  // Every entrant twice, from two "processes", all started before any is awaited.
+  const results = await Promise.all(
+    [...entrants, ...entrants].map((user, i) => pick(raffles, i).enter(saleId, user)),
+  );
+  expect(results.every((r) => r.ok)).toBe(true);
+  expect(results.filter((r) => r.ok && !r.duplicate)).toHaveLength(entrants.length);
+}
+
+/** Draws from three processes at once and serves from three at once; exactly one draw ran. */
+async function drawAndServe(saleId: string, stock: number): Promise<void> {
+  const draws = await Promise.all(raffles.map((r) => r.drawNow(saleId)));
+  expect(draws.filter((d) => d.result === 'drawn')).toHaveLength(1);
+  await Promise.all(raffles.map((r) => r.serve(saleId)));
+  await until('the winners recorded', async () => (await servedPlaces(saleId)).length >= stock);
+}
+
+describe('raffle sales', () => {
+  it('takes one entry per buyer, refuses purchases, draws once, serves the first `stock` in draw order', async () => {
+    const sale = await newRaffle(5);
+    expect(sale.admission).toBe('raffle');
+    const entrants = users(40, 'r1-');
+    await enterAll(sale.id, entrants);
+    expect(await env.service.buy({ saleId: sale.id, userId: 'buyer', quantity: 1 })).toEqual({
+      ok: false,
+      code: 'not_started',
+    });
+    await drawAndServe(sale.id, 5);
+
+    const rows = await entryRows(sale.id);
+    expect(rows.map((r) => r.position)).toEqual(entrants.map((_, i) => i + 1));
+    expect(await servedPlaces(sale.id)).toEqual([1, 2, 3, 4, 5]);
+    // Serving again gives nothing: no unit left.
+    expect((await raffles[0]!.serve(sale.id)).given).toBe(0);
+    const { rows: sold } = await env.db.query<{ sold: number }>('SELECT sold FROM sales WHERE id = $1', [
+      sale.id,
+    ]);
+    expect(sold[0]?.sold).toBe(5);
+
+    const published = await raffles[1]!.published(sale.id);
+    const verdict = verifyRaffle(published!, entryHash(sale.id, rows[0]!.user_id));
+    expect(verdict.checks.filter((c) => !c.ok)).toEqual([]);
+    expect(verdict.entry).toEqual({ position: 1, won: true });
+    // The verifier catches a draw that is not the seed's: two places swapped, or a loser marked won.
+    const swapped = published!.entries.map((e) =>
+      e.position === 1 ? { ...e, position: 2 } : e.position === 2 ? { ...e, position: 1 } : e,
+    );
+    expect(verifyRaffle({ ...published!, entries: swapped }).ok).toBe(false);
+    const favoured = published!.entries.map((e) => (e.position === 9 ? { ...e, won: true } : e));
+    expect(verifyRaffle({ ...published!, entries: favoured }).ok).toBe(false);
+    expect(verifyRaffle({ ...published!, seed: 'ab'.repeat(32) }).ok).toBe(false);
+  });
+
+  it('gives units that come back (cancelled, expired) to the next entrants in draw order', async () => {
+    const sale = await newRaffle(4, { payWithinSeconds: 3_600 });
+    await enterAll(sale.id, users(12, 'r2-'));
+    await drawAndServe(sale.id, 4);
+    const rows = await entryRows(sale.id);
+    const orderOf = async (place: number) => (await raffles[0]!.entryOf(sale.id, rows[place - 1]!.user_id))!;
+    // Place 1 pays, place 2 cancels, places 3 and 4 let their orders expire.
+    const first = await orderOf(1);
+    const second = await orderOf(2);
+    expect(first.status).toBe('won');
+    expect((await env.service.act(first.orderId!, rows[0]!.user_id, 'pay')).ok).toBe(true);
+    expect((await env.service.act(second.orderId!, rows[1]!.user_id, 'cancel')).ok).toBe(true);
+    // Places 3 and 4 let their orders lapse: their deadlines come due now (the sorted set the
+    // pipeline fills, scored on Redis's clock), and the sweeper expires them.
+    const deadlines = raffleKeys(sale.id).sale.deadlines;
+    await until('the unpaid orders scheduled', async () => (await env.redis.zcard(deadlines)) === 2);
+    for (const member of await env.redis.zrange(deadlines, 0, -1))
+      await env.redis.zadd(deadlines, 'XX', 0, member);
+    const sweeper = new ExpirySweeper(env.redis, { maxIdleMs: 50 });
+    sweeper.start();
+    try {
+      // Serving races the expiries and each other; the waitlist gets every unit back, in order.
+      await until(
+        'the waitlist served',
+        async () => {
+          await Promise.all(raffles.map((r) => r.serve(sale.id)));
+          const { rows: held } = await env.db.query<{ n: number }>(
+            `SELECT count(*)::int AS n FROM orders WHERE sale_id = $1 AND status IN ('confirmed', 'paid')`,
+            [sale.id],
+          );
+          return (held[0]?.n ?? 0) === 4 && (await servedPlaces(sale.id)).length >= 7;
+        },
+        30_000,
+      );
+    } finally {
+      await sweeper.stop();
+    }
+    const served = await servedPlaces(sale.id);
+    expect(served).toEqual(Array.from({ length: served.length }, (_, i) => i + 1));
+    const view = await raffles[2]!.view(sale.id);
+    expect(view).toMatchObject({ phase: 'drawn', entries: 12, paid: 1, winners: served.length });
+    expect(view!.waitlist).toBe(12 - served.length);
+    expect((await raffles[2]!.entryOf(sale.id, rows[11]!.user_id))?.status).toBe('waitlisted');
+    expect(verifyRaffle((await raffles[0]!.published(sale.id))!).ok).toBe(true);
+  });
+
+  it('draws from the record when Redis lost entries, and serves nobody twice when Redis lost the cursor', async () => {
+    const sale = await newRaffle(3);
+    const early = users(10, 'r3a-');
+    await enterAll(sale.id, early);
+    await raffles[0]!.recordEntries(sale.id);
+    const keys = raffleKeys(sale.id);
+    // Redis loses the raffle's window, entrants and stream: entries go on (the window is loaded
+    // again from the record); those recorded before stay in the draw.
+    await env.redis.del(keys.window, keys.entrants, keys.entries);
+    const late = users(5, 'r3b-');
+    await enterAll(sale.id, [...late, early[0]!]);
+    await drawAndServe(sale.id, 3);
+    expect((await entryRows(sale.id)).map((r) => r.user_id).sort()).toEqual([...early, ...late].sort());
+    // A cursor Redis lost comes back from the record: no entrant is served again.
+    await env.redis.del(keys.cursor);
+    await env.redis.incrby(keys.sale.stock, 1); // a unit back, as if cancelled
+    await Promise.all(raffles.map((r) => r.serve(sale.id)));
+    await until('the fourth place recorded', async () => (await servedPlaces(sale.id)).length === 4);
+    expect(await servedPlaces(sale.id)).toEqual([1, 2, 3, 4]);
+    expect(verifyRaffle((await raffles[0]!.published(sale.id))!).ok).toBe(true);
+  });
+
+  it('refuses a split raffle, and draw settings on a first-come sale', async () => {
+    await expect(
+      env.service.createSale({ name: 'x', stock: 10, admission: 'raffle', shards: 2 }),
+    ).rejects.toThrow(/cannot be split/);
+    await expect(
+      env.service.createSale({ name: 'x', stock: 10, drawAt: new Date(Date.now() + 1000) }),
+    ).rejects.toThrow(/drawAt is for admission 'raffle'/);
+    await expect(
+      env.service.createSale({ name: 'x', stock: 10, admission: 'raffle', perUserLimit: 2 }),
+    ).rejects.toThrow(/perUserLimit must be 1/);
+  });
+});
