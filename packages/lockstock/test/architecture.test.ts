@@ -83,6 +83,7 @@ describe('architecture of the lock library', () => {
       'postgres',
       'mysql',
       'otel',
+      'testing',
     ]);
     expect(violations).toEqual([]);
   });

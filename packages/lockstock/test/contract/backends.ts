@@ -24,40 +24,35 @@ import { ZooKeeperLockClient } from '../../src/zookeeper/index.js';
 import { PostgresLockClient } from '../../src/postgres/index.js';
 import { MySqlLockClient } from '../../src/mysql/index.js';
 import { LocalLockClient } from '../../src/local/index.js';
-import type { runBoundProbe } from '../helpers/bound-probe.js';
-import { runInProcessProbe } from '../helpers/in-process-probe.js';
+import type { ContractBackend, ContractClientOptions } from '../../src/testing/index.js';
 import type { BackendConfig } from './subjects.mjs';
 
+/** The module fixture processes import to make a client: its `connect(config)` reads a BackendConfig. */
+export const CONNECT_MODULE = new URL('./subjects.mjs', import.meta.url);
+
 /**
- * What the contract suite needs from a backend, and nothing of its internals: clients, the JSON that
- * tells fixture processes how to connect, and the administrative way to end every hold of a lock
- * behind its holders' backs (to prove they notice). Each backend's suite file passes its own.
+ * A built-in backend for the contract suite (lockstock/testing's ContractBackend) and for the tests
+ * that start and break its servers: clients, the JSON that tells fixture processes how to connect
+ * (subjects.mjs's `connect`), and the administrative way to end every hold of a lock behind its
+ * holders' backs. Each backend's suite file passes its own.
  */
-export interface BackendFixture<S = RedisServer> {
+export interface BackendFixture<S = RedisServer> extends ContractBackend {
   readonly name: string;
   /**
    * `sessionTimeoutMs`: how long a session backend (etcd, ZooKeeper) keeps a dead client's holds;
    * backends whose holds have leases ignore it.
    */
-  config(options?: { watchdogTimeoutMs?: number; sessionTimeoutMs?: number }): BackendConfig;
+  config(options?: ContractClientOptions): BackendConfig;
   /** What the backend says of itself: checks that depend on leases condition on it, never on a name. */
   readonly capabilities: BackendCapabilities;
   /** The servers, for fault tests (stop, pause, restart them). */
   readonly servers: readonly S[];
   client(options?: { watchdogTimeoutMs?: number }): LockClient;
   breakHolds(client: LockClient, lock: Lock): Promise<void>;
-  /** A Redis for the suite's own probes (not the lock backend's state). */
-  readonly probeUrl: string;
-  /**
-   * Set for a backend whose holds live in one process (the local backend): the exclusion probe runs
-   * its contenders as clients of this process (`probe`), and the checks that need a holder in another
-   * OS process (a SIGKILLed holder, a closed client's waiters) do not apply — test/local has their
-   * in-process counterparts.
-   */
-  readonly inProcess?: boolean;
-  /** How the exclusion probe runs, when not in OS processes (`runBoundProbe`). */
-  readonly probe?: typeof runBoundProbe;
 }
+
+/** How fixture processes of a backend connect: subjects.mjs with the fixture's config. */
+const processesOf = (config: BackendFixture<unknown>['config']) => ({ module: CONNECT_MODULE, config });
 
 /** A client's backend capabilities (every client is a LockClientBase over its backend). */
 const capabilitiesOf = (client: LockClient): BackendCapabilities =>
@@ -76,6 +71,9 @@ export function useRedisBackend(): BackendFixture {
   });
   return {
     name: 'redis',
+    get processes() {
+      return processesOf(this.config);
+    },
     get capabilities() {
       return capabilitiesOf(this.client());
     },
@@ -88,9 +86,6 @@ export function useRedisBackend(): BackendFixture {
     async breakHolds(client, lock) {
       await (client as RedisLockClient).forceUnlock(lock);
     },
-    get probeUrl() {
-      return server.url;
-    },
     get servers() {
       return [server];
     },
@@ -100,19 +95,21 @@ export function useRedisBackend(): BackendFixture {
 /** A private 3-master Redis Cluster; clients are ioredis Cluster clients. */
 export function useRedisClusterBackend(): BackendFixture {
   let cluster: RedisCluster;
-  let probe: RedisServer;
   const clients: RedisLockClient[] = [];
   const connections: Cluster[] = [];
   beforeAll(async () => {
-    [cluster, probe] = await Promise.all([RedisCluster.start({ masters: 3 }), RedisServer.start()]);
+    cluster = await RedisCluster.start({ masters: 3 });
   });
   afterAll(async () => {
     await Promise.all(clients.map((c) => c.close()));
     connections.forEach((c) => c.disconnect());
-    await Promise.all([cluster.stop(), probe.stop()]);
+    await cluster.stop();
   });
   return {
     name: 'redis-cluster',
+    get processes() {
+      return processesOf(this.config);
+    },
     get capabilities() {
       return capabilitiesOf(this.client());
     },
@@ -127,9 +124,6 @@ export function useRedisClusterBackend(): BackendFixture {
     async breakHolds(client, lock) {
       await (client as RedisLockClient).forceUnlock(lock);
     },
-    get probeUrl() {
-      return probe.url;
-    },
     get servers() {
       return cluster.nodes;
     },
@@ -143,22 +137,17 @@ export function useRedisClusterBackend(): BackendFixture {
 export function useRedlockBackend(): BackendFixture {
   let masters: RedisServer[];
   let postgres: PostgresServer;
-  let probe: RedisServer;
   let pool: pg.Pool;
   const clients: RedlockClient[] = [];
   beforeAll(async () => {
-    [masters, postgres, probe] = await Promise.all([
-      startRedisServers(5),
-      PostgresServer.start(),
-      RedisServer.start(),
-    ]);
+    [masters, postgres] = await Promise.all([startRedisServers(5), PostgresServer.start()]);
     pool = new pg.Pool({ connectionString: postgres.url, max: 4 });
     pool.on('error', () => undefined); // idle connections see the server stop at the end
   });
   afterAll(async () => {
     await Promise.all(clients.map((c) => c.close()));
     await pool.end();
-    await Promise.all([...masters.map((m) => m.stop()), postgres.stop(), probe.stop()]);
+    await Promise.all([...masters.map((m) => m.stop()), postgres.stop()]);
   });
   const config = (options: { watchdogTimeoutMs?: number } = {}): BackendConfig => ({
     kind: 'redlock',
@@ -168,6 +157,9 @@ export function useRedlockBackend(): BackendFixture {
   });
   return {
     name: 'redlock',
+    get processes() {
+      return processesOf(this.config);
+    },
     get capabilities() {
       return capabilitiesOf(this.client());
     },
@@ -187,9 +179,6 @@ export function useRedlockBackend(): BackendFixture {
     async breakHolds(client, lock) {
       await (client as unknown as RedlockClient).forceUnlock(lock);
     },
-    get probeUrl() {
-      return probe.url;
-    },
     get servers() {
       return masters;
     },
@@ -206,24 +195,23 @@ export const ETCD_ONE_SECOND_LEASES = ['--heartbeat-interval', '50', '--election
 /** Session TTL of the suite's etcd clients unless a test asks for another, ms. */
 const ETCD_SESSION_MS = 10_000;
 
-/** A private etcd for the calling test file, and a Redis for the suite's probes. */
+/** A private etcd for the calling test file. */
 export function useEtcdBackend(): BackendFixture<EtcdServer> {
   let server: EtcdServer;
-  let probe: RedisServer;
   const clients: EtcdLockClient[] = [];
   beforeAll(async () => {
-    [server, probe] = await Promise.all([
-      EtcdServer.start({ args: ETCD_ONE_SECOND_LEASES }),
-      RedisServer.start(),
-    ]);
+    server = await EtcdServer.start({ args: ETCD_ONE_SECOND_LEASES });
   });
   afterAll(async () => {
     await Promise.all(clients.map((c) => c.close()));
-    await Promise.all([server.stop(), probe.stop()]);
+    await server.stop();
   });
   const ttlSeconds = (ms = ETCD_SESSION_MS) => Math.ceil(ms / 1_000);
   return {
     name: 'etcd',
+    get processes() {
+      return processesOf(this.config);
+    },
     get capabilities() {
       return capabilitiesOf(this.client());
     },
@@ -253,9 +241,6 @@ export function useEtcdBackend(): BackendFixture<EtcdServer> {
       });
       if (answer.status !== 200) throw new Error(`lease revoke answered ${answer.status}: ${answer.body}`);
     },
-    get probeUrl() {
-      return probe.url;
-    },
     get servers() {
       return [server];
     },
@@ -264,21 +249,23 @@ export function useEtcdBackend(): BackendFixture<EtcdServer> {
 
 /**
  * A private PostgreSQL for the calling test file (advisory locks; holds end with their session: a
- * killed holder's connection closes and the server frees its locks), and a Redis for the probes.
+ * killed holder's connection closes and the server frees its locks).
  */
 export function usePostgresBackend(): BackendFixture<PostgresServer> {
   let server: PostgresServer;
-  let probe: RedisServer;
   const clients: PostgresLockClient[] = [];
   beforeAll(async () => {
-    [server, probe] = await Promise.all([PostgresServer.start(), RedisServer.start()]);
+    server = await PostgresServer.start();
   });
   afterAll(async () => {
     await Promise.all(clients.map((c) => c.close()));
-    await Promise.all([server.stop(), probe.stop()]);
+    await server.stop();
   });
   return {
     name: 'postgres',
+    get processes() {
+      return processesOf(this.config);
+    },
     get capabilities() {
       return capabilitiesOf(this.client());
     },
@@ -295,9 +282,6 @@ export function usePostgresBackend(): BackendFixture<PostgresServer> {
       // forceUnlock terminates the sessions holding the lock (pg_terminate_backend).
       await (client as PostgresLockClient).forceUnlock(lock);
     },
-    get probeUrl() {
-      return probe.url;
-    },
     get servers() {
       return [server];
     },
@@ -306,21 +290,23 @@ export function usePostgresBackend(): BackendFixture<PostgresServer> {
 
 /**
  * A private MariaDB for the calling test file (GET_LOCK user locks; holds end with their connection: a
- * killed holder's socket closes and the server frees its locks), and a Redis for the probes.
+ * killed holder's socket closes and the server frees its locks).
  */
 export function useMySqlBackend(): BackendFixture<MariaDbServer> {
   let server: MariaDbServer;
-  let probe: RedisServer;
   const clients: MySqlLockClient[] = [];
   beforeAll(async () => {
-    [server, probe] = await Promise.all([MariaDbServer.start(), RedisServer.start()]);
+    server = await MariaDbServer.start();
   });
   afterAll(async () => {
     await Promise.all(clients.map((c) => c.close()));
-    await Promise.all([server.stop(), probe.stop()]);
+    await server.stop();
   });
   return {
     name: 'mysql',
+    get processes() {
+      return processesOf(this.config);
+    },
     get capabilities() {
       return capabilitiesOf(this.client());
     },
@@ -337,9 +323,6 @@ export function useMySqlBackend(): BackendFixture<MariaDbServer> {
       // forceUnlock kills the connections holding the lock (KILL CONNECTION).
       await (client as MySqlLockClient).forceUnlock(lock);
     },
-    get probeUrl() {
-      return probe.url;
-    },
     get servers() {
       return [server];
     },
@@ -352,26 +335,25 @@ export const ZOOKEEPER_TICK_MS = 250;
 const ZOOKEEPER_SESSION_MS = 4_000;
 
 /**
- * A private ZooKeeper (one JVM, a short tick so sessions can be short) for the calling test file, and
- * a Redis for the probes. Holds end with their session; breakHolds force-unlocks, and the holders
- * learn it from the watch each keeps on its own node.
+ * A private ZooKeeper (one JVM, a short tick so sessions can be short) for the calling test file.
+ * Holds end with their session; breakHolds force-unlocks, and the holders learn it from the watch each
+ * keeps on its own node.
  */
 export function useZooKeeperBackend(): BackendFixture<ZooKeeperServer> {
   let server: ZooKeeperServer;
-  let probe: RedisServer;
   const clients: ZooKeeperLockClient[] = [];
   beforeAll(async () => {
-    [server, probe] = await Promise.all([
-      ZooKeeperServer.start({ tickTimeMs: ZOOKEEPER_TICK_MS }),
-      RedisServer.start(),
-    ]);
+    server = await ZooKeeperServer.start({ tickTimeMs: ZOOKEEPER_TICK_MS });
   });
   afterAll(async () => {
     await Promise.all(clients.map((c) => c.close()));
-    await Promise.all([server.stop(), probe.stop()]);
+    await server.stop();
   });
   return {
     name: 'zookeeper',
+    get processes() {
+      return processesOf(this.config);
+    },
     get capabilities() {
       return capabilitiesOf(this.client());
     },
@@ -393,9 +375,6 @@ export function useZooKeeperBackend(): BackendFixture<ZooKeeperServer> {
     async breakHolds(client, lock) {
       await (client as ZooKeeperLockClient).forceUnlock(lock);
     },
-    get probeUrl() {
-      return probe.url;
-    },
     get servers() {
       return [server];
     },
@@ -404,7 +383,9 @@ export function useZooKeeperBackend(): BackendFixture<ZooKeeperServer> {
 
 /**
  * The local (in-process) backend: clients of this process sharing one namespace of their own. It has
- * no servers; holds are lost behind a holder's back by forceUnlock, as on the other backends.
+ * no servers; holds are lost behind a holder's back by forceUnlock, as on the other backends. It has no
+ * `processes` (its holds cross no process boundary): the contract runs its contenders as clients of
+ * this process and leaves the checks of a holder in another process to test/local.
  */
 export function useLocalBackend(): BackendFixture<never> {
   const namespace = `contract-${process.pid}-${Date.now()}`;
@@ -419,7 +400,6 @@ export function useLocalBackend(): BackendFixture<never> {
   };
   return {
     name: 'local',
-    inProcess: true,
     get capabilities() {
       return capabilitiesOf(this.client());
     },
@@ -428,8 +408,6 @@ export function useLocalBackend(): BackendFixture<never> {
     async breakHolds(locks, lock) {
       await (locks as LocalLockClient).forceUnlock(lock);
     },
-    probe: async (options) => runInProcessProbe(client, options),
-    probeUrl: '',
     servers: [],
   };
 }

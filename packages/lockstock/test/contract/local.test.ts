@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { checkLockHistory } from '../../src/checker/index.js';
 import { LocalLockClient } from '../../src/local/index.js';
-import { runInProcessProbe } from '../helpers/in-process-probe.js';
+import { runProbe } from '../../src/testing/probe.js';
 import { useLocalBackend } from './backends.js';
 import { lockContract } from './contract.js';
 
@@ -13,20 +13,16 @@ describe('the in-process probe (control)', () => {
   it('sees overlap and lost updates when the clients share no locks (each its own namespace)', async () => {
     let namespaces = 0;
     const clients: LocalLockClient[] = [];
-    const apart = (options: { watchdogTimeoutMs?: number }) => {
-      const client = new LocalLockClient({ namespace: `apart-${process.pid}-${++namespaces}`, ...options });
+    const apart = () => {
+      const client = new LocalLockClient({ namespace: `apart-${process.pid}-${++namespaces}` });
       clients.push(client);
       return client;
     };
     try {
-      const { report, counter, exclusive, events } = await runInProcessProbe(apart, {
-        backend: {},
-        subject: 'mutex',
-        name: 'control',
-        processes: 4,
-        loops: 2,
-        sections: 15,
-      });
+      const { report, counter, exclusive, events } = await runProbe(
+        { processes: 4, client: apart },
+        { subject: 'mutex', name: 'control', loops: 2, sections: 15 },
+      );
       expect(report.overlaps).toBeGreaterThan(0);
       expect(report.maxInside).toBeGreaterThan(1);
       expect(counter).toBeLessThan(exclusive);

@@ -1,10 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { checkLinearizable, checkLockHistory, mutexModel, operationsOf } from '../../src/checker/index.js';
-import { runBoundProbe } from '../helpers/bound-probe.js';
-import { checkHistory, type SectionRecord } from '../helpers/history.js';
-import { useRedis } from '../helpers/redis.js';
-
-const env = useRedis();
+import { checkHistory, type SectionRecord } from '../../src/testing/history.js';
+import { runProbe } from '../../src/testing/probe.js';
+import { NO_LOCK } from '../../src/testing/sections.js';
+import { CONNECT_MODULE } from './backends.js';
 
 /** A recorded section; times in ns as the contenders record them. */
 function section(
@@ -31,19 +30,15 @@ function section(
 
 describe("the contract's exclusion probe catches a broken lock", () => {
   it('without a lock, the same probe across 4 processes reports overlaps and lost updates', async () => {
-    const { report, counter, exclusive, events } = await runBoundProbe({
-      backend: { kind: 'redis', url: env.server.url },
-      subject: 'none', // fixtures/contender.mjs: the negative control takes no lock
-      name: 'probe-control',
-      probeUrl: env.server.url,
-      processes: 4,
-      loops: 2,
-      sections: 15,
-    });
+    // lockstock/testing's contender processes with the negative control: sections that take no lock.
+    const { report, counter, exclusive, events } = await runProbe(
+      { processes: 4, module: CONNECT_MODULE.href, config: {} },
+      { subject: NO_LOCK, name: 'probe-control', loops: 2, sections: 15 },
+    );
     expect(report.sections).toBe(120);
     expect(report.overlaps).toBeGreaterThan(0);
     expect(report.maxInside).toBeGreaterThan(1);
-    expect(counter).toBeLessThan(exclusive); // the GET-yield-SET increments lost some updates
+    expect(counter).toBeLessThan(exclusive); // the read-yield-write increments lost some updates
     // The checker sees it too: no order of these acquires and releases is a mutex's.
     expect(checkLinearizable(operationsOf(events), mutexModel()).valid).toBe(false);
     expect(checkLockHistory(events).checks.exclusion.valid).toBe(false);

@@ -1,6 +1,6 @@
-// The lock kinds the contract suite runs against, by name, in a form both the tests (TypeScript) and
-// the fixture processes (plain Node) can use. Each subject says how to make its lock from any
-// LockClient, how many holders it admits at once, and which parts of the contract apply.
+// How the built-in backends' fixture processes connect: `connect(config)` makes a client of the
+// backend a BackendConfig (JSON) describes — the module lockstock/testing's fixture processes import
+// for the built-in backends (backends.ts) — and the contract's lock kinds, by name.
 import pg from 'pg';
 import { Cluster } from 'ioredis';
 import { PostgresTokenSource, RedisLockClient, RedlockClient } from 'lockstock';
@@ -9,47 +9,10 @@ import { ZooKeeperLockClient } from 'lockstock/zookeeper';
 import { PostgresLockClient } from 'lockstock/postgres';
 import { MySqlLockClient } from 'lockstock/mysql';
 import { LocalLockClient } from 'lockstock/local';
+import { CONTRACT_SUBJECTS } from 'lockstock/testing';
 
-const rw = (client, name) => client.readWrite(name);
-
-/** @type {Record<string, import('./subjects.d.mts').Subject>} */
-export const SUBJECTS = {
-  mutex: { bound: 1, reentrant: false, leased: true, make: (c, n) => c.mutex(n) },
-  reentrant: { bound: 1, reentrant: true, leased: true, make: (c, n) => c.reentrant(n) },
-  fair: { bound: 1, reentrant: true, leased: true, make: (c, n) => c.fair(n) },
-  spin: { bound: 1, reentrant: true, leased: true, make: (c, n) => c.spin(n) },
-  write: { bound: 1, reentrant: true, leased: true, make: (c, n) => rw(c, n).write },
-  // Readers share: what blocks them (and what a dead reader blocks) is the write side.
-  read: {
-    bound: Infinity,
-    reentrant: true,
-    leased: true,
-    make: (c, n) => rw(c, n).read,
-    opposite: (c, n) => rw(c, n).write,
-  },
-  // Mixed sections on one read-write lock: writers alone, readers together.
-  'read-write': {
-    bound: Infinity,
-    reentrant: true,
-    leased: true,
-    make: (c, n) => rw(c, n).write,
-    mixed: (c, n, i) =>
-      i % 3 === 0 ? { mode: 'exclusive', lock: rw(c, n).write } : { mode: 'shared', lock: rw(c, n).read },
-  },
-  semaphore: { bound: 3, reentrant: false, leased: true, make: (c, n) => c.semaphore(n, { permits: 3 }) },
-  'counter-semaphore': {
-    bound: 3,
-    reentrant: false,
-    leased: false,
-    make: (c, n) => c.counterSemaphore(n, { permits: 3 }),
-  },
-  'multi-lock': {
-    bound: 1,
-    reentrant: false,
-    leased: true,
-    make: (c, n) => c.multiLock([c.reentrant(`${n}:b`), c.mutex(`${n}:a`)]),
-  },
-};
+/** The contract's lock kinds (lockstock/testing's CONTRACT_SUBJECTS), for the fixture processes. */
+export const SUBJECTS = CONTRACT_SUBJECTS;
 
 /** A lock client for a backend described in JSON (fixture processes receive it on their command line). */
 export function connect(backend) {

@@ -1,0 +1,423 @@
+/**
+ * The lock contract as data: one case per check and lock kind, each a name, a time limit, an optional
+ * reason to skip it, and an async function that throws when the backend breaks the contract. The
+ * checks use the public lock API only and assert with node:assert, so any test runner can run them
+ * (runners.ts registers them with Vitest's or node:test's `test`).
+ */
+import assert from 'node:assert/strict';
+import type { EventEmitter } from 'node:events';
+import {
+  checkLinearizable,
+  checkLockHistory,
+  mutexModel,
+  semaphoreModel,
+  type Model,
+} from '../checker/index.js';
+import { operationsOf } from '../checker/history.js';
+import type { LockClientBase } from '../locks/core/client.js';
+import type { BackendCapabilities } from '../locks/core/spi.js';
+import {
+  LockAbortedError,
+  LockClientClosedError,
+  LockLostError,
+  LockTimeoutError,
+  UnsupportedLockKindError,
+} from '../locks/errors.js';
+import type { Lock, LockClient, LockHandle, LockLostEvent } from '../locks/types.js';
+import type { ContractBackend, ContractClientOptions } from './backend.js';
+import { checkChannels } from './channels.js';
+import { assertInstance, poll, settlement } from './check.js';
+import { runProbe, type ProbeContenders } from './probe.js';
+import { forkFixtures, type FixtureProcess } from './processes.js';
+import { CONTRACT_SUBJECTS, type ContractSubject } from './subjects.js';
+
+/** One check of the contract on one lock kind, runnable by any test runner. */
+export interface ContractCase {
+  /** `<subject>: <what it checks>`, e.g. `mutex: fencing tokens strictly increase across holders`. */
+  readonly name: string;
+  /** The lock kind it checks (a key of CONTRACT_SUBJECTS). */
+  readonly subject: string;
+  /** How long it may take on a loaded machine, ms. */
+  readonly timeoutMs: number;
+  /** Why it does not apply to this backend or kind, when it does not (known before it runs). */
+  readonly skip?: string;
+  /**
+   * Runs the check; rejects when the backend breaks the contract. A check that finds, once running,
+   * that the backend does not offer the kind (its capabilities) calls `context.skip(reason)` and returns.
+   */
+  run(context: ContractCaseContext): Promise<void>;
+}
+
+/** What a running case may ask of its runner. */
+export interface ContractCaseContext {
+  /** Marks the case skipped, with the reason (the case returns right after). */
+  skip(reason: string): void;
+}
+
+/** Which of the contract's cases to make. */
+export interface ContractOptions {
+  /** The lock kinds to check (keys of CONTRACT_SUBJECTS); all of them by default. */
+  subjects?: readonly string[];
+}
+
+const PROCESSES = 4;
+const LOOPS = 2;
+const SECTIONS = 15;
+const LEASE_MS = 1_000;
+/** Rounds of the close race: each closes a client at another moment of its waiters' acquires. */
+const CLOSE_ROUNDS = 20;
+const DEFAULT_TIMEOUT_MS = 60_000;
+
+let unique = 0;
+const lockName = (label: string) => `contract-${label}-${process.pid}-${++unique}`;
+
+/** The clients one case made: all closed when it ends. */
+class CaseClients {
+  private readonly made: LockClient[] = [];
+  constructor(private readonly backend: ContractBackend) {}
+
+  async client(options?: ContractClientOptions): Promise<LockClient> {
+    const client = await this.backend.client(options);
+    this.made.push(client);
+    return client;
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(this.made.map((c) => c.close()));
+  }
+}
+
+/**
+ * Takes enough holds that the next acquire of `subject` must wait: the opposite side's lock for
+ * readers, otherwise as many holds as the kind admits, each under its own owner.
+ */
+async function occupy(subject: ContractSubject, client: LockClient, name: string): Promise<LockHandle[]> {
+  if (subject.opposite) return [await subject.opposite(client, name).acquire()];
+  const lock = subject.make(client, name);
+  const holds: LockHandle[] = [];
+  for (let i = 0; i < subject.bound; i++) holds.push(await lock.acquire({ owner: `occupant-${i}` }));
+  return holds;
+}
+
+function nextLost(client: LockClient, name: string): Promise<LockLostEvent> {
+  const events = client as unknown as EventEmitter;
+  return new Promise((resolve) => {
+    const listener = (event: LockLostEvent) => {
+      if (!event.name.startsWith(name)) return;
+      events.off('lost', listener);
+      resolve(event);
+    };
+    events.on('lost', listener);
+  });
+}
+
+/**
+ * The contract's cases for `backend`: for each lock kind, exclusion and bounds across contenders
+ * (checked from what they recorded, and by lockstock/checker), try/timeout/abort leaving nothing
+ * behind, release only by the owner, a SIGKILLed holder, a lost hold reported through its signal and
+ * event, fencing tokens, a closed client's waiters, the diagnostics channels, and re-entry.
+ */
+export function contractCases(backend: ContractBackend, options: ContractOptions = {}): ContractCase[] {
+  const subjects = options.subjects ?? Object.keys(CONTRACT_SUBJECTS);
+  const processes = backend.processes;
+  const inProcess = processes === undefined;
+  const module = processes && (processes.module instanceof URL ? processes.module.href : processes.module);
+  let known: Promise<BackendCapabilities> | undefined;
+
+  /** The backend's capabilities (from its first client unless the factory gives them). */
+  const capabilities = (): Promise<BackendCapabilities> => {
+    known ??= (async () => {
+      if (backend.capabilities) return backend.capabilities;
+      const client = await backend.client();
+      try {
+        const found = (client as Partial<LockClientBase>).backend?.capabilities;
+        if (!found)
+          throw new Error('the client has no backend.capabilities: give them in the ContractBackend');
+        return found;
+      } finally {
+        await client.close();
+      }
+    })();
+    return known;
+  };
+
+  const cases: ContractCase[] = [];
+  for (const label of subjects) {
+    const subject = CONTRACT_SUBJECTS[label];
+    if (!subject)
+      throw new Error(`no contract subject ${label} (${Object.keys(CONTRACT_SUBJECTS).join(', ')})`);
+    const mixedOnly = subject.mixed !== undefined;
+    const add = (
+      name: string,
+      skip: string | false,
+      check: (clients: CaseClients, capabilities: BackendCapabilities) => Promise<void>,
+      timeoutMs = DEFAULT_TIMEOUT_MS,
+    ) =>
+      cases.push({
+        name: `${label}: ${name}`,
+        subject: label,
+        timeoutMs,
+        ...(skip ? { skip } : {}),
+        async run(context) {
+          const clients = new CaseClients(backend);
+          try {
+            const offered = await capabilities();
+            const missing = subject.families.find((family) => offered.unsupported[family] !== undefined);
+            if (missing) {
+              // Not offered: then its factory must say so at once, with the backend's reason.
+              const client = await clients.client();
+              assert.throws(() => subject.make(client, lockName(label)), UnsupportedLockKindError);
+              context.skip(`${missing} not offered: ${offered.unsupported[missing]}`);
+              return;
+            }
+            await check(clients, offered);
+          } finally {
+            await clients.close();
+          }
+        },
+      });
+    const mixedSkip = mixedOnly && 'mixed sections run in the bound check only';
+    const elsewhere = inProcess && 'an in-process backend has no holder in another OS process';
+
+    add(
+      `holds its bound across ${PROCESSES} ${inProcess ? 'clients of one process' : 'OS processes'}`,
+      subject.bound === Infinity && !mixedOnly && 'readers alone have no bound',
+      async () => {
+        const options = { watchdogTimeoutMs: 5_000 };
+        const contenders: ProbeContenders = processes
+          ? { processes: PROCESSES, module: module!, config: processes.config(options) }
+          : { processes: PROCESSES, client: () => backend.client(options) };
+        const { records, report, counter, exclusive, events } = await runProbe(contenders, {
+          subject: label,
+          name: lockName(label),
+          loops: LOOPS,
+          sections: SECTIONS,
+        });
+        assert.equal(new Set(records.map((r) => r.pid)).size, PROCESSES);
+        assert.ok(
+          records.every((r) => r.outcome === 'released'),
+          'every section released its hold',
+        );
+        assert.equal(report.sections, PROCESSES * LOOPS * SECTIONS);
+        assert.equal(report.overlaps, 0, 'exclusive sections overlapped');
+        assert.equal(report.tokenRegressions, 0, 'fencing tokens went back');
+        assert.ok(report.maxInside <= subject.bound, `${report.maxInside} inside at once`);
+        assert.ok(report.maxConcurrent <= subject.bound, `${report.maxConcurrent} held at once`);
+        assert.equal(counter, exclusive, 'updates were lost: exclusive sections were not alone');
+        if (subject.bound > 1 && subject.bound !== Infinity) {
+          assert.ok(report.maxInside > 1, 'the permits were never shared');
+        }
+        assert.equal(new Set(records.map((r) => r.token)).size, records.length, 'a token was given twice');
+        // The same sections as a history, checked by lockstock/checker: linearizable against a fenced
+        // mutex (tokens grow in the order the lock passed) or a semaphore of the bound.
+        if (!mixedOnly) {
+          const model = subject.bound === 1 ? mutexModel({ fenced: true }) : semaphoreModel(subject.bound);
+          const verdict = checkLinearizable(operationsOf(events), model as Model<unknown>, {
+            timeoutMs: 20_000,
+          });
+          assert.ok(verdict.valid, JSON.stringify(verdict.counterexample));
+          if (subject.bound === 1) assert.ok(checkLockHistory(events).valid, 'the lock history check failed');
+        }
+      },
+    );
+
+    add('try, timeout and abort leave nothing behind', mixedSkip, async (clients) => {
+      const name = lockName(label);
+      const lock = subject.make(await clients.client(), name);
+      const holds = await occupy(subject, await clients.client(), name);
+      assert.equal(await lock.tryAcquire(), undefined);
+      assert.equal(await lock.tryAcquire({ waitMs: 30 }), undefined);
+      assertInstance(await settlement(lock.acquire({ waitMs: 30 }), 30_000), LockTimeoutError);
+      const controller = new AbortController();
+      const aborted = lock.acquire({ signal: controller.signal });
+      controller.abort(new Error('gave up'));
+      assertInstance(await settlement(aborted, 30_000), LockAbortedError);
+      await Promise.all(holds.map((h) => h.release()));
+      // None of the refused or abandoned attempts holds anything: the lock is free for a newcomer.
+      const handle = await lock.acquire({ waitMs: 5_000 });
+      assert.equal(await handle.release(), 'released');
+      // A server-side wait granted just after its waiter gave up is given back in the background (a
+      // waiter's leave is fire and forget); a shared newcomer does not wait for that: look until it is.
+      await poll(() => lock.isLocked(), false, 5_000);
+    });
+
+    add(
+      'only the owner releases; a stale release changes nothing',
+      mixedSkip || (!subject.leased && 'its holds cannot end behind their backs'),
+      async (clients) => {
+        const [a, b] = [await clients.client(), await clients.client()];
+        const name = lockName(label);
+        const stale = await subject.make(a, name).acquire();
+        await backend.breakHolds(a, subject.make(a, name)); // its hold ends behind its back
+        const fresh = await subject.make(b, name).acquire({ waitMs: 5_000 });
+        const outcome = await stale.release();
+        assert.ok(outcome === 'not_owner' || outcome === 'expired', `a stale release answered ${outcome}`);
+        assert.equal(await subject.make(b, name).isLocked(), true);
+        assert.equal(await fresh.release(), 'released');
+      },
+    );
+
+    add(
+      subject.leased
+        ? 'a SIGKILLed holder frees it within its lease'
+        : 'a SIGKILLed holder keeps its permit for good (no lease)',
+      mixedSkip || elsewhere,
+      async (clients, offered) => {
+        // A backend whose session carries the holds (no lease per hold) frees them when the session
+        // of the killed holder times out: its config sets that timeout to the lease.
+        const session = offered.leases === 'session';
+        const modes = !subject.leased ? ['watchdog'] : session ? ['session'] : ['lease', 'watchdog'];
+        for (const mode of modes) {
+          const name = lockName(`${label}-${mode}`);
+          const holds = subject.opposite ? 1 : subject.bound;
+          const config = processes!.config(
+            session
+              ? { sessionTimeoutMs: LEASE_MS, watchdogTimeoutMs: 30_000 }
+              : { watchdogTimeoutMs: mode === 'watchdog' ? LEASE_MS : 30_000 },
+          );
+          const [holder] = forkHolders(module!, config, { subject: label, name, mode, ms: LEASE_MS, holds });
+          try {
+            const acquired = await holder!.next('acquired');
+            const client = await clients.client();
+            const blocked: Lock = subject.opposite
+              ? subject.opposite(client, name)
+              : subject.make(client, name);
+            assert.equal(await blocked.tryAcquire(), undefined);
+            holder!.kill('SIGKILL');
+            assert.equal((await holder!.exited)[1], 'SIGKILL');
+            const killedAt = performance.now();
+            // Nobody releases it: only the lease running out can let us in.
+            const handle = await blocked.tryAcquire({ waitMs: LEASE_MS + 3_000 });
+            if (!subject.leased) {
+              assert.equal(handle, undefined, 'a permit without a lease was freed');
+              continue;
+            }
+            assert.ok(handle, 'the killed holder still holds it');
+            const waited = performance.now() - killedAt;
+            assert.ok(waited <= LEASE_MS + 1_500, `freed after ${Math.round(waited)} ms`);
+            assert.ok(
+              handle.fencingToken > Math.max(...(acquired.tokens as number[])),
+              'the token went back',
+            );
+            await handle.release();
+          } finally {
+            holder!.kill('SIGKILL');
+          }
+        }
+      },
+    );
+
+    add(
+      'a lost lease aborts the signal and is reported',
+      mixedSkip || (!subject.leased && 'its holds cannot end behind their backs'),
+      async (clients) => {
+        const client = await clients.client({ watchdogTimeoutMs: 300 });
+        const name = lockName(label);
+        const lock = subject.make(client, name);
+        const handle = await lock.acquire();
+        const lost = nextLost(client, name);
+        await backend.breakHolds(client, lock);
+        // A backend that watches its holds may report the loss before breakHolds returns.
+        if (!handle.signal.aborted) {
+          await new Promise((resolve) => handle.signal.addEventListener('abort', resolve, { once: true }));
+        }
+        assertInstance(handle.signal.reason, LockLostError, 'signal.reason: ');
+        assertInstance(handle.lostError, LockLostError, 'lostError: ');
+        assertInstance((await lost).error, LockLostError, "the 'lost' event: ");
+        await handle.release();
+      },
+    );
+
+    add('fencing tokens strictly increase across holders', mixedSkip, async (clients) => {
+      const [a, b] = [await clients.client(), await clients.client()];
+      const name = lockName(label);
+      const tokens: number[] = [];
+      for (let i = 0; i < 6; i++) {
+        const lock: Lock = subject.make(i % 2 ? a : b, name);
+        const handle = await lock.acquire({ owner: `owner-${i}` });
+        tokens.push(handle.fencingToken);
+        await handle.release();
+      }
+      for (let i = 1; i < tokens.length; i++)
+        assert.ok(tokens[i]! > tokens[i - 1]!, `tokens ${tokens.join(', ')}`);
+    });
+
+    add(
+      'every pending acquire of a closed client rejects with LockClientClosedError',
+      mixedSkip || elsewhere,
+      async (clients, offered) => {
+        // The holder is another OS process: no release or wake-up from this one can settle a waiter.
+        // It holds what blocks the subject (readers: the write side) and stays for every round.
+        const name = lockName(`${label}-closed`);
+        const holderSubject = subject.opposite ? 'write' : label;
+        const holds = subject.opposite ? 1 : subject.bound;
+        const mode = offered.leases === 'session' ? 'session' : 'watchdog';
+        const config = processes!.config({ sessionTimeoutMs: 30_000, watchdogTimeoutMs: 30_000 });
+        const [holder] = forkHolders(module!, config, {
+          subject: holderSubject,
+          name,
+          mode,
+          ms: 30_000,
+          holds,
+        });
+        const closing: Array<Promise<void>> = [];
+        try {
+          await holder!.next('acquired');
+          for (let round = 0; round < CLOSE_ROUNDS; round++) {
+            const client = await clients.client();
+            const lock = subject.make(client, name);
+            // Waiters without waitMs, in different phases when the client closes: the first still in
+            // its first try, later ones queued behind it or asleep on their watch or wake-up.
+            // (Each outcome is watched from the start: a rejection is never left unhandled.)
+            const outcomes = [lock.acquire(), lock.acquire()].map((p) => settlement(p, 30_000));
+            // Spreads the close over the waiters' phases (0: their first tries are in flight).
+            if (round % 4 === 1) await new Promise((resolve) => setImmediate(resolve));
+            else if (round % 4 >= 2) await new Promise((resolve) => setTimeout(resolve, round * 5));
+            outcomes.push(settlement(lock.acquire(), 30_000));
+            // What is checked is the acquires, not how long close() takes: PostgreSQL's can take a
+            // server-side wait's whole time slice (10 s) to end. The closes are awaited at the end.
+            closing.push(client.close());
+            for (const [i, outcome] of (await Promise.all(outcomes)).entries()) {
+              assertInstance(outcome, LockClientClosedError, `round ${round}, waiter ${i}: `);
+            }
+          }
+          await Promise.all(closing);
+        } finally {
+          holder!.kill('SIGKILL');
+          await holder!.exited;
+        }
+      },
+      180_000,
+    );
+
+    add('reports acquire, hold and release on the diagnostics channels', mixedSkip, async (clients) => {
+      const name = lockName(`${label}-diagnostics`);
+      await checkChannels(subject.make(await clients.client(), name), name, label === 'multi-lock' ? 2 : 1);
+    });
+
+    add(
+      're-entry within a run() task keeps the token',
+      mixedSkip || (!subject.reentrant && 'not reentrant'),
+      async (clients) => {
+        const lock = subject.make(await clients.client(), lockName(label));
+        await lock.run(async (_signal, outer) => {
+          const inner = await lock.acquire({ waitMs: 2_000 });
+          assert.equal(inner.fencingToken, outer.fencingToken);
+          assert.equal(await inner.release(), 'still_held');
+          assert.equal(await lock.isLocked(), true);
+        });
+        assert.equal(await lock.isLocked(), false);
+      },
+    );
+  }
+  return cases;
+}
+
+/** A holder process (fixtures/holder.js) of `module`'s backend with `config`. */
+function forkHolders(
+  module: string,
+  config: unknown,
+  hold: { subject: string; name: string; mode: string; ms: number; holds: number },
+): FixtureProcess[] {
+  return forkFixtures('holder', [JSON.stringify({ backend: { module, config }, ...hold })]);
+}
