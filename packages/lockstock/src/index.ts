@@ -63,7 +63,7 @@ export {
   type ReleaseMessage,
   type RenewMessage,
 } from './locks/core/diagnostics.js';
-export type { RedisClient, RedisSource } from './redis/connection.js';
+export type { RedisClient, RedisConnectionOptions, RedisSource } from './redis/connection.js';
 export type { Fence, FencedClaim, FencedStore } from './locks/fencing/fence.js';
 export { RedisFencedStore } from './redis/fenced-store.js';
 export { PostgresFencedStore, type Queryable } from './locks/fencing/postgres-fenced-store.js';

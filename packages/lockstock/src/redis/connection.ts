@@ -68,8 +68,16 @@ export interface RedisClient {
 /** A cluster client (`isCluster` true): see `isCluster`. */
 export type RedisClusterClient = RedisClient & { readonly isCluster: true };
 
+/**
+ * ioredis options (an ioredis `RedisOptions`) for a connection the lock client creates and owns. Typed
+ * as any object on purpose: lockstock's declarations never name ioredis' types, so that a project
+ * without ioredis (a team on another backend) type-checks them with `skipLibCheck: false`. To have
+ * yours checked, write them `satisfies RedisOptions` (from ioredis).
+ */
+export type RedisConnectionOptions = object;
+
 /** How callers hand lockstock a Redis: a client they own, or a URL / options for one we own. */
-export type RedisSource = RedisClient | string | RedisOptions;
+export type RedisSource = RedisClient | string | RedisConnectionOptions;
 
 /** The methods checked at run time before a value is used as a client. */
 const CLIENT_METHODS = [

@@ -11,6 +11,7 @@ export {
   duplicateClient,
   isCluster,
   type RedisClient,
+  type RedisConnectionOptions,
   type RedisSource,
 } from './connection.js';
 export { DEFAULT_KEY_PREFIX, assertKeyName, assertKeyPrefix } from './keys.js';
