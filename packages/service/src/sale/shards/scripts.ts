@@ -14,4 +14,5 @@ export const partScripts = {
   transferDone: script('transfer-done'),
   rebuildTransfers: script('rebuild-transfers'),
   snapshot: script('part-snapshot'),
+  state: script('part-state'),
 };

@@ -34,8 +34,31 @@ interface Refill {
  */
 type RefillOutcome =
   | { readonly kind: 'retry' }
-  | { readonly kind: 'short'; readonly total: number }
+  | { readonly kind: 'short'; readonly total: number; readonly proof: SoldOutProof }
   | { readonly kind: 'recovering' };
+
+/**
+ * When a double collect proved a sale short, on the Redis clock (microseconds): every part held what
+ * the first collect read from `fromUs` (its last read) to `toUs` (the second collect's first read).
+ */
+interface SoldOutProof {
+  readonly fromUs: number;
+  readonly toUs: number;
+}
+
+/**
+ * Test-only (inert unless LOCKSTOCK_RECORD_VERDICTS=1): every proven sold-out verdict is printed as
+ * `verdict:sold_out <sale> <fromUs> <toUs> <units left> <units asked for>`, so the split sale's
+ * multi-process test judges it against the record at its own Redis time, not when the answer arrived.
+ */
+const recordVerdicts = process.env.LOCKSTOCK_RECORD_VERDICTS === '1';
+
+/**
+ * A deliberately wrong serve, to show the test's oracle catches one (inert unless
+ * LOCKSTOCK_FAULT=false-sold-out): the first buyer of this process to find its part dry is told sold
+ * out at once, without the proof, and the verdict is recorded at the Redis time of its part's read.
+ */
+let falseSoldOut = process.env.LOCKSTOCK_FAULT === 'false-sold-out';
 
 /**
  * Units keep moving while a buyer keeps finding its part dry (every round moves or finishes
@@ -143,6 +166,13 @@ export class SplitReserver {
       // Remembered sold out (a proof, and no unit back since): a request with an Idempotency-Key asked
       // Redis for its original order and has none; it gets the answer the others get from memory.
       if (soldOut?.isSoldOut(saleId)) return { ok: false, code: 'sold_out' };
+      if (falseSoldOut) {
+        falseSoldOut = false;
+        const [state] = await this.transfers.collect([keys]);
+        const at = state?.atUs ?? 0;
+        process.stdout.write(`verdict:sold_out ${saleId} ${at} ${at} 0 ${quantity}\n`);
+        return { ok: false, code: 'sold_out' };
+      }
       dryAt ??= performance.now();
       if (Array.isArray(reply)) msUntilEnd = Number(reply[1]);
       if (round >= MAX_ROUNDS) throw new SaleBusyError(saleId);
@@ -150,6 +180,10 @@ export class SplitReserver {
       if (outcome.kind === 'recovering') throw new SaleRecoveringError(saleId);
       if (outcome.kind === 'short') {
         this.options.onTransferWait?.((performance.now() - dryAt) / 1000, 'sold_out');
+        if (recordVerdicts) {
+          const { fromUs, toUs } = outcome.proof;
+          process.stdout.write(`verdict:sold_out ${saleId} ${fromUs} ${toUs} ${outcome.total} ${quantity}\n`);
+        }
         if (outcome.total === 0 && msUntilEnd > 0)
           soldOut?.exhausted(saleId, ticket, msUntilEnd, sale.channels);
         return { ok: false, code: 'sold_out' };
@@ -216,6 +250,10 @@ export class SplitReserver {
       (state, i) => state.version === first[i]?.version && !state.recovering && state.stock >= 0,
     );
     if (!unchanged) return { kind: 'retry' };
-    return { kind: 'short', total: first.reduce((sum, s) => sum + s.stock, 0) };
+    return {
+      kind: 'short',
+      total: first.reduce((sum, s) => sum + s.stock, 0),
+      proof: { fromUs: Math.max(...first.map((s) => s.atUs)), toUs: Math.min(...second.map((s) => s.atUs)) },
+    };
   }
 }

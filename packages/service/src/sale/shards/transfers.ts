@@ -3,7 +3,7 @@ import type { SaleRedis } from '../redis.js';
 import type { PartKeys } from './layout.js';
 import { partScripts } from './scripts.js';
 
-/** One part as one `MGET` read it. */
+/** One part as one read (part-state.lua) found it. */
 export interface PartState {
   /** Units left (-1: the part is missing in Redis). */
   readonly stock: number;
@@ -11,6 +11,8 @@ export interface PartState {
   readonly inflight: number;
   readonly version: string;
   readonly recovering: boolean;
+  /** When the part was read, microseconds since the epoch (Redis clock of the part's master). */
+  readonly atUs: number;
 }
 
 /** A pending outgoing transfer as the donor recorded it. */
@@ -52,16 +54,27 @@ export class Transfers {
     private readonly onError: (error: unknown) => void = () => undefined,
   ) {}
 
-  /** Every part's stock, inflight, version and recovery flag: one MGET per part, all at once. */
+  /**
+   * Every part's stock, inflight, version and recovery flag, with the Redis time of each read: one
+   * script per part (part-state.lua), all at once.
+   */
   async collect(parts: readonly PartKeys[]): Promise<PartState[]> {
     const replies = await Promise.all(
-      parts.map((keys) => this.redis.mget(keys.stock, keys.inflight, keys.version, keys.recovering)),
+      parts.map(
+        (keys) =>
+          this.scripts.run(
+            partScripts.state,
+            [keys.stock, keys.inflight, keys.version, keys.recovering],
+            [],
+          ) as Promise<[string | null, string | null, string | null, number, string]>,
+      ),
     );
-    return replies.map(([stock, inflight, version, recovering]) => ({
+    return replies.map(([stock, inflight, version, recovering, atUs]) => ({
       stock: stock === null ? -1 : Number(stock),
       inflight: Number(inflight ?? 0),
       version: version ?? '',
-      recovering: recovering !== null,
+      recovering: recovering === 1,
+      atUs: Number(atUs),
     }));
   }
 
