@@ -47,6 +47,11 @@ export function registerBench(program: Command): void {
     )
     .option('--libraries <list>', `libraries: ${LIBRARIES.join(', ')}`, listOption(LIBRARIES), [...LIBRARIES])
     .option('--topologies <list>', `where: ${TOPOLOGIES.join(', ')}`, listOption(TOPOLOGIES), [...TOPOLOGIES])
+    .option(
+      '--base <checkout>',
+      "instrumentation scenario: also measure another checkout's lockstock build (built), no subscriber, and give the ratios against it",
+    )
+    .option('--no-warmup', 'skip the warm-up round (cold figures: for smoke tests, not for comparing)')
     .action(
       action(async (resources, opts) => {
         const json = jsonOutput(resources, opts.json);
@@ -60,6 +65,8 @@ export function registerBench(program: Command): void {
           clients: opts.clients,
           libraries: opts.libraries,
           topologies: opts.topologies,
+          base: opts.base,
+          warmup: opts.warmup !== false,
           ...json.option,
           progress: progress(resources),
         });

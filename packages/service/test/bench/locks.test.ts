@@ -11,7 +11,10 @@ import { runCli } from '../helpers/cli.js';
 const dir = mkdtempSync(join(tmpdir(), 'lockstock-bench-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-/** `lockstock bench locks` as a user runs it, tiny: one short run per row; the JSON it wrote. */
+/**
+ * `lockstock bench locks` as a user runs it, tiny: one short run per row; the JSON it wrote. The
+ * warm-up round is skipped where asked (`--no-warmup`): test/bench/warnings.test.ts checks it.
+ */
 async function benchLocks(args: string[]): Promise<LockBenchResult[]> {
   const json = join(dir, `${args.join('-').replace(/[^\w-]/g, '')}.json`);
   // A contended row must see the lock pass between loops: at load average 10–15, 300 ms was not
@@ -26,11 +29,13 @@ async function benchLocks(args: string[]): Promise<LockBenchResult[]> {
   return (JSON.parse(readFileSync(json, 'utf8')) as { results: LockBenchResult[] }).results;
 }
 
-const row = (r: LockBenchResult) => `${r.scenario} ${r.kind}/${r.topology} ${r.library}`;
+const row = (r: LockBenchResult) =>
+  `${r.scenario} ${r.kind}/${r.topology} ${r.library}${r.instrumentation ? ` ${r.instrumentation}` : ''}`;
 
 describe('bench locks end to end (figures are not checked, only what was measured and found)', () => {
   it('every scenario and kind of lockstock against redis-semaphore and the floor, on every topology', async () => {
-    const results = await benchLocks(['--libraries', 'lockstock,redis-semaphore,floor']);
+    // No warm-up round here: the rows' figures are not checked, and it took half the time.
+    const results = await benchLocks(['--libraries', 'lockstock,redis-semaphore,floor', '--no-warmup']);
     expect(results.map(row)).toEqual([
       'uncontended mutex/single lockstock',
       'uncontended mutex/single redis-semaphore',
@@ -68,6 +73,9 @@ describe('bench locks end to end (figures are not checked, only what was measure
       'read-write mutex/single redis-semaphore',
       'semaphore semaphore/single lockstock',
       'semaphore semaphore/single redis-semaphore',
+      'instrumentation mutex/single lockstock none',
+      'instrumentation mutex/single lockstock channels',
+      'instrumentation mutex/single lockstock otel',
     ]);
     for (const r of results) {
       expect(r.violations, row(r)).toBe(0);
@@ -76,14 +84,20 @@ describe('bench locks end to end (figures are not checked, only what was measure
       // Compared with the peer that offers the counterpart (a mutex for fair and read-write); on
       // etcd, ZooKeeper, PostgreSQL and MySQL no Redis library runs.
       const onRedis = !['etcd', 'zookeeper', 'postgres', 'mysql'].includes(r.topology);
-      expect(r.bestPeer, row(r)).toBe(r.library === 'lockstock' && onRedis ? 'redis-semaphore' : null);
-      expect(r.timesBestPeer !== null, row(r)).toBe(r.library === 'lockstock' && onRedis);
+      const compared = r.library === 'lockstock' && onRedis && r.scenario !== 'instrumentation';
+      expect(r.bestPeer, row(r)).toBe(compared ? 'redis-semaphore' : null);
+      expect(r.timesBestPeer !== null, row(r)).toBe(compared);
+      // The instrumentation rows against the row with no subscriber, of the same run.
+      const instrumented = r.scenario === 'instrumentation';
+      expect(r.timesUninstrumented !== null && r.timesUninstrumented > 0, row(r)).toBe(instrumented);
+      expect(r.cpuTimesUninstrumented !== null && r.cpuTimesUninstrumented > 0, row(r)).toBe(instrumented);
+      if (r.instrumentation === 'none') expect(r.timesUninstrumented).toBe(1);
       // Against the raw commands of a pair on the same client, where pairs are measured, and under
       // contention on the stores whose raw requests can wait without polling.
       const floored = r.scenario === 'uncontended' || (r.scenario === 'contended' && !onRedis);
       expect(r.timesFloor !== null && r.timesFloor > 0, row(r)).toBe(r.library === 'lockstock' && floored);
       // The CPU a pair cost both sides: measured uncontended (on every topology), not under contention.
-      const uncontended = r.scenario === 'uncontended';
+      const uncontended = r.scenario === 'uncontended' || instrumented;
       expect(r.clientCpuUsPerOp !== null && r.clientCpuUsPerOp > 0, row(r)).toBe(uncontended);
       // PostgreSQL's backends and mariadbd are read in 10 ms ticks from /proc: a 150 ms row may cost
       // them less.
@@ -97,9 +111,33 @@ describe('bench locks end to end (figures are not checked, only what was measure
     }
     const readWrite = results.filter((r) => r.scenario === 'read-write');
     expect(readWrite.every((r) => r.writerMaxWaitMs !== null && r.writesPerSec !== null)).toBe(true);
-    // 36 rows on seven topologies (a JVM, a Cluster, etcd, PostgreSQL and MariaDB started first): over a
-    // minute on a 2-core machine, 156 s at load average 16.
+    // 39 rows on seven topologies (a JVM, a Cluster, etcd, PostgreSQL and MariaDB started first): over a
+    // minute on a 2-core machine; with its warm-up round, 156 s at load average 16.
   }, 420_000);
+
+  it("instrumentation with --base: another checkout's build, no subscriber, is what the ratios are against", async () => {
+    // This checkout stands in for the other one: what is checked is that the row is measured from
+    // the build found there and becomes the reference.
+    const checkout = join(import.meta.dirname, '..', '..', '..', '..');
+    const results = await benchLocks([
+      ...['--scenarios', 'instrumentation', '--kinds', 'mutex', '--libraries', 'lockstock'],
+      ...['--base', checkout, '--no-warmup'],
+    ]);
+    expect(results.map(row)).toEqual([
+      'instrumentation mutex/single lockstock base',
+      'instrumentation mutex/single lockstock none',
+      'instrumentation mutex/single lockstock channels',
+      'instrumentation mutex/single lockstock otel',
+    ]);
+    expect(results[0]?.timesUninstrumented).toBe(1);
+    for (const r of results) expect(r.opsPerSec > 0 && (r.timesUninstrumented ?? 0) > 0, row(r)).toBe(true);
+    const missing = await runCli([
+      ...['bench', 'locks', '--scenarios', 'instrumentation', '--kinds', 'mutex'],
+      ...['--base', join(dir, 'no-checkout')],
+    ]);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toContain('build it there first');
+  });
 
   it('node-redlock and redlock-universal: their mutex on one server and on the cluster, Redlock on 5 masters; the etcd3 lock on etcd; advisory-lock on PostgreSQL', async () => {
     const results = await benchLocks([
@@ -109,6 +147,7 @@ describe('bench locks end to end (figures are not checked, only what was measure
       'mutex,redlock',
       '--libraries',
       'redlock,redlock-universal,etcd3,advisory-lock',
+      '--no-warmup',
     ]);
     expect(results.map(row)).toEqual([
       'uncontended mutex/single redlock',
@@ -121,14 +160,15 @@ describe('bench locks end to end (figures are not checked, only what was measure
       'uncontended mutex/postgres advisory-lock',
     ]);
     for (const r of results) expect(r.opsPerSec, row(r)).toBeGreaterThan(0);
-  });
+    // A Cluster, 5 masters, etcd and PostgreSQL started first: 60 s was not enough at load average 19.
+  }, 240_000);
 
   it('refuses a selection that measures nothing, or a kind no selected scenario measures', async () => {
     const { code, stderr } = await runCli(['bench', 'locks', '--kinds', 'mutex,spinning']);
     expect(code).toBe(1);
     expect(stderr).toContain('unknown: spinning');
     expect(() => planSubjects(['semaphore'], ['mutex'], ['lockstock'])).toThrow(
-      'kind mutex is measured in scenario uncontended, contended only',
+      'kind mutex is measured in scenario uncontended, contended, instrumentation only',
     );
     expect(() => planSubjects(['contended'], ['fair'], ['redlock-universal'])).not.toThrow();
     expect(() => planSubjects(['semaphore'], ['semaphore'], ['redlock'])).toThrow('nothing to measure');

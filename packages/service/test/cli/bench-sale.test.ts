@@ -44,6 +44,7 @@ describe('bench sale', () => {
       'purchases, serve --workers 0, vs hello world',
       'sold-out answers, serve --workers 0',
       'purchases, serve --workers 0, rate limits on vs off',
+      'purchases, serve --workers 0, tracing on vs off',
       'purchases, embedded default',
       'sold-out answers, embedded default',
       'purchases, embedded default, durability fsync vs memory',
@@ -55,6 +56,9 @@ describe('bench sale', () => {
     const purchases = report.results.find((r) => r.path === 'purchases, serve --workers 0');
     expect(purchases?.baseline).toMatch(/^minimal hand-written endpoint/);
     expect(purchases?.target).toBe(1);
+    // The traced serve exported spans to the benchmark's sink (the row is about tracing on).
+    const traced = report.results.find((r) => r.path === 'purchases, serve --workers 0, tracing on vs off');
+    expect(traced?.spansExported).toBeGreaterThan(0);
     for (const result of report.results) {
       expect([result.path, result.opsPerSec > 0, result.baselineOpsPerSec > 0]).toEqual([
         result.path,

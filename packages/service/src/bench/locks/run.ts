@@ -1,9 +1,11 @@
-import { writeFileSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { silentProgress, type StepProgress } from '../../support/progress.js';
 import { watchMachine, type BenchConditions, type RunRatios } from '../conditions.js';
 import { describeMachine, type MachineInfo } from '../machine.js';
 import { median, round } from '../stats.js';
 import { runContended, type ContendedResult } from './contended.js';
+import type { Instrumentation } from './instrumentation.js';
 import type { Workload } from './contended-worker.js';
 import {
   assertPeersInstalled,
@@ -30,6 +32,16 @@ export interface BenchLocksOptions {
   topologies?: Topology[];
   /** lockstock's kinds to measure; the peers' counterparts come with them. */
   kinds: Kind[];
+  /**
+   * The instrumentation scenario's `base` row: this checkout's lockstock build (another clone or
+   * worktree, built), with no subscriber; the scenario's ratios are then against it. @default none
+   */
+  base?: string;
+  /**
+   * Run each row once first, not counted (false: no warm-up round — cold figures, for smoke tests
+   * that check what is measured, not how fast). @default true
+   */
+  warmup?: boolean;
   json?: string;
   /** Each row × run is one step, weighted by its planned duration. */
   progress?: StepProgress;
@@ -56,6 +68,16 @@ export interface LockBenchResult {
   handoffOtherP99Ms: number | null;
   maxWaitMs: number | null;
   writerMaxWaitMs: number | null;
+  /** The instrumentation scenario's rows: what was attached (null in the other scenarios). */
+  instrumentation: Instrumentation | null;
+  /**
+   * Instrumentation rows: opsPerSec over the un-instrumented row's of the same run (`base` if
+   * measured, else `none`), the median of the per-run ratios, and those ratios in run order.
+   */
+  timesUninstrumented: number | null;
+  timesUninstrumentedByRun: number[] | null;
+  /** Instrumentation rows: the client's CPU per pair over the un-instrumented row's, likewise. */
+  cpuTimesUninstrumented: number | null;
   /** Summed over the runs. */
   violations: number;
   runs: number;
@@ -72,7 +94,7 @@ const CONTENDED_SETUP_MS = 1_000;
 const UNCONTENDED_WARMUP_MS = 500;
 /** The longest a row's warm-up round (run once before the measured runs, not counted) takes. */
 const WARMUP_ROUND_MS = 1_000;
-const WORKLOADS: Record<Exclude<Scenario, 'uncontended'>, Workload> = {
+const WORKLOADS: Record<Exclude<Scenario, 'uncontended' | 'instrumentation'>, Workload> = {
   contended: 'exclusive',
   'read-write': 'read-write',
   semaphore: 'semaphore',
@@ -80,8 +102,10 @@ const WORKLOADS: Record<Exclude<Scenario, 'uncontended'>, Workload> = {
 
 type Sample = { uncontended: UncontendedResult } | { contended: ContendedResult };
 
-const rowKey = (s: Subject, client: ClientSetting) =>
-  `${s.scenario}/${s.topology}/${client}/${s.library}/${s.kind}`;
+const rowKey = (
+  s: Omit<Subject, 'instrumentation'> & { instrumentation?: Instrumentation | null },
+  client: ClientSetting,
+) => `${s.scenario}/${s.topology}/${client}/${s.library}/${s.kind}/${s.instrumentation ?? ''}`;
 
 /**
  * `lockstock bench locks`: lockstock's lock kinds against node-redlock, redis-semaphore and
@@ -96,8 +120,15 @@ export async function benchLocks(options: BenchLocksOptions): Promise<{
   results: LockBenchResult[];
 }> {
   const progress = options.progress ?? silentProgress;
+  if (options.base) assertBaseBuilt(options.base);
   const watch = watchMachine();
-  const subjects = planSubjects(options.scenarios, options.kinds, options.libraries, options.topologies);
+  const subjects = planSubjects(
+    options.scenarios,
+    options.kinds,
+    options.libraries,
+    options.topologies,
+    options.base ? ['base', 'none', 'channels', 'otel'] : ['none', 'channels', 'otel'],
+  );
   await assertPeersInstalled([...new Set(subjects.map((s) => s.library))]);
   // Contended sections keep their counter in the single Redis, whatever store holds the lock.
   const contended = subjects.some((s) => s.scenario !== 'uncontended');
@@ -112,7 +143,7 @@ export async function benchLocks(options: BenchLocksOptions): Promise<{
     for (const client of options.clients) {
       // Run 0 is each row's warm-up round (servers, connections, JIT, page cache), not counted: a
       // cold first row measured a fraction of its rerun.
-      for (let run = 0; run <= options.runs; run++) {
+      for (let run = options.warmup === false ? 1 : 0; run <= options.runs; run++) {
         const warmup = run === 0;
         const of = warmup ? 'warm-up' : `run ${run}/${options.runs}`;
         const uncontendedMs = warmup
@@ -120,7 +151,9 @@ export async function benchLocks(options: BenchLocksOptions): Promise<{
           : options.uncontendedMs;
         const contendedMs = warmup ? Math.min(options.contendedMs, WARMUP_ROUND_MS) : options.contendedMs;
         for (const subject of rotated(subjects, Math.max(0, run - 1))) {
-          const name = `${subject.scenario} ${subject.library} ${subject.kind}/${subject.topology}`;
+          const name =
+            `${subject.scenario} ${subject.library} ${subject.kind}/${subject.topology}` +
+            (subject.instrumentation ? ` ${subject.instrumentation}` : '');
           const spec: AdapterSpec = {
             library: subject.library,
             kind: subject.kind,
@@ -132,7 +165,7 @@ export async function benchLocks(options: BenchLocksOptions): Promise<{
             if (warmup) return; // the warm-up round is not counted
             samples.set(rowKey(subject, client), [...(samples.get(rowKey(subject, client)) ?? []), sample]);
           };
-          if (subject.scenario === 'uncontended') {
+          if (subject.scenario === 'uncontended' || subject.scenario === 'instrumentation') {
             steps.push({
               label: `${name} [${client}] ${of}`,
               weight: uncontendedMs + warmupMs,
@@ -145,6 +178,9 @@ export async function benchLocks(options: BenchLocksOptions): Promise<{
                     warmupMs,
                     access: subject.kind === 'read-write' ? 'read' : 'write',
                   },
+                  ...(subject.instrumentation
+                    ? { instrumentation: { variant: subject.instrumentation, base: options.base } }
+                    : {}),
                 });
                 record({ uncontended: result });
                 return `${of} [${client}] ${name}: ${Math.round(result.opsPerSec)} pairs/s`;
@@ -180,12 +216,10 @@ export async function benchLocks(options: BenchLocksOptions): Promise<{
     } finally {
       progress.end();
     }
-    const results = withRatios(
-      options.clients.flatMap((client) =>
-        subjects.map((subject) => summarizeRow(subject, client, samples.get(rowKey(subject, client)) ?? [])),
-      ),
-      samples,
+    const rows = options.clients.flatMap((client) =>
+      subjects.map((subject) => summarizeRow(subject, client, samples.get(rowKey(subject, client)) ?? [])),
     );
+    const results = withInstrumentationRatios(withRatios(rows, samples), samples);
     const { conditions, warnings } = watch.finish(runRatios(results));
     const report = { machine, conditions, warnings, results };
     if (options.json) writeFileSync(options.json, `${JSON.stringify(report, null, 2)}\n`);
@@ -197,16 +231,23 @@ export async function benchLocks(options: BenchLocksOptions): Promise<{
 
 /** Per lockstock row with a peer, its ratio in each run: the rows whose runs may disagree. */
 function runRatios(results: readonly LockBenchResult[]): RunRatios[] {
-  return results.flatMap((r) =>
-    r.timesBestPeerByRun && r.timesBestPeerByRun.length > 1
+  return results.flatMap((r): RunRatios[] => {
+    if (r.timesUninstrumentedByRun && r.timesUninstrumentedByRun.length > 1)
+      return [
+        {
+          label: `${r.scenario} ${r.instrumentation} [${r.client}] × uninstrumented`,
+          ratios: r.timesUninstrumentedByRun,
+        },
+      ];
+    return r.timesBestPeerByRun && r.timesBestPeerByRun.length > 1
       ? [
           {
             label: `${r.scenario} ${r.kind}/${r.topology} [${r.client}] × best peer (${r.bestPeer})`,
             ratios: r.timesBestPeerByRun,
           },
         ]
-      : [],
-  );
+      : [];
+  });
 }
 
 /**
@@ -244,6 +285,10 @@ function summarizeRow(subject: Subject, client: ClientSetting, samples: Sample[]
     topology: subject.topology,
     client,
     scenario: subject.scenario,
+    instrumentation: subject.instrumentation ?? null,
+    timesUninstrumented: null,
+    timesUninstrumentedByRun: null,
+    cpuTimesUninstrumented: null,
     timesBestPeer: null,
     timesBestPeerByRun: null,
     bestPeer: null,
@@ -323,4 +368,46 @@ function withRatios(results: LockBenchResult[], samples: ReadonlyMap<string, Sam
       ...(floorRow && floorRow.opsPerSec > 0 ? { timesFloor: round(r.opsPerSec / floorRow.opsPerSec) } : {}),
     };
   });
+}
+
+/**
+ * Each instrumentation row against the un-instrumented row (`base` when measured, else `none`) of the
+ * same client, run by run — the variants of one run are measured moments apart, in rotating order —
+ * and the median of those ratios: on a shared machine one run's load hits the variants of that run
+ * alike, so the ratio within a run moves less than either rate.
+ */
+function withInstrumentationRatios(
+  results: LockBenchResult[],
+  samples: ReadonlyMap<string, Sample[]>,
+): LockBenchResult[] {
+  const runs = (r: LockBenchResult) =>
+    (samples.get(rowKey(r, r.client)) ?? []).flatMap((s) => ('uncontended' in s ? [s.uncontended] : []));
+  return results.map((r) => {
+    if (r.instrumentation === null) return r;
+    const same = (p: LockBenchResult) => p.scenario === r.scenario && p.client === r.client;
+    const reference =
+      results.find((p) => same(p) && p.instrumentation === 'base') ??
+      results.find((p) => same(p) && p.instrumentation === 'none');
+    if (!reference) return r;
+    const theirs = runs(reference);
+    const mine = runs(r);
+    const byRun = mine.map((run, i) => round(run.opsPerSec / (theirs[i]?.opsPerSec ?? NaN), 3));
+    const cpuByRun = mine.map((run, i) => run.clientCpuUs / (theirs[i]?.clientCpuUs ?? NaN));
+    if (!byRun.every(Number.isFinite) || !cpuByRun.every(Number.isFinite)) return r;
+    return {
+      ...r,
+      timesUninstrumented: round(median(byRun), 3),
+      timesUninstrumentedByRun: byRun,
+      cpuTimesUninstrumented: round(median(cpuByRun), 3),
+    };
+  });
+}
+
+/** Fails before anything starts when `--base` has no lockstock build. */
+function assertBaseBuilt(checkout: string): void {
+  const entry = join(checkout, 'packages', 'lockstock', 'dist', 'index.js');
+  if (!existsSync(entry))
+    throw new Error(
+      `--base ${checkout}: no ${entry}; build it there first (node scripts/build.mjs packages/lockstock)`,
+    );
 }

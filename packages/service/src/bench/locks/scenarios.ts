@@ -7,6 +7,7 @@ import {
   type Kind,
   type LibraryName,
 } from './libraries.js';
+import type { Instrumentation } from './instrumentation.js';
 import { TOPOLOGIES, type Topology } from './targets.js';
 
 /**
@@ -16,8 +17,10 @@ import { TOPOLOGIES, type Topology } from './targets.js';
  * - `read-write`: 4 × 8 loops on one lock, one writing (GET + 1 ms + SET), 31 reading (GET + 1 ms +
  *   GET): reads/s and the writer's longest wait.
  * - `semaphore`: 4 × 8 loops on one semaphore of 4 permits, INCR + 1 ms + DECR.
+ * - `instrumentation`: the uncontended mutex on one Redis, lockstock alone, once per instrumentation
+ *   variant (instrumentation.ts): what the diagnostics channels and lockstock/otel cost a pair.
  */
-export const SCENARIOS = ['uncontended', 'contended', 'read-write', 'semaphore'] as const;
+export const SCENARIOS = ['uncontended', 'contended', 'read-write', 'semaphore', 'instrumentation'] as const;
 export type Scenario = (typeof SCENARIOS)[number];
 
 /** Which of lockstock's kinds each scenario measures, and where. */
@@ -44,6 +47,7 @@ export const COVERAGE: Record<Scenario, ReadonlyArray<{ kind: Kind; topology: To
   ],
   'read-write': [{ kind: 'read-write', topology: 'single' }],
   semaphore: [{ kind: 'semaphore', topology: 'single' }],
+  instrumentation: [{ kind: 'mutex', topology: 'single' }],
 };
 
 /** Stores whose floor waits for a taken lock without polling: etcd and ZooKeeper watch, SQL queues. */
@@ -58,6 +62,8 @@ export interface Subject {
   topology: Topology;
   library: LibraryName;
   kind: Kind;
+  /** The instrumentation scenario's rows: what is attached to lockstock's locks. */
+  instrumentation?: Instrumentation;
 }
 
 /**
@@ -65,13 +71,15 @@ export interface Subject {
  * where its scenario measures it, and beside it every selected peer's counterpart (PEER_KIND) on the
  * same topology — measured once when several kinds share it (peers' mutexes stand in for the mutex,
  * the fair lock and the read-write lock). Throws when the selection measures nothing, or names a
- * kind none of the selected scenarios measures.
+ * kind none of the selected scenarios measures. The instrumentation scenario has lockstock's rows
+ * only, one per variant of `instrumentations` (the peers and the floor attach nothing).
  */
 export function planSubjects(
   scenarios: readonly Scenario[],
   kinds: readonly Kind[],
   libraries: readonly LibraryName[],
   topologies: readonly Topology[] = TOPOLOGIES,
+  instrumentations: readonly Instrumentation[] = ['none', 'channels', 'otel'],
 ): Subject[] {
   for (const kind of kinds) {
     const where = SCENARIOS.filter((s) => COVERAGE[s].some((c) => c.kind === kind));
@@ -86,7 +94,8 @@ export function planSubjects(
       s.scenario === subject.scenario &&
       s.topology === subject.topology &&
       s.library === subject.library &&
-      s.kind === subject.kind;
+      s.kind === subject.kind &&
+      s.instrumentation === subject.instrumentation;
     if (!subjects.some(same)) subjects.push(subject);
   };
   for (const scenario of SCENARIOS.filter((s) => scenarios.includes(s))) {
@@ -94,6 +103,12 @@ export function planSubjects(
       (c) => kinds.includes(c.kind) && topologies.includes(c.topology),
     );
     for (const { kind, topology } of covered) {
+      if (scenario === 'instrumentation') {
+        if (libraries.includes('lockstock'))
+          for (const instrumentation of instrumentations)
+            add({ scenario, topology, library: 'lockstock', kind, instrumentation });
+        continue;
+      }
       if (libraries.includes('lockstock')) add({ scenario, topology, library: 'lockstock', kind });
       for (const library of LIBRARIES.filter((l) => isPeer(l) && libraries.includes(l))) {
         if (PRIMITIVES[library].includes(PEER_KIND[kind]) && runsOn(library, topology))

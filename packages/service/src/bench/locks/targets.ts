@@ -189,26 +189,27 @@ export class BenchServers {
     const targets = new Map<Topology, Target>();
     const stops: Array<() => Promise<void>> = [];
     const servers = new BenchServers(targets, stops);
-    try {
-      if (topologies.has('single')) {
-        if (singleUrl) targets.set('single', { topology: 'single', url: singleUrl });
-        else {
-          const server = await RedisServer.start();
-          stops.push(() => server.stop());
-          targets.set('single', { topology: 'single', url: server.url });
+    const starters: Record<Topology, () => Promise<void>> = {
+      single: async () => {
+        if (singleUrl) {
+          targets.set('single', { topology: 'single', url: singleUrl });
+          return;
         }
-      }
-      if (topologies.has('masters-5')) {
+        const server = await RedisServer.start();
+        stops.push(() => server.stop());
+        targets.set('single', { topology: 'single', url: server.url });
+      },
+      'masters-5': async () => {
         const masters: RedisServer[] = await startRedisServers(5);
         stops.push(() => Promise.all(masters.map((m) => m.stop())).then(() => undefined));
         targets.set('masters-5', { topology: 'masters-5', urls: masters.map((m) => m.url) });
-      }
-      if (topologies.has('etcd')) {
+      },
+      etcd: async () => {
         const etcd = await EtcdServer.start();
         stops.push(() => etcd.stop());
         targets.set('etcd', { topology: 'etcd', endpoint: etcd.endpoint, pid: etcd.pid as number });
-      }
-      if (topologies.has('zookeeper')) {
+      },
+      zookeeper: async () => {
         const zk = await ZooKeeperServer.start();
         stops.push(() => zk.stop());
         targets.set('zookeeper', {
@@ -216,27 +217,34 @@ export class BenchServers {
           connectString: zk.connectString,
           pid: zk.pid as number,
         });
-      }
-      if (topologies.has('postgres')) {
+      },
+      postgres: async () => {
         const postgres = await PostgresServer.start();
         stops.push(() => postgres.stop());
         targets.set('postgres', { topology: 'postgres', url: postgres.url, pid: postgres.pid as number });
-      }
-      if (topologies.has('mysql')) {
+      },
+      mysql: async () => {
         const mariadb = await MariaDbServer.start();
         stops.push(() => mariadb.stop());
         targets.set('mysql', { topology: 'mysql', url: mariadb.url, pid: mariadb.pid as number });
-      }
-      if (topologies.has('cluster')) {
+      },
+      cluster: async () => {
         const cluster = await RedisCluster.start({ masters: 3 });
         stops.push(() => cluster.stop());
         targets.set('cluster', { topology: 'cluster', nodes: cluster.startupNodes });
-      }
-      return servers;
-    } catch (error) {
-      await servers.stop();
-      throw error;
+      },
+    };
+    // All at once: most of a start is waiting (a JVM, initdb, a Cluster agreeing on its slots), and
+    // one after another they took a good part of a short run.
+    const started = await Promise.allSettled(
+      TOPOLOGIES.filter((t) => topologies.has(t)).map((t) => starters[t]()),
+    );
+    const failed = started.find((s): s is PromiseRejectedResult => s.status === 'rejected');
+    if (failed) {
+      await servers.stop(); // those that did start
+      throw failed.reason;
     }
+    return servers;
   }
 
   target(topology: Topology): Target {

@@ -5,12 +5,19 @@
  * for all of their call shapes: on 2026-11-24, 3 runs each way, a mutex pair cost lockstock's client
  * 10.8 µs there and 7.9 µs here, redis-semaphore's 21.3 and 19.7 µs.
  */
+import { baseMutexAdapter, instrument } from './instrumentation.js';
 import { createAdapter } from './libraries.js';
 import { openRedisCpuReader } from './targets.js';
 import { runUncontended, type UncontendedSample } from './uncontended.js';
 
 async function main(sample: UncontendedSample): Promise<void> {
-  const adapter = await createAdapter(sample.spec);
+  const { variant, base } = sample.instrumentation ?? { variant: 'none' };
+  // Subscribers first, as an application instruments itself before it takes locks.
+  const uninstrument = await instrument(variant);
+  const adapter =
+    variant === 'base'
+      ? await baseMutexAdapter(base ?? '', sample.spec.target, sample.spec.setting)
+      : await createAdapter(sample.spec);
   const redisCpu = openRedisCpuReader(sample.spec.target);
   let result;
   try {
@@ -18,6 +25,7 @@ async function main(sample: UncontendedSample): Promise<void> {
   } finally {
     redisCpu.close();
     await adapter.close();
+    await uninstrument();
   }
   process.send?.({ type: 'done', result }, () => process.exit(0));
 }

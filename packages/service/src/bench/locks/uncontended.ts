@@ -2,6 +2,7 @@ import { fork } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { endChildren, nextMessage } from './children.js';
+import type { Instrumentation } from './instrumentation.js';
 import type { Access, AdapterSpec, LockAdapter } from './libraries.js';
 
 export interface UncontendedOptions {
@@ -18,6 +19,8 @@ export interface UncontendedOptions {
 export interface UncontendedSample {
   spec: AdapterSpec;
   options: Omit<UncontendedOptions, 'redisCpuUs'>;
+  /** The instrumentation scenario's variant (instrumentation.ts), and the `base` variant's checkout. */
+  instrumentation?: { variant: Instrumentation; base?: string };
 }
 
 const workerPath = fileURLToPath(new URL('./uncontended-worker.js', import.meta.url));

@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { freePort } from '@lockstock/servers';
 import { signToken } from '../../http/auth.js';
 import { measureInTurn } from './order.js';
+import { startOtlpSink, type OtlpReceipt } from './otlp-sink.js';
 import { runWrk, type WrkResult } from './wrk.js';
 
 const cliPath = fileURLToPath(new URL('../../cli/main.js', import.meta.url));
@@ -38,6 +39,11 @@ export interface HttpRun {
   serveLimited: { purchases: HttpSample; soldOut: HttpSample };
   /** `serve --workers 0` on the benchmark's Redis and PostgreSQL. */
   serve: { purchases: HttpSample; soldOut: HttpSample };
+  /**
+   * The same with OpenTelemetry tracing on (OTEL_EXPORTER_OTLP_ENDPOINT, the SDK's defaults
+   * otherwise), exporting to a sink that keeps nothing (otlp-sink.ts); what reached it.
+   */
+  serveTraced: { purchases: HttpSample; soldOut: HttpSample; exported: OtlpReceipt };
   /** `serve` as `npm start` runs it: private redis-server, PGlite, the pipeline (off the HTTP loop). */
   embedded: { purchases: HttpSample; soldOut: HttpSample };
   /** The embedded default with `--durability memory` (appendfsync everysec): the cost of fsync. */
@@ -93,6 +99,7 @@ export async function startLockstock(
   databaseUrl: string,
   processes = 1,
   nodeArgs: string[] = [],
+  otlpEndpoint = '',
 ) {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
@@ -112,6 +119,11 @@ export async function startLockstock(
     LOCKSTOCK_RATE_LIMIT_PER_USER: mode === 'serve-limited' ? '5' : '0',
     REDIS_URL: '',
     DATABASE_URL: '',
+    // Tracing on only where the row asks for it, whatever the benchmark's own environment says.
+    // (The traces endpoint, if set, wins over the general one: set both, or blank both.)
+    OTEL_EXPORTER_OTLP_ENDPOINT: otlpEndpoint,
+    OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: otlpEndpoint && `${otlpEndpoint}/v1/traces`,
+    OTEL_SERVICE_NAME: 'lockstock-bench',
   };
   const server = await startProcess(
     [...nodeArgs, cliPath, 'serve', '--port', String(port), ...args],
@@ -268,12 +280,31 @@ export async function benchHttp(
       await hello.stop();
     }
   };
-  const measureServe = async (mode: LockstockMode) => {
-    const server = await startLockstock(mode, redisUrl, databaseUrl, options.serveProcesses);
+  const measureServe = async (mode: LockstockMode, otlpEndpoint?: string) => {
+    const server = await startLockstock(
+      mode,
+      redisUrl,
+      databaseUrl,
+      options.serveProcesses,
+      [],
+      otlpEndpoint,
+    );
     try {
       return await measurePurchases(server, tokens, load);
     } finally {
       await server.stop();
+    }
+  };
+  const measureTraced = async () => {
+    const sink = await startOtlpSink();
+    try {
+      const measured = await measureServe('serve', sink.url);
+      // Stopping the server flushed its last batch (SIGTERM: the tracer provider shuts down).
+      const exported = sink.receipt();
+      if (exported.spans === 0) throw new Error('the traced serve exported no spans');
+      return { ...measured, exported };
+    } finally {
+      await sink.stop();
     }
   };
   const measureMinimal = async () => {
@@ -291,6 +322,7 @@ export async function benchHttp(
       hello: measureHello,
       minimal: measureMinimal,
       serve: () => measureServe('serve'),
+      serveTraced: measureTraced,
       serveLimited: () => measureServe('serve-limited'),
       embedded: () => measureServe('embedded'),
       embeddedMemory: () => measureServe('embedded-memory'),

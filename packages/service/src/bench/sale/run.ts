@@ -40,6 +40,7 @@ export type SalePath =
   | 'purchases, serve --workers 0, vs hello world'
   | 'sold-out answers, serve --workers 0'
   | 'purchases, serve --workers 0, rate limits on vs off'
+  | 'purchases, serve --workers 0, tracing on vs off'
   | 'purchases, embedded default'
   | 'sold-out answers, embedded default'
   | 'purchases, embedded default, durability fsync vs memory'
@@ -61,6 +62,8 @@ export interface SaleBenchResult {
   baseline: string;
   /** Responses with another status than the path's, summed over the runs (should be 0). */
   unexpected?: number;
+  /** The tracing row: spans the traced server exported to the benchmark's sink, summed over the runs. */
+  spansExported?: number;
 }
 
 const HELLO = 'hello-world Fastify route, same POST, same wrk load';
@@ -114,8 +117,8 @@ export async function benchSale(options: BenchSaleOptions) {
         },
       },
       http: {
-        // hello: warm-up + 1; minimal and each of the four lockstock servers: warm-up + 2.
-        weight: 2 * (ms + 1000) + 5 * (2 * ms + 1000) + OVERHEAD_MS.http,
+        // hello: warm-up + 1; minimal and each of the five lockstock servers: warm-up + 2.
+        weight: 2 * (ms + 1000) + 6 * (2 * ms + 1000) + OVERHEAD_MS.http,
         run: async (runIndex: number) => {
           const s = await benchHttp(redisServer.url, postgres.url, tokens, load, runIndex, {
             serveProcesses: options.serveProcesses ?? 1,
@@ -124,7 +127,8 @@ export async function benchSale(options: BenchSaleOptions) {
           return (
             `HTTP/s hello ${Math.round(s.hello.perSec)}, minimal ${Math.round(s.minimal.purchases.perSec)}, ` +
             `serve purchases ${Math.round(s.serve.purchases.perSec)} ` +
-            `sold out ${Math.round(s.serve.soldOut.perSec)}, embedded purchases ` +
+            `sold out ${Math.round(s.serve.soldOut.perSec)}, traced purchases ` +
+            `${Math.round(s.serveTraced.purchases.perSec)}, embedded purchases ` +
             `${Math.round(s.embedded.purchases.perSec)} sold out ${Math.round(s.embedded.soldOut.perSec)}`
           );
         },
@@ -284,6 +288,17 @@ function summarise(reservations: Sample[], http: HttpRun[], pipelines: Sample[])
         undefined,
         'purchases, serve --workers 0 (rate limits off, above)',
       ),
+      // What tracing costs a purchase, exporting every span it keeps (no target: the README quotes it).
+      {
+        ...httpRow(
+          'purchases, serve --workers 0, tracing on vs off',
+          http.map((r) => r.serveTraced.purchases),
+          http.map((r) => r.serve.purchases.perSec),
+          undefined,
+          'purchases, serve --workers 0 (tracing off, above); traced: OTLP/HTTP to a local sink, SDK defaults',
+        ),
+        spansExported: http.reduce((sum, r) => sum + r.serveTraced.exported.spans, 0),
+      },
       httpRow(
         'purchases, embedded default',
         http.map((r) => r.embedded.purchases),
@@ -368,7 +383,9 @@ export function saleBenchTable(results: SaleBenchResult[]): TableData {
       r.baselineOpsPerSec.toLocaleString('en-US'),
       `${r.ratio}×`,
       r.target === undefined ? '' : `≥ ${r.target}×`,
-      r.baseline + (r.unexpected ? ` (${r.unexpected} other answers)` : ''),
+      r.baseline +
+        (r.unexpected ? ` (${r.unexpected} other answers)` : '') +
+        (r.spansExported === undefined ? '' : ` (${r.spansExported.toLocaleString('en-US')} spans exported)`),
     ]),
   };
 }
