@@ -16,7 +16,12 @@ export type LockLostReason =
    * The backend session that carried the hold ended or can no longer be trusted (a ZooKeeper session
    * expired or suspended, an etcd lease gone, a database connection dropped); `cause` says which.
    */
-  | 'session_lost';
+  | 'session_lost'
+  /**
+   * The client was closed while the lock was held: nothing renews its lease any more (the store ends
+   * it when the lease runs out) and its session, if any, ended with the client.
+   */
+  | 'client_closed';
 
 /**
  * The base of every error the library throws about a lock: `lockName` names the lock, `code` is a
@@ -101,6 +106,8 @@ function describe(reason: LockLostReason): string {
       return 'it could not be renewed before its lease ran out';
     case 'session_lost':
       return 'the backend session that carried it ended';
+    case 'client_closed':
+      return 'its client was closed while it was held';
   }
 }
 

@@ -2,7 +2,7 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RedisServer } from '@lockstock/servers';
 import { checkLockHistory } from '../../src/checker/index.js';
-import { RedisFencedStore } from '../../src/index.js';
+import { LockLostError, RedisFencedStore } from '../../src/index.js';
 import { LocalLockClient } from '../../src/local/index.js';
 import { msSince } from '../helpers/crash.js';
 import { fullFaultSuite, reportRow } from '../helpers/fault-report.js';
@@ -73,8 +73,8 @@ describe('lock faults on the local backend: holder killed, holder paused', () =>
       freed.push(msSince(killedAt));
       expect(next.fencingToken).toBeGreaterThan(held.fencingToken);
       expect(freed.at(-1)).toBeLessThanOrEqual(LEASE_MS + SLACK_MS);
-      // Not asserted: close() stops the watchdog, and with it what would mark the hold lost — the
-      // abandoned handle's signal stays unaborted after its lease ended (reported, not relied on).
+      // close() lost the hold it no longer renews: the abandoned handle's signal aborted at once.
+      expect((held.signal.reason as LockLostError | undefined)?.reason).toBe('client_closed');
       signalAborted.push(held.signal.aborted);
       await recorder.release(`waiter-${trial}`, name, next);
     }
@@ -85,7 +85,7 @@ describe('lock faults on the local backend: holder killed, holder paused', () =>
       backend: 'local',
       fault: `the holder's owner dies inside the process: its client closed with the hold open, no release (watchdog lease ${LEASE_MS} ms), while a client of the same namespace waits (${TRIALS} times). A SIGKILLed process takes local locks and their waiters with it: across processes the row does not apply`,
       expected: ['OK', 'LIVE'],
-      observed: `the closed client renewed no more; the hold ended with its lease and the waiter had the lock ${shownMs(freed)} after the close (bound: the lease + ${SLACK_MS} ms), with a greater token; no overlap. The abandoned handle's signal ${signalAborted.every(Boolean) ? 'aborted' : 'had not aborted (close() stops the watchdog that would mark it lost)'}`,
+      observed: `the closed client renewed no more; the hold ended with its lease and the waiter had the lock ${shownMs(freed)} after the close (bound: the lease + ${SLACK_MS} ms), with a greater token; no overlap. The abandoned handle's signal ${signalAborted.every(Boolean) ? "aborted at close() (LockLostError, reason 'client_closed')" : 'had not aborted'}`,
       file: FILE,
       checker: report,
       figures: { leaseMs: LEASE_MS, freedAfterMsMax: Math.round(Math.max(...freed)) },

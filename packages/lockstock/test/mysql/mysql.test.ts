@@ -343,7 +343,7 @@ describe('MySQL locks', () => {
     const handle = await locks.mutex(name).acquire();
     const lost = aborted(handle);
     await locks.close();
-    expect((await lost).reason).toBe('session_lost');
+    expect((await lost).reason).toBe('client_closed');
     await expect.poll(() => holderOf(mysqlLockName(name))).toBeNull();
   });
 

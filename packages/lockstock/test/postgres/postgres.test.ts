@@ -248,7 +248,7 @@ describe('PostgreSQL locks', () => {
     const handle = await locks.mutex(name).acquire();
     const lost = aborted(handle);
     await locks.close();
-    expect((await lost).reason).toBe('session_lost');
+    expect((await lost).reason).toBe('client_closed');
     await expect.poll(async () => (await sessionsOn(name)).length).toBe(0);
   });
 });

@@ -216,8 +216,10 @@ export class LockClientBase<B extends LockBackend = LockBackend>
   }
 
   /**
-   * Stops renewals and closes what the backend opened. Release held locks first: locks still held
-   * after close() are no longer renewed and end with their lease (or at once, with the session).
+   * Stops renewals and closes what the backend opened. Release held locks first: a hold the watchdog
+   * renewed or the session carried is lost at close() (its signal aborts with LockLostError, reason
+   * 'client_closed'; the store ends it with its lease, or at once with the session); a hold with an
+   * explicit `leaseMs` keeps it until it ends.
    */
   async close(): Promise<void> {
     if (this.closed) return;

@@ -122,8 +122,15 @@ export function createLockCore(
   };
 }
 
-/** Stops what a core runs in the background (renewals, subscriptions); held locks then expire. */
+/**
+ * Stops what a core runs in the background (renewals, subscriptions). Every hold the watchdog renewed
+ * or the session carried is lost at once (reason 'client_closed'): nothing renews it any more and the
+ * session ends, so its signal must not go on saying it is held until the store ends it behind the
+ * holder's back. Holds with an explicit lease keep it: it was never renewed, and still ends on time.
+ */
 export function stopLockCore(core: LockCore): void {
-  core.watchdog.stop();
+  const holds: SessionBound[] = [...core.watchdog.stop(), ...core.sessionHolds];
+  core.sessionHolds.clear();
   core.waiters.close();
+  for (const hold of holds) hold.markLost('client_closed');
 }

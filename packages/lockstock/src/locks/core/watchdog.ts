@@ -55,11 +55,14 @@ export class Watchdog {
     this.schedules.delete(hold);
   }
 
-  stop(): void {
+  /** Stops every renewal (the client closes); returns the holds it was renewing. */
+  stop(): Renewable[] {
     clearTimeout(this.timer);
     this.timer = undefined;
     this.timerAt = Infinity;
+    const holds = [...this.schedules.keys()];
     this.schedules.clear();
+    return holds;
   }
 
   private wakeAt(at: number): void {
