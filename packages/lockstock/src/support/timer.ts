@@ -16,3 +16,8 @@ export function setTimer(callback: () => void, delayMs: number): NodeJS.Timeout 
   if (delayMs === Infinity) return undefined;
   return setTimeout(callback, Math.min(MAX_TIMER_MS, Math.max(0, delayMs)));
 }
+
+/** `clearTimeout` for a timer of setTimer (undefined: none armed). */
+export function clearTimer(timer: NodeJS.Timeout | undefined): void {
+  if (timer !== undefined) clearTimeout(timer);
+}
