@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { MissingBinaryError, ServerStartError } from './errors.js';
 import { ManagedProcess } from './managed.js';
 import { ManagedServer } from './managed-server.js';
+import { PeerNetwork } from './peer-network.js';
 import { installDebianPackages, whichExecutable } from './packages.js';
 import { freePorts } from './ports.js';
 import { httpRequest } from './probes.js';
@@ -42,6 +43,8 @@ interface MemberPorts {
   name: string;
   client: number;
   peer: number;
+  /** The proxy in front of the peer port (a partitionable cluster): what the member advertises to peers. */
+  proxy?: number;
 }
 
 const url = (port: number) => `http://127.0.0.1:${port}`;
@@ -51,14 +54,15 @@ const url = (port: number) => `http://127.0.0.1:${port}`;
  * localhost:2380 (and 2379), and parallel runs collide. Logs go to stderr (zap), i.e. the log file.
  */
 function memberArgs(me: MemberPorts, all: readonly MemberPorts[], dataDir: string, token: string) {
+  const advertised = (m: MemberPorts) => url(m.proxy ?? m.peer);
   return [
     '--name', me.name,
     '--data-dir', dataDir,
     '--listen-client-urls', url(me.client),
     '--advertise-client-urls', url(me.client),
     '--listen-peer-urls', url(me.peer),
-    '--initial-advertise-peer-urls', url(me.peer),
-    '--initial-cluster', all.map((m) => `${m.name}=${url(m.peer)}`).join(','),
+    '--initial-advertise-peer-urls', advertised(me),
+    '--initial-cluster', all.map((m) => `${m.name}=${advertised(m)}`).join(','),
     // Ignored once the data dir exists (a restart rejoins with what it stored).
     '--initial-cluster-state', 'new',
     '--initial-cluster-token', token,
@@ -162,6 +166,11 @@ export interface EtcdClusterOptions {
   args?: string[];
   /** How long to wait for `/health` on every member, ms. @default 30000 */
   timeoutMs?: number;
+  /**
+   * Route the members' peer traffic through proxies (`network`), so a test can partition the cluster:
+   * each member listens on its peer port and advertises the proxy in front of it. @default false
+   */
+  partitionable?: boolean;
 }
 
 /**
@@ -173,6 +182,8 @@ export class EtcdCluster {
   private constructor(
     readonly members: readonly EtcdServer[],
     readonly dir: string,
+    /** The proxies of the members' peer links (`partitionable`): members are named n1, n2, … */
+    readonly network?: PeerNetwork,
   ) {}
 
   /** Every member's client URL, what etcd clients take as `hosts`. */
@@ -193,6 +204,8 @@ export class EtcdCluster {
         client: ports[2 * i]!,
         peer: ports[2 * i + 1]!,
       }));
+      const network = options.partitionable ? new PeerNetwork() : undefined;
+      for (const me of network ? all : []) me.proxy = await network!.proxy(me.name, me.peer);
       const token = `lockstock-${all[0]!.client}-${Date.now()}`;
       const argsOf = (me: MemberPorts) => [
         ...memberArgs(me, all, join(dir, `${me.name}.etcd`), token),
@@ -201,6 +214,7 @@ export class EtcdCluster {
       const started = all.map((me) =>
         spawnLogged(binary, argsOf(me), { logFile: join(dir, `${me.name}.log`), cwd: dir }),
       );
+      all.forEach((me, i) => network?.member(me.name, () => started[i]?.child.pid));
       try {
         await waitUntilReady(
           `etcd cluster of ${count}`,
@@ -211,6 +225,7 @@ export class EtcdCluster {
         );
       } catch (error) {
         await Promise.all(started.map((s) => terminate(s, 'SIGKILL')));
+        await network?.close();
         if (!portTaken(error) || attempt >= 3) {
           rmSync(dir, { recursive: true, force: true });
           throw error;
@@ -225,7 +240,8 @@ export class EtcdCluster {
           new ManagedProcess(launcher(binary, me, dir, argsOf(me), timeoutMs), started[i]),
         ),
       );
-      return new EtcdCluster(members, dir);
+      members.forEach((member) => network?.member(member.name, () => member.pid));
+      return new EtcdCluster(members, dir, network);
     }
   }
 
@@ -235,6 +251,7 @@ export class EtcdCluster {
    */
   async stop(): Promise<void> {
     await Promise.all(this.members.map((member) => member.kill()));
+    await this.network?.close();
     rmSync(this.dir, { recursive: true, force: true });
   }
 

@@ -6,6 +6,7 @@
 export { MissingBinaryError, ServerStartError } from './errors.js';
 export { freePort, freePorts } from './ports.js';
 export { freezeProcess } from './freeze.js';
+export { PeerNetwork } from './peer-network.js';
 export { RedisServer, startRedisServers, findRedisServer, type RedisServerOptions } from './redis.js';
 export { PostgresServer, findPostgresBinDir, type PostgresServerOptions } from './postgres.js';
 export { PgBouncerServer, findPgBouncer, type PgBouncerServerOptions } from './pgbouncer.js';

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { MissingBinaryError, ServerStartError } from './errors.js';
 import { ManagedProcess } from './managed.js';
 import { ManagedServer } from './managed-server.js';
+import { PeerNetwork } from './peer-network.js';
 import { installDebianPackages, whichExecutable } from './packages.js';
 import { freePorts } from './ports.js';
 import { fourLetterWord, modeOf } from './probes.js';
@@ -239,6 +240,12 @@ export interface ZooKeeperEnsembleOptions {
   config?: Record<string, string | number>;
   /** How long to wait for a leader and every follower, ms. @default 60000 (JVMs on a busy machine) */
   timeoutMs?: number;
+  /**
+   * Route every node's quorum and election traffic to its peers through proxies (`network`), so a
+   * test can partition the ensemble. Each node's own `server.N` line keeps its real ports (it binds
+   * them); the other lines name the proxies in front of the other nodes. @default false
+   */
+  partitionable?: boolean;
 }
 
 /**
@@ -252,6 +259,8 @@ export class ZooKeeperEnsemble {
     readonly nodes: readonly ZooKeeperNode[],
     readonly dir: string,
     readonly tickTimeMs: number,
+    /** The proxies of the nodes' peer links (`partitionable`): nodes are named by their id ("1", "2", …). */
+    readonly network?: PeerNetwork,
   ) {}
 
   /** `127.0.0.1:<p1>,127.0.0.1:<p2>,…`: every member, as ZooKeeper clients take it. */
@@ -273,9 +282,23 @@ export class ZooKeeperEnsemble {
         const [client, quorum, election] = ports.slice(3 * (id - 1), 3 * id) as [number, number, number];
         return { client, quorum, election };
       };
-      const servers = Object.fromEntries(
-        ids.map((id) => [`server.${id}`, `127.0.0.1:${portsOf(id).quorum}:${portsOf(id).election}`]),
-      );
+      const network = options.partitionable ? new PeerNetwork() : undefined;
+      const proxied = new Map<number, { quorum: number; election: number }>();
+      for (const id of network ? ids : []) {
+        const { quorum, election } = portsOf(id);
+        proxied.set(id, {
+          quorum: await network!.proxy(String(id), quorum),
+          election: await network!.proxy(String(id), election),
+        });
+      }
+      /** The `server.N` lines as node `self` sees them: its own real ports, the others' proxies. */
+      const serversFor = (self: number) =>
+        Object.fromEntries(
+          ids.map((id) => {
+            const ports = id === self ? portsOf(id) : (proxied.get(id) ?? portsOf(id));
+            return [`server.${id}`, `127.0.0.1:${ports.quorum}:${ports.election}`];
+          }),
+        );
       const spawnNode = (id: number) => {
         const nodeDir = join(dir, `n${id}`);
         return spawnZooKeeper(install, nodeDir, join(nodeDir, 'zoo.cfg'), join(nodeDir, 'out.log'));
@@ -289,11 +312,12 @@ export class ZooKeeperEnsemble {
           ...baseConfig(join(nodeDir, 'data'), portsOf(id).client, tickTimeMs),
           initLimit: 20,
           syncLimit: 10,
-          ...servers,
+          ...serversFor(id),
           ...options.config,
         });
       }
       const started = ids.map(spawnNode);
+      ids.forEach((id, i) => network?.member(String(id), () => started[i]?.child.pid));
       try {
         await waitUntilReady(
           `zookeeper ensemble of ${count}`,
@@ -306,6 +330,7 @@ export class ZooKeeperEnsemble {
         );
       } catch (error) {
         await Promise.all(started.map((s) => terminate(s, 'SIGKILL')));
+        await network?.close();
         if (!portTaken(error) || attempt >= 3) {
           rmSync(dir, { recursive: true, force: true });
           throw error;
@@ -332,7 +357,8 @@ export class ZooKeeperEnsemble {
         const managed = new ManagedProcess(relaunch, started[i]);
         return new ZooKeeperNode(id, client, quorum, election, join(dir, `n${id}`), managed);
       });
-      return new ZooKeeperEnsemble(nodes, dir, tickTimeMs);
+      nodes.forEach((node) => network?.member(String(node.id), () => node.pid));
+      return new ZooKeeperEnsemble(nodes, dir, tickTimeMs, network);
     }
   }
 
@@ -363,6 +389,7 @@ export class ZooKeeperEnsemble {
   /** Stops every node (SIGTERM) and removes the ensemble's temp dir. */
   async stop(): Promise<void> {
     await Promise.all(this.nodes.map((node) => node.stop()));
+    await this.network?.close();
     rmSync(this.dir, { recursive: true, force: true });
   }
 
