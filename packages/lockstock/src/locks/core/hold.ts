@@ -1,3 +1,4 @@
+import { clearTimer, setTimer } from '../../support/timer.js';
 import { LockHoldBudgetError, LockLostError, NotLockOwnerError, type LockLostReason } from '../errors.js';
 import { validateLeaseMs, type HoldBudget } from '../options.js';
 import type { KindName, LockHandle, ReleaseOutcome } from '../types.js';
@@ -95,8 +96,8 @@ export class Hold implements LockHandle {
       this.fencingToken,
       cause === undefined ? undefined : { cause },
     );
-    clearTimeout(this.leaseEndTimer);
-    clearTimeout(this.budgetTimer);
+    clearTimer(this.leaseEndTimer);
+    clearTimer(this.budgetTimer);
     this.backend.ended(this);
     this.controller?.abort(this.lostWith);
     if (lostChannel.hasSubscribers || holdChannel.hasSubscribers) this.publishLost(this.lostWith);
@@ -157,8 +158,8 @@ export class Hold implements LockHandle {
 
   release(): Promise<ReleaseOutcome> {
     if (!this.releasing) {
-      clearTimeout(this.leaseEndTimer);
-      clearTimeout(this.budgetTimer);
+      clearTimer(this.leaseEndTimer);
+      clearTimer(this.budgetTimer);
       if (!this.lostWith) this.backend.ended(this);
       const releasing = this.backend.release(this);
       // Observed only when someone listens: otherwise the release costs no extra promise.
@@ -276,7 +277,7 @@ export class Hold implements LockHandle {
 
   /** A budget's timer: reports the hold (and with 'abort', aborts its signal) unless it ended first. */
   private armBudget(budget: HoldBudget): void {
-    this.budgetTimer = setTimeout(() => {
+    this.budgetTimer = setTimer(() => {
       if (this.lostWith || this.releasing) return;
       if (budget.action === 'abort') {
         this.budgetError = new LockHoldBudgetError(this.name, this.owner, this.fencingToken, budget.ms);
@@ -297,14 +298,13 @@ export class Hold implements LockHandle {
         budgetChannel.publish(message);
       }
     }, budget.ms);
-    this.budgetTimer.unref();
+    this.budgetTimer?.unref();
   }
 
   /** Explicit leases are not renewed: the signal must abort when the lease can no longer be trusted. */
   private armLeaseEnd(lease: Lease): void {
-    clearTimeout(this.leaseEndTimer);
-    const delay = Math.max(0, lease.validUntil - monotonicNow());
-    this.leaseEndTimer = setTimeout(() => this.markLost('lease_ended'), delay);
-    this.leaseEndTimer.unref();
+    clearTimer(this.leaseEndTimer);
+    this.leaseEndTimer = setTimer(() => this.markLost('lease_ended'), lease.validUntil - monotonicNow());
+    this.leaseEndTimer?.unref();
   }
 }

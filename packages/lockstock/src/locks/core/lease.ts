@@ -1,3 +1,5 @@
+import { clockNow } from '../../support/timer.js';
+
 /**
  * A hold's lease: how long the backend keeps it without a renewal, and until when this client may
  * trust it. The only place the validity rule lives.
@@ -11,9 +13,10 @@ export const clockDriftMs = (leaseMs: number): number => Math.floor(leaseMs * 0.
 
 /**
  * Now on the monotonic clock, in ms (`performance.now()`): what lease deadlines are measured on, so
- * that a wall-clock jump changes none of them.
+ * that a wall-clock jump changes none of them. (Read through the core's clock seam, support/timer.ts,
+ * which a deterministic simulation replaces with virtual time.)
  */
-export const monotonicNow = (): number => performance.now();
+export const monotonicNow = (): number => clockNow();
 
 /**
  * Validity is measured on the monotonic clock from when the request that set the lease was *sent*

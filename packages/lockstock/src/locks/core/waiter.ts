@@ -1,4 +1,4 @@
-import { setTimer } from '../../support/timer.js';
+import { clearTimer, jitter, setTimer } from '../../support/timer.js';
 import { LockAbortedError, LockClientClosedError } from '../errors.js';
 import { Busy, type SubscribeWakes, type Wake } from './backend.js';
 import type { LockKind } from './kind.js';
@@ -218,7 +218,7 @@ export class Waiters {
           }
         } else if (request.channel === undefined) {
           // No wake-ups will come: back off (full jitter), never past the holder's lease end.
-          const pause = Math.random() * backoff;
+          const pause = jitter() * backoff;
           backoff = Math.min(BACKOFF_MAX_MS, backoff * 2);
           until = Math.min(deadline, monotonicNow() + Math.min(pause, result.retryAfterMs ?? Infinity));
         } else if (result.retryAfterMs !== undefined) {
@@ -247,7 +247,7 @@ export class Waiters {
   private enter<T, G>(request: WaitRequest<T, G>): Room<T, G> {
     const existing = this.rooms.get(request.key) as Room<T, G> | undefined;
     if (existing) {
-      clearTimeout(existing.lingerTimer);
+      clearTimer(existing.lingerTimer);
       existing.lingerTimer = undefined;
       return existing;
     }
@@ -286,7 +286,7 @@ export class Waiters {
     waiter: Waiter<T, G>,
     won: Won<T> | undefined,
   ): void {
-    clearTimeout(waiter.alarm);
+    clearTimer(waiter.alarm);
     const index = room.waiters.indexOf(waiter);
     if (index < 0) return;
     room.waiters.splice(index, 1);
@@ -302,7 +302,7 @@ export class Waiters {
       // carries it, a counter permit) never runs out: no alarm (Node would fire one of Infinity after
       // 1 ms: an attempt in vain and a TimeoutOverflowWarning per hand-over).
       const heldUntil = request.heldUntil(won.value);
-      clearTimeout(next.alarm);
+      clearTimer(next.alarm);
       next.alarm = setTimer(() => poke(next), heldUntil - monotonicNow());
     }
     if (room.waiters.length > 0 || this.rooms.get(request.key) !== room) return;
@@ -324,7 +324,7 @@ export class Waiters {
     this.onClosed();
     for (const room of this.rooms.values()) for (const waiter of room.waiters) poke(waiter);
     for (const [key, room] of this.rooms) {
-      clearTimeout(room.lingerTimer);
+      clearTimer(room.lingerTimer);
       this.rooms.delete(key);
       room.ready.then((unsubscribe) => unsubscribe?.()).catch(() => undefined);
     }
@@ -385,12 +385,12 @@ function onDeadlineOrAbort(
   // and the waiter tries again — never once per millisecond, as Node's own overflow would.
   const timer = setTimer(onDeadline, deadline - monotonicNow());
   const abort = () => {
-    clearTimeout(timer);
+    clearTimer(timer);
     onAbort(new LockAbortedError(lockName, signal?.reason));
   };
   signal?.addEventListener('abort', abort, { once: true });
   return () => {
-    clearTimeout(timer);
+    clearTimer(timer);
     signal?.removeEventListener('abort', abort);
   };
 }

@@ -1,3 +1,4 @@
+import { clearTimer, setTimer } from '../../support/timer.js';
 import type { LockLostReason } from '../errors.js';
 import type { ExtendStatus } from './backend.js';
 import { monotonicNow, type Lease } from './lease.js';
@@ -57,7 +58,7 @@ export class Watchdog {
 
   /** Stops every renewal (the client closes); returns the holds it was renewing. */
   stop(): Renewable[] {
-    clearTimeout(this.timer);
+    clearTimer(this.timer);
     this.timer = undefined;
     this.timerAt = Infinity;
     const holds = [...this.schedules.keys()];
@@ -67,10 +68,10 @@ export class Watchdog {
 
   private wakeAt(at: number): void {
     if (at >= this.timerAt) return;
-    clearTimeout(this.timer);
+    clearTimer(this.timer);
     this.timerAt = at;
-    this.timer = setTimeout(this.tick, Math.max(0, at - monotonicNow()));
-    this.timer.unref();
+    this.timer = setTimer(this.tick, at - monotonicNow());
+    this.timer?.unref();
   }
 
   private readonly tick = (): void => {
