@@ -9,7 +9,7 @@ import {
   type LockResource,
   type ReleaseResult,
 } from '../backend/index.js';
-import { ANY, leaseEnd, LockState, type LocalHold, type LocalStore } from './store.js';
+import { ANY, leaseEnd, LockState, renewOnReentry, type LocalHold, type LocalStore } from './store.js';
 
 const RELEASED: ReleaseResult = Object.freeze({ outcome: 'released' });
 const STILL_HELD: ReleaseResult = Object.freeze({ outcome: 'still_held' });
@@ -129,6 +129,7 @@ export class LocalExclusive extends LocalResource {
     const held = state.holders.get(owner);
     if (held) {
       held.count++; // re-entry (the core only re-enters reentrant kinds' owners)
+      renewOnReentry(held, leaseMs);
       return new Granted(held.token, false);
     }
     if (state.holders.size > 0) return this.busy(state.holders);

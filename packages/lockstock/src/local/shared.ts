@@ -1,7 +1,7 @@
 import { Busy, Granted, type AttemptRequest, type AttemptResult, type LockInfo } from '../backend/index.js';
 import { LockUpgradeError, PermitsMismatchError } from '../locks/errors.js';
 import { LocalResource } from './exclusive.js';
-import { LockState, type LocalHold, type LocalStore } from './store.js';
+import { LockState, renewOnReentry, type LocalHold, type LocalStore } from './store.js';
 
 /**
  * The shared side of a read-write lock: many readers, none while a writer holds or waits (a waiting
@@ -25,6 +25,7 @@ export class LocalRead extends LocalResource {
     const held = state.readers.get(owner);
     if (held) {
       held.count++;
+      renewOnReentry(held, leaseMs);
       return new Granted(held.token, true);
     }
     const writer = state.holders.size > 0 && !state.holders.has(owner);
@@ -60,6 +61,7 @@ export class LocalWrite extends LocalResource {
     const held = state.holders.get(owner);
     if (held) {
       held.count++;
+      renewOnReentry(held, leaseMs);
       return new Granted(held.token, false);
     }
     // It would wait for its own read hold forever (Redisson's upgrade deadlock): refuse.
@@ -119,6 +121,7 @@ export class LocalSemaphore extends LocalResource {
     const held = state.holders.get(owner);
     if (held) {
       held.count++; // the same owner again: one more permit under its name
+      renewOnReentry(held, leaseMs);
       return new Granted(held.token, used + 1 < state.permits);
     }
     return this.grant(state.holders, owner, leaseMs, used + 1 < state.permits);

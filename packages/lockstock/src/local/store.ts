@@ -114,3 +114,12 @@ export const ANY: Wake = Object.freeze({ to: 'any' });
 /** A hold's lease end from its requested lease (Infinity: no lease). */
 export const leaseEnd = (leaseMs: number | undefined, now = monotonicNow()): number =>
   leaseMs === undefined ? Infinity : now + leaseMs;
+
+/**
+ * Re-entry (or the same owner's next permit): the core trusts the new hold for its `leaseMs` from
+ * this request, so the lease must last at least that long — never shortened (Redis's reentrant
+ * script does the same). Found by the simulation (test/sim/, mutation reentry-keeps-lease).
+ */
+export function renewOnReentry(held: LocalHold, leaseMs: number | undefined, now = monotonicNow()): void {
+  held.until = Math.max(held.until, leaseEnd(leaseMs, now));
+}
