@@ -9,6 +9,7 @@ import { lockBenchTable } from '../bench/locks/table.js';
 import { CLIENT_SETTINGS, TOPOLOGIES } from '../bench/locks/targets.js';
 import type { MachineInfo } from '../bench/machine.js';
 import { benchSale, saleBenchTable } from '../bench/sale/run.js';
+import { benchRaffle, raffleBenchTable } from '../bench/sale/raffle.js';
 import { benchShards, shardsBenchTable } from '../bench/sale/shards.js';
 import { profileTable } from '../bench/sale/profile.js';
 import { MAX_SHARDS } from '../sale/shards/layout.js';
@@ -98,6 +99,16 @@ export function registerBench(program: Command): void {
     )
     .option('--loops <n>', 'with --shards: buying loops per load process', intOption(1, 10_000), 64)
     .option(
+      '--raffle',
+      "instead: a raffle sale's entries/s, entries recorded/s, and the draw's time for --draw-entries recorded entries",
+    )
+    .option(
+      '--draw-entries <n>',
+      'with --raffle: entries of the timed draw',
+      intOption(1, 10_000_000),
+      1_000_000,
+    )
+    .option(
       '--profile',
       'instead: CPU profiles of serve --workers 0 and the minimal endpoint under wrk, per request, side by side (--runs rounds)',
     )
@@ -110,6 +121,20 @@ export function registerBench(program: Command): void {
     .action(
       action(async (resources, opts) => {
         const json = jsonOutput(resources, opts.json);
+        if (opts.raffle) {
+          const report = await benchRaffle({
+            runs: opts.runs,
+            drawEntries: opts.drawEntries,
+            ...json.option,
+            progress: progress(resources),
+          });
+          json.report(() =>
+            printReport(report.machine, raffleBenchTable(report), opts.markdown === true, [
+              `medians of ${opts.runs} run${opts.runs === 1 ? '' : 's'}; Redis and PostgreSQL started by the benchmark`,
+            ]),
+          );
+          return;
+        }
         if (opts.shards) {
           const report = await benchShards({
             shards: opts.shards,

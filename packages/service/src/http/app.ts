@@ -181,9 +181,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     room,
   });
   await app.register(orderActionsRoutes, { service: deps.service });
-  await app.register(raffleRoutes, {
-    raffles: deps.raffles ?? new RaffleService({ redis: deps.redis, db: deps.db, ...prefixOf(deps.config) }),
-  });
+  const raffles =
+    deps.raffles ?? new RaffleService({ redis: deps.redis, db: deps.db, ...prefixOf(deps.config) });
+  await app.register(raffleRoutes, { raffles });
   await app.register(healthRoutes, {
     redis: deps.redis,
     db: deps.db,
@@ -195,7 +195,14 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
   const keyPrefix = deps.config.keyPrefix;
   const feed = new LiveFeed({
-    read: () => readSaleStats(deps, keyPrefix ? { keyPrefix } : {}),
+    read: async () => {
+      const sales = await readSaleStats(deps, keyPrefix ? { keyPrefix } : {});
+      const raffleOf = await raffles.summaries(sales.map((sale) => sale.id));
+      return sales.map((sale) => {
+        const raffle = raffleOf.get(sale.id);
+        return raffle ? { ...sale, raffle } : sale;
+      });
+    },
     ...(deps.logger ? { logger: deps.logger } : {}),
   });
   await app.register(dashboardRoutes, {

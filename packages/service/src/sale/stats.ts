@@ -1,3 +1,4 @@
+import type { RaffleSummary } from './raffle/raffles.js';
 import { DEFAULT_KEY_PREFIX, loadLuaScript, ScriptRunner } from 'lockstock/redis';
 import type { SaleRedis } from './redis.js';
 import { ORDER_GROUP, saleKeys } from './keys.js';
@@ -16,6 +17,8 @@ const statsScript = loadLuaScript(new URL('./stats.lua', import.meta.url));
  */
 export interface SaleStats extends DashboardRecord {
   status: SaleStatus;
+  /** A raffle sale's phase and counts (raffle/raffles.ts summaries); absent: not a raffle. */
+  raffle?: RaffleSummary;
   /** Units Redis still offers; null when the sale is not in Redis. */
   remaining: number | null;
   /** Purchase attempts by outcome, from every process (SaleActivity). */

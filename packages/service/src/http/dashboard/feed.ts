@@ -349,5 +349,6 @@ function toLiveSale(sale: SaleStats, rates: Attempts): LiveSale {
     },
     pipeline: sale.pipeline,
     parts: sale.parts,
+    ...(sale.raffle ? { raffle: sale.raffle } : {}),
   };
 }

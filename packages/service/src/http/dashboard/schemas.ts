@@ -51,6 +51,18 @@ export const LiveSale = Type.Object({
     cancelledUnits: Type.Integer({ description: 'units of cancelled orders: back on sale' }),
     expiredUnits: Type.Integer({ description: 'units of orders not paid in time: back on sale' }),
   }),
+  raffle: Type.Optional(
+    Type.Object(
+      {
+        phase: Type.Union([Type.Literal('entries'), Type.Literal('drawing'), Type.Literal('drawn')]),
+        entries: Type.Integer(),
+        winners: Type.Integer({ description: 'entrants given a unit (recorded orders)' }),
+        paid: Type.Integer(),
+        waitlist: Type.Integer({ description: 'entrants still in line for a unit that comes back' }),
+      },
+      { description: 'a raffle sale (admission raffle): its phase and counts' },
+    ),
+  ),
   pipeline: Type.Object({
     pending: Type.Integer({ description: 'delivered to a consumer, not acknowledged' }),
     undelivered: Type.Integer({ description: 'not read by any consumer yet' }),

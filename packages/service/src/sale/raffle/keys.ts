@@ -75,7 +75,10 @@ export const raffleQueries = {
   activeRaffles: sql('active-raffles'),
   getRaffle: sql('get-raffle'),
   nextEntrants: sql('next-entrants'),
+  recordFree: sql('record-free'),
   lastServed: sql('last-served'),
   publishedEntries: sql('published-entries'),
   entryOf: sql('entry-of'),
+  raffleSummaries: sql('raffle-summaries'),
+  benchEntries: sql('bench-entries'),
 };

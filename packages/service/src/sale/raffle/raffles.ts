@@ -32,6 +32,15 @@ export interface RaffleView {
   readonly waitlist: number;
 }
 
+/** A raffle as the dashboard shows it; 'drawing': the entry window is over, the draw not done yet. */
+export interface RaffleSummary {
+  readonly phase: RafflePhase | 'drawing';
+  readonly entries: number;
+  readonly winners: number;
+  readonly paid: number;
+  readonly waitlist: number;
+}
+
 /** The published data anyone verifies a draw with (`lockstock raffle verify`). */
 export interface PublishedRaffle {
   readonly saleId: string;
@@ -158,6 +167,35 @@ export class RaffleService {
       paid: row.paid,
       waitlist,
     };
+  }
+
+  /** The raffles among `saleIds`, summarised (one query, then Redis for the live counts). */
+  async summaries(saleIds: readonly string[]): Promise<Map<string, RaffleSummary>> {
+    const summaries = new Map<string, RaffleSummary>();
+    if (saleIds.length === 0) return summaries;
+    const { rows } = await this.deps.db.query<{
+      sale_id: string;
+      phase: RafflePhase;
+      due: boolean;
+      ends_at: Date | string;
+      entries: number;
+      winners: number;
+      paid: number;
+    }>(raffleQueries.raffleSummaries, [saleIds]);
+    for (const row of rows) {
+      const keys = raffleKeys(row.sale_id, this.prefix);
+      let { entries } = row;
+      let waitlist = 0;
+      if (row.phase === 'entries') {
+        entries = Math.max(entries, await this.deps.redis.hlen(keys.entrants));
+      } else if (new Date(row.ends_at).getTime() > Date.now()) {
+        const cursor = await this.deps.redis.get(keys.cursor);
+        waitlist = Math.max(0, entries - (cursor === null ? row.winners : Number(cursor) - 1));
+      }
+      const phase = row.phase === 'entries' && row.due ? 'drawing' : row.phase;
+      summaries.set(row.sale_id, { phase, entries, winners: row.winners, paid: row.paid, waitlist });
+    }
+    return summaries;
   }
 
   /** The published entry list (hashed ids), with the seed once drawn; undefined if not a raffle. */

@@ -12,7 +12,7 @@ export interface ServeOutcome {
   /** Units given to entrants now. */
   readonly given: number;
   /** Why it stopped: no unit left, nobody left in line, or the sale cannot be served now. */
-  readonly stopped: 'no_units' | 'line_empty' | 'ended' | 'recovering' | 'lost';
+  readonly stopped: 'no_units' | 'line_empty' | 'ended' | 'recovering' | 'lost' | 'recording';
 }
 
 interface Deps {
@@ -25,7 +25,7 @@ interface Deps {
 
 /**
  * Gives the units a drawn raffle has left to the next entrants in draw order (promote.lua), until none
- * is left or nobody is left in line: the draw's winners first, then the waitlist as units come back.
+ * is left (or the record has not recorded their return yet: see unitsToGive) or nobody is left in line: the draw's winners first, then the waitlist as units come back.
  * Any number of processes may run this at once: promote.lua serves from one cursor and refuses a stale
  * place, so entrants are served in order, once each. A raffle whose cursor Redis does not have (the
  * first call after the draw, or Redis lost it) gets it back first (restoreCursor).
@@ -41,13 +41,14 @@ export async function serveWaitlist(deps: Deps, saleId: string): Promise<ServeOu
       if (restored === -8) return { given, stopped: 'recovering' };
       continue;
     }
-    const left = Number(stock);
-    if (left <= 0) return { given, stopped: 'no_units' };
-    const place = Number(cursor);
+    if (Number(stock) <= 0) return { given, stopped: 'no_units' };
+    const units = await unitsToGive(deps, saleId, keys);
+    if (units === undefined) return { given, stopped: 'lost' };
+    if (units.count <= 0) return { given, stopped: 'recording' };
     const { rows } = await deps.db.query<{ user_id: string; position: number }>(raffleQueries.nextEntrants, [
       saleId,
-      place,
-      Math.min(left, PROMOTE_BATCH),
+      units.place,
+      Math.min(units.count, PROMOTE_BATCH),
     ]);
     if (rows.length === 0) return { given, stopped: 'line_empty' };
     const users = rows.map((r) => r.user_id);
@@ -62,7 +63,7 @@ export async function serveWaitlist(deps: Deps, saleId: string): Promise<ServeOu
         keys.sale.recovering,
         keys.cursor,
       ],
-      [place, users.length, ...users, ...orderIds],
+      [units.place, users.length, ...users, ...orderIds],
     )) as number[];
     const code = reply[0] ?? -1;
     if (code === -3) return { given, stopped: 'ended' };
@@ -72,6 +73,32 @@ export async function serveWaitlist(deps: Deps, saleId: string): Promise<ServeOu
     // -9 (cursor gone) and -10 (another process served first): read again.
   }
   return { given, stopped: 'no_units' };
+}
+
+/**
+ * How many entrants may be served now, from which place: no more than the record can confirm. The
+ * order pipeline's consumers record a sale's entries in parallel, so a winner served with a unit a
+ * cancellation gave back could be recorded before that cancellation — and rejected as beyond the
+ * stock. So a unit is given only once the record has it free: stock − units the record holds −
+ * entrants served but not recorded yet (served places − recorded orders; every order of a raffle sale
+ * is a served entrant). The record is read before the cursor: a cursor that moved on in between only
+ * makes the count smaller. promote.lua still checks Redis's stock, and the cursor (the place).
+ */
+async function unitsToGive(
+  deps: Deps,
+  saleId: string,
+  keys: RaffleKeys,
+): Promise<{ place: number; count: number } | undefined> {
+  const { rows } = await deps.db.query<{ stock: number; sold: number; orders: number }>(
+    raffleQueries.recordFree,
+    [saleId],
+  );
+  const record = rows[0];
+  const [stock, cursor] = await deps.redis.mget(keys.sale.stock, keys.cursor);
+  if (!record || stock === null || cursor === null) return undefined;
+  const place = Number(cursor);
+  const unrecorded = Math.max(0, place - 1 - record.orders);
+  return { place, count: Math.min(Number(stock), record.stock - record.sold - unrecorded) };
 }
 
 /**

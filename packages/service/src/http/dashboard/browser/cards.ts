@@ -10,6 +10,17 @@ const STATUS_LABELS: Record<LiveSale['status'], string> = {
   ended: 'ended',
 };
 
+const RAFFLE_PHASES = { entries: 'entries open', drawing: 'drawing', drawn: 'drawn' } as const;
+
+/** A raffle sale's line: its phase, entries, winners, paid, and the waitlist once drawn. */
+function raffleLine(raffle: NonNullable<LiveSale['raffle']>): string {
+  const counts = [`${raffle.entries} entries`];
+  if (raffle.phase === 'drawn') {
+    counts.push(`${raffle.winners} winners`, `${raffle.paid} paid`, `${raffle.waitlist} waitlist`);
+  }
+  return `raffle, ${RAFFLE_PHASES[raffle.phase]}: ${counts.join(' · ')}`;
+}
+
 /** One sale's numbers, filled from each snapshot (its charts are built once it is in the page). */
 class SaleCard {
   readonly element: HTMLElement;
@@ -57,7 +68,7 @@ class SaleCard {
     this.set('id', sale.id);
     this.set(
       'window',
-      `${format.saleWindow(sale.startsAt, sale.endsAt)} · limit ${sale.perUserLimit} per buyer`,
+      `${format.saleWindow(sale.startsAt, sale.endsAt)} · ${sale.raffle ? raffleLine(sale.raffle) : `limit ${sale.perUserLimit} per buyer`}`,
     );
     const status = this.field('status');
     status.dataset.status = sale.status;
