@@ -12,9 +12,7 @@ const srcDir = fileURLToPath(src);
  * the published SPI (backend/index.ts, `lockstock/backend`) and names of the public root API
  * (index.ts, `lockstock`) — nothing else of the core: what they need, a third party's backend can have.
  */
-// Redis is left out while its code moves into one folder (issue 38): its turn protocol still
-// reaches into the core.
-const BACKEND_FOLDERS = ['local', 'etcd', 'zookeeper', 'postgres', 'mysql'];
+const BACKEND_FOLDERS = ['redis', 'local', 'etcd', 'zookeeper', 'postgres', 'mysql'];
 
 /** Each import statement of `file`: the names it imports and where from. */
 function namedImports(file: string): Array<{ names: string[]; from: string }> {

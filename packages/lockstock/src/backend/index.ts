@@ -61,6 +61,8 @@ export {
   UnsupportedLockKindError,
   type LockLostReason,
 } from '../locks/errors.js';
+export { newOwnerId } from '../locks/owner.js';
+export { assertFence } from '../locks/fencing/fence.js';
 export { SPI_VERSION } from '../support/brand.js';
 export { ServerWait, type ServerWaitHooks } from './server-wait.js';
 export { SessionChecks, type CheckedSession, type SessionChecksOptions } from './session-checks.js';

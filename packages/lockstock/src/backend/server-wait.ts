@@ -13,6 +13,7 @@ export interface ServerWaitHooks<W> {
   giveBack(wait: W): Promise<void>;
   /** The wait is over (granted and taken, given back, or failed): the session may be given back. */
   settled(wait: W): void;
+  /** A background failure (a cancel or give-back that failed): to the client's events. */
   report(error: unknown): void;
 }
 

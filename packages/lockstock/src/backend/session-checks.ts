@@ -11,6 +11,7 @@ export interface CheckedSession {
   end(error: Error): void;
 }
 
+/** What SessionChecks needs from its backend: the sessions, the probe, and what to do after. */
 export interface SessionChecksOptions<S extends CheckedSession> {
   /** How often each holding session is asked whether it still answers (0: never), ms. */
   readonly checkMs: number;
@@ -52,6 +53,7 @@ export class SessionChecks<S extends CheckedSession> {
     this.timer.unref();
   }
 
+  /** Stops the timer (the client closes; also when no session is left: start() runs it again). */
   stop(): void {
     clearInterval(this.timer);
     this.timer = undefined;

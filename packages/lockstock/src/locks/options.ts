@@ -13,6 +13,10 @@ const DURATION_LIMIT =
   'about 24.8 days, the longest a Node timer waits: the client ends a lease (its signal) and a wait by one; ' +
   'for longer holds leave leaseMs out and let the watchdog renew';
 
+/**
+ * Checks a lease in ms (`option` names it in the error): an integer from 10 to MAX_DURATION_MS.
+ * Returns it; throws InvalidLockOptionError otherwise.
+ */
 export function validateLeaseMs(value: unknown, option = 'leaseMs'): number {
   if (typeof value !== 'number' || !Number.isInteger(value) || value < 10 || value > MAX_DURATION_MS) {
     throw new InvalidLockOptionError(
@@ -24,6 +28,10 @@ export function validateLeaseMs(value: unknown, option = 'leaseMs'): number {
   return value;
 }
 
+/**
+ * Checks a wait in ms (`option` names it in the error): from 0 to MAX_DURATION_MS, or Infinity.
+ * Returns it; throws InvalidLockOptionError otherwise.
+ */
 export function validateWaitMs(value: unknown, option = 'waitMs'): number {
   if (value === Infinity) return Infinity;
   if (typeof value !== 'number' || !Number.isFinite(value) || value < 0 || value > MAX_DURATION_MS) {
@@ -49,6 +57,7 @@ export function validateOwner(value: unknown): string {
   return value;
 }
 
+/** Checks a semaphore's permit count and returns it; throws InvalidLockOptionError otherwise. */
 export function validatePermits(permits: unknown): number {
   if (typeof permits !== 'number' || !Number.isSafeInteger(permits) || permits < 1) {
     throw new InvalidLockOptionError('permits', 'a positive integer', permits);
@@ -80,6 +89,7 @@ export interface HoldBudget {
   readonly action: 'warn' | 'abort';
 }
 
+/** AcquireOptions checked, with their defaults filled in (see resolveAcquireOptions). */
 export interface ResolvedAcquireOptions {
   leaseMs: number | undefined;
   waitMs: number;

@@ -13,6 +13,7 @@ const taskOwner = new AsyncLocalStorage<string>();
 const processPrefix = randomBytes(9).toString('base64url');
 let counter = 0;
 
+/** A new owner id, unique across processes and machines: `<process prefix>:<counter>` (never a `|`). */
 export function newOwnerId(): string {
   return `${processPrefix}:${++counter}`;
 }

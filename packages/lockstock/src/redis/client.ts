@@ -9,14 +9,22 @@ import {
 import { assertKeyPrefix, DEFAULT_KEY_PREFIX } from './keys.js';
 import { ScriptRunner } from './scripts.js';
 import { SharedSubscriber } from './subscriber.js';
-import type { LockResource, SubscribeWakes } from '../locks/core/backend.js';
-import { LockClientBase, type LockClientOptions } from '../locks/core/client.js';
-import type { BackendCapabilities, BackendHost, LockBackend } from '../locks/core/spi.js';
+import {
+  LockClientBase,
+  LockElection,
+  newOwnerId,
+  proclaimedValue,
+  validateLeaseMs,
+  validateWaitMs,
+  type BackendCapabilities,
+  type BackendHost,
+  type LockBackend,
+  type LockClientOptions,
+  type LockResource,
+  type SubscribeWakes,
+} from '../backend/index.js';
 import { InvalidLockOptionError } from '../locks/errors.js';
-import { validateLeaseMs, validateWaitMs } from '../locks/options.js';
-import { newOwnerId } from '../locks/owner.js';
 import type { CountDownLatch, Election, Leader } from '../locks/types.js';
-import { LockElection, proclaimedValue } from '../locks/core/election.js';
 import { lockBase, type RedisLockContext } from './context.js';
 import { ExclusiveResource } from './exclusive.js';
 import { FairResource } from './fair.js';

@@ -1,4 +1,4 @@
-import type { ExtendStatus, ReleaseResult } from '../locks/core/backend.js';
+import { type ExtendStatus, type ReleaseResult } from '../backend/index.js';
 
 /**
  * The one mapping from the integer codes our release/extend scripts return (see their headers) to

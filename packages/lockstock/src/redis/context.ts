@@ -1,6 +1,6 @@
 import type { RedisClient } from './connection.js';
 import type { ScriptRunner } from './scripts.js';
-import type { BackendHost } from '../locks/core/spi.js';
+import { type BackendHost } from '../backend/index.js';
 import type { ClientTurns } from './turns.js';
 
 /** What every Redis lock resource shares with the client that created it. */

@@ -1,13 +1,13 @@
 import type { LuaScript } from './scripts.js';
-import type {
-  AttemptRequest,
-  AttemptResult,
-  ExtendStatus,
-  HandOffOffer,
-  LockInfo,
-  LockResource,
-  ReleaseResult,
-} from '../locks/core/backend.js';
+import {
+  type AttemptRequest,
+  type AttemptResult,
+  type ExtendStatus,
+  type HandOffOffer,
+  type LockInfo,
+  type LockResource,
+  type ReleaseResult,
+} from '../backend/index.js';
 import { extendStatus } from './codes.js';
 import type { RedisLockContext } from './context.js';
 import { RedisResource } from './resource.js';

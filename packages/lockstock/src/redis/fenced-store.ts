@@ -1,7 +1,8 @@
 import type { RedisClient } from './connection.js';
 import { assertKeyName, DEFAULT_KEY_PREFIX } from './keys.js';
 import { loadLuaScript, ScriptRunner } from './scripts.js';
-import { assertFence, type Fence, type FencedClaim, type FencedStore } from '../locks/fencing/fence.js';
+import { assertFence } from '../backend/index.js';
+import { type Fence, type FencedClaim, type FencedStore } from '../locks/fencing/fence.js';
 
 const fencedWrite = loadLuaScript(new URL('./lua/fenced-write.lua', import.meta.url));
 const fencedClaim = loadLuaScript(new URL('./lua/fenced-claim.lua', import.meta.url));

@@ -1,7 +1,5 @@
 import { InvalidLockOptionError } from '../locks/errors.js';
-import { resolveAcquireOptions } from '../locks/options.js';
-import { Busy } from '../locks/core/backend.js';
-import { monotonicNow } from '../locks/core/lease.js';
+import { Busy, monotonicNow, resolveAcquireOptions } from '../backend/index.js';
 import type { CountDownLatch } from '../locks/types.js';
 import type { RedisLockContext } from './context.js';
 import { RedisResource } from './resource.js';

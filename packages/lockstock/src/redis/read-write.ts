@@ -1,12 +1,12 @@
 import { LockUpgradeError } from '../locks/errors.js';
-import type {
-  AttemptRequest,
-  AttemptResult,
-  ExtendStatus,
-  LockInfo,
-  LockResource,
-  ReleaseResult,
-} from '../locks/core/backend.js';
+import {
+  type AttemptRequest,
+  type AttemptResult,
+  type ExtendStatus,
+  type LockInfo,
+  type LockResource,
+  type ReleaseResult,
+} from '../backend/index.js';
 import { extendStatus, releaseResult } from './codes.js';
 import type { RedisLockContext } from './context.js';
 import { RedisResource } from './resource.js';

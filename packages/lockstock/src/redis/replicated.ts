@@ -8,7 +8,7 @@ import {
   type LockInfo,
   type LockResource,
   type ReleaseResult,
-} from '../locks/core/backend.js';
+} from '../backend/index.js';
 import type { RedisClient } from './connection.js';
 
 /**

@@ -6,7 +6,7 @@ import {
   type AttemptResult,
   type HandOffOffer,
   type ReleaseResult,
-} from '../locks/core/backend.js';
+} from '../backend/index.js';
 import { releaseResult } from './codes.js';
 import { LOCK_SCRIPTS } from './lock-scripts.js';
 import type { RedisLockContext } from './context.js';

@@ -8,7 +8,7 @@ import {
   type LockInfo,
   type LockResource,
   type ReleaseResult,
-} from '../locks/core/backend.js';
+} from '../backend/index.js';
 import { extendStatus, releaseResult } from './codes.js';
 import type { RedisLockContext } from './context.js';
 import { RedisResource } from './resource.js';

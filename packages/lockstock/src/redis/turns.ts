@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import type { SubscribeWakes, Wake } from '../locks/core/backend.js';
+import { type SubscribeWakes, type Wake } from '../backend/index.js';
 import type { SharedSubscriber } from './subscriber.js';
 
 /**

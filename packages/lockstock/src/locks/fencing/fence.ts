@@ -32,6 +32,7 @@ export interface FencedStore<V> {
   read(key: string): Promise<V | undefined>;
 }
 
+/** Checks a Fence handed to a fenced store: a non-negative safe-integer token and a non-empty owner. */
 export function assertFence(fence: Fence): void {
   if (!Number.isSafeInteger(fence?.fencingToken) || fence.fencingToken < 0) {
     throw new TypeError('fence.fencingToken must be a non-negative safe integer');

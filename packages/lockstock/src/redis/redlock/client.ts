@@ -1,11 +1,15 @@
 import { resolveRedis, type RedisSource } from '../connection.js';
 import { assertKeyName, assertKeyPrefix, DEFAULT_KEY_PREFIX } from '../keys.js';
 import { ScriptRunner } from '../scripts.js';
-import type { LockResource } from '../../locks/core/backend.js';
-import { LockClientBase } from '../../locks/core/client.js';
-import type { BackendCapabilities, BackendHost, LockBackend } from '../../locks/core/spi.js';
+import {
+  LockClientBase,
+  validateLeaseMs,
+  type BackendCapabilities,
+  type BackendHost,
+  type LockBackend,
+  type LockResource,
+} from '../../backend/index.js';
 import { InvalidLockOptionError } from '../../locks/errors.js';
-import { validateLeaseMs } from '../../locks/options.js';
 import type { CountDownLatch } from '../../locks/types.js';
 import { RedlockResource, type RedlockNode } from './resource.js';
 import type { FencingTokenSource } from './token-source.js';

@@ -2,15 +2,16 @@ import type { RedisClient } from '../connection.js';
 import { ScriptRunner, loadLuaScript } from '../scripts.js';
 import {
   Busy,
+  clockDriftMs,
   Granted,
+  monotonicNow,
   type AttemptRequest,
   type AttemptResult,
   type ExtendStatus,
   type LockInfo,
   type LockResource,
   type ReleaseResult,
-} from '../../locks/core/backend.js';
-import { clockDriftMs, monotonicNow } from '../../locks/core/lease.js';
+} from '../../backend/index.js';
 import type { FencingTokenSource } from './token-source.js';
 import { countVotes, QuorumUnavailableError, type Vote } from './votes.js';
 
