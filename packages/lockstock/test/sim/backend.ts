@@ -8,6 +8,7 @@ import {
   type BackendHost,
   type ExtendStatus,
   type LockBackend,
+  type LockHolder,
   type LockInfo,
   type LockResource,
   type ReleaseResult,
@@ -16,6 +17,7 @@ import {
 import type { CountDownLatch } from '../../src/index.js';
 import type { Rng } from './random.js';
 import type { Actor, Scheduler } from './scheduler.js';
+import { SimLatch } from './latch.js';
 import type { LockState, SimStore, StoreHold } from './store.js';
 
 /** The network between one client and the store, as the scheduler varies it. */
@@ -89,7 +91,8 @@ export class SimBackend implements LockBackend {
       leases: mode === 'lease' ? 'renewable' : 'session',
       fencing: 'counter',
       wakeUps: 'push',
-      unsupported: { latch: 'not simulated', election: 'not simulated' },
+      // No election factory: the generic client's election runs over the mutex (its readHolder).
+      unsupported: {},
     };
   }
 
@@ -215,6 +218,10 @@ export class SimBackend implements LockBackend {
   }
   counterSemaphore(name: string, permits: number): LockResource {
     return new SimSemaphore(this, name, `counter:${name}`, permits, 'none');
+  }
+
+  countDownLatch(name: string): CountDownLatch {
+    return new SimLatch(this, name);
   }
 
   forceUnlock(_made: LockResource | CountDownLatch): Promise<boolean> {
@@ -398,6 +405,16 @@ class SimExclusive extends SimResource {
       this.store.dequeue(state, owner);
     } else if (state.holders.size > 0) return new Busy(this.store.remainingMs(state.holders));
     return this.grant(state.holders, owner, leaseMs, session, false);
+  }
+
+  /** The holder and its token in one step: the generic client's election reads its leader here. */
+  readHolder(): Promise<LockHolder | undefined> {
+    return this.backend.call(() => {
+      const state = this.state;
+      this.store.prune(state);
+      for (const hold of state.holders.values()) return { owner: hold.owner, fencingToken: hold.token };
+      return undefined;
+    });
   }
 
   protected override freed(state: LockState): void {

@@ -69,6 +69,12 @@ export const MUTATIONS: readonly Mutation[] = [
     description: 'a read lock is granted while a writer holds',
   },
   {
+    name: 'latch-off-by-one',
+    kind: 'latch',
+    store: { latchOffByOne: true },
+    description: 'a latch reads as released with one count left',
+  },
+  {
     name: 'reentry-keeps-lease',
     slow: true,
     kind: 'reentrant',

@@ -3,6 +3,7 @@ import { checkLockHistory, type HistoryEvent, type LockCheckReport } from '../..
 import { LockTimeoutError, type Lock, type LockHandle } from '../../src/index.js';
 import { QUIET, SimBackend, type HoldMode, type Network } from './backend.js';
 import type { Rng } from './random.js';
+import { LatchScenario } from './latch-run.js';
 import { Recorder } from './recorder.js';
 import { Actor, Scheduler } from './scheduler.js';
 import { SimStore, type StoreMutations } from './store.js';
@@ -16,6 +17,8 @@ export const SIM_KINDS = [
   'read-write',
   'semaphore',
   'counter-semaphore',
+  'election',
+  'latch',
 ] as const;
 export type SimKind = (typeof SIM_KINDS)[number];
 
@@ -135,6 +138,19 @@ export async function runSchedule({
         return [{ lock: client.semaphore(LOCK, { permits }), mode: 'p', permits, reentrant: false }];
       case 'counter-semaphore':
         return [{ lock: client.counterSemaphore(LOCK, { permits }), mode: 'p', permits, reentrant: false }];
+      case 'election':
+      case 'latch': {
+        // The generic client's election over the backend's mutex: a campaign is an acquire whose
+        // term wraps the hold (its token, signal and lease are the hold's).
+        const election = client.election(LOCK);
+        const lock = {
+          acquire: async ({ owner, waitMs }: { owner: string; waitMs: number }) => {
+            const term = await election.campaign(owner, { waitMs });
+            return (term as unknown as { hold: LockHandle }).hold;
+          },
+        } as unknown as Lock;
+        return [{ lock, mode: 'x', reentrant: false }];
+      }
     }
   };
 
@@ -152,7 +168,7 @@ export async function runSchedule({
       const owner = `${name}.${i}`;
       const waitMs = quiet ? 10_000 : prng.pick([0, prng.int(20, 300), prng.int(300, 2_000)]);
       const leaseMs =
-        !quiet && mode === 'lease' && kind !== 'counter-semaphore' && prng.chance(0.3)
+        !quiet && mode === 'lease' && kind !== 'counter-semaphore' && kind !== 'election' && prng.chance(0.3)
           ? prng.int(120, 500)
           : undefined;
       // Long holds only while faults run: in the quiet phase a reader waits behind a queued writer (writers
@@ -213,6 +229,7 @@ export async function runSchedule({
   };
 
   const problems: string[] = [];
+  const latch = new LatchScenario(scheduler, store, recorder, clients, actors, rng, problems);
   const start = (names: string, quiet: boolean) => {
     for (let c = 0; c < clientCount; c++) {
       const procs = quiet ? 1 : rng.int(1, 3);
@@ -221,8 +238,9 @@ export async function runSchedule({
         const ops = quiet ? 2 : rng.int(3, 8);
         const prng = rng.fork();
         running++;
+        const run = kind === 'latch' ? latch.proc : proc;
         scheduler.as(actors[c], () => {
-          proc(name, c, ops, quiet, prng).then(
+          run(name, c, ops, quiet, prng).then(
             () => running--,
             (error: unknown) => {
               running--;
@@ -270,6 +288,7 @@ export async function runSchedule({
     if (phase2 !== 'done') problems.push(`the quiet phase did not finish (${phase2}) at ${scheduler.now} ms`);
     for (const client of clients) scheduler.as(undefined, () => void client.close());
     await scheduler.run(() => false, scheduler.now + 10);
+    if (kind === 'latch') latch.check(GRANT_WITHIN_MS);
     const history = recorder.events;
     const fair = kind === 'fair';
     const safety = checkLockHistory(history, { fair });

@@ -17,6 +17,8 @@ export interface StoreMutations {
   readonly extendRevivesExpired?: boolean;
   /** A read lock is granted beside a writer. */
   readonly readBesideWriter?: boolean;
+  /** A latch reads as released with one count left. */
+  readonly latchOffByOne?: boolean;
   /** Re-entry adds a hold but leaves the lease as it was (the core trusts a fresh one). */
   readonly reentryKeepsLease?: boolean;
 }
@@ -68,6 +70,13 @@ export class SimStore {
      */
     private readonly queueTtlMs: number,
   ) {}
+
+  /** When a latch's count reached zero (true time), for the latch check. */
+  latchZeroAt: number | undefined;
+
+  now(): number {
+    return this.clock();
+  }
 
   state(key: string): LockState {
     let state = this.states.get(key);
