@@ -5,6 +5,8 @@ import { renderHtmlReport } from '../lab/html.js';
 import { labMeta } from '../lab/meta.js';
 import { formatTable, summarize, verdict } from '../lab/report.js';
 import { runLab } from '../lab/runner.js';
+import { fairnessTable, runFairnessLab } from '../lab/fairness/lab.js';
+import type { FairnessRow } from '../lab/fairness/run.js';
 import { STRATEGIES } from '../lab/strategies/index.js';
 import { action } from './lifecycle.js';
 import { intOption, JSON_OPTION_HELP, jsonTarget, knobOption, listOption } from './options.js';
@@ -49,6 +51,10 @@ export function registerLab(program: Command): void {
     .option(
       '--mysql <url>',
       'MySQL/MariaDB for the mysql-* strategies (mysql://user@host:port/database); default: a private mariadbd',
+    )
+    .option(
+      '--fairness',
+      'add the fairness row: who gets the units when 10% of the buyers are bots sending 10× the requests, under first come, the waiting room and the raffle',
     )
     .option('--markdown', 'print the table as Markdown (the default when stdout is not a terminal)')
     .option('--list', 'list the strategies with a line on each, and exit')
@@ -138,10 +144,18 @@ export function registerLab(program: Command): void {
           concurrency: opts.concurrency,
           strategyOptions: opts.set ?? {},
         };
-        const report = `${JSON.stringify({ meta, settings, runs: results, strategies: summaries }, null, 2)}\n`;
+        let fairness: FairnessRow[] | undefined;
+        if (opts.fairness) {
+          fairness = await runFairnessLab({
+            ...(opts.redis ? { redisUrl: opts.redis } : {}),
+            ...(opts.database ? { databaseUrl: opts.database } : {}),
+          });
+          if (json !== 'stdout') printTable(renderTable(fairnessTable(fairness), style, process.stdout.columns));
+        }
+        const report = `${JSON.stringify({ meta, settings, runs: results, strategies: summaries, ...(fairness ? { fairness } : {}) }, null, 2)}\n`;
         if (json === 'stdout') process.stdout.write(report);
         else if (json) writeFileSync(json.file, report);
-        if (opts.html) writeFileSync(opts.html, renderHtmlReport(summaries, results, settings, meta));
+        if (opts.html) writeFileSync(opts.html, renderHtmlReport(summaries, results, settings, meta, fairness));
       }),
     );
 }

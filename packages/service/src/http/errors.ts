@@ -13,6 +13,7 @@ export const ERROR_STATUS = {
   admission_required: 403,
   admission_invalid: 403,
   admission_expired: 403,
+  admission_not_yet: 403,
   ticket_invalid: 403,
   pow_required: 403,
   pow_invalid: 403,

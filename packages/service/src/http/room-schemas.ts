@@ -25,6 +25,14 @@ export const RoomSettingsBody = Type.Object(
     admissionSeconds: Type.Optional(
       Type.Integer({ minimum: 1, maximum: WEEK, description: 'how long an admission lets its buyer buy (default 300)' }),
     ),
+    noticeSeconds: Type.Optional(
+      Type.Integer({
+        minimum: 0,
+        maximum: 60,
+        description:
+          'an admission is valid from this long after it is made; buyers are told to ask this often, so asking more often gains nothing (default 2)',
+      }),
+    ),
     shuffleSeconds: Type.Optional(
       Type.Integer({
         minimum: 1,
@@ -47,6 +55,7 @@ export const RoomSettingsView = Type.Object({
   ticketSeconds: Type.Integer(),
   admissionSeconds: Type.Integer(),
   shuffleSeconds: Type.Integer(),
+  noticeSeconds: Type.Integer(),
 });
 
 export const JoinBody = Type.Object(
@@ -79,10 +88,16 @@ export const StandingView = Type.Object({
   ticketExpiresAt: Type.String({ format: 'date-time' }),
   position: Type.Optional(Type.Integer({ description: 'while waiting; 1: next' })),
   estimatedWaitSeconds: Type.Optional(Type.Integer({ description: 'while waiting: position / rate' })),
+  checkWithinMs: Type.Optional(
+    Type.Integer({ description: 'while waiting: ask again within this long to learn of an admission in time' }),
+  ),
   admission: Type.Optional(
     Type.String({ description: 'once admitted: send it with the purchase, header `Admission`' }),
   ),
   admittedAt: Type.Optional(Type.String({ format: 'date-time' })),
+  admissionValidFrom: Type.Optional(
+    Type.String({ format: 'date-time', description: 'buy from then on (the notice period after admission)' }),
+  ),
   admissionExpiresAt: Type.Optional(Type.String({ format: 'date-time' })),
 });
 

@@ -1,4 +1,6 @@
 import type { RunResult } from './checker.js';
+import { fairnessHtml } from './fairness/lab.js';
+import type { FairnessRow } from './fairness/run.js';
 import { describeMeta, type LabMeta } from './meta.js';
 import { verdict, type StrategySummary } from './report.js';
 
@@ -91,6 +93,7 @@ export function renderHtmlReport(
   results: RunResult[],
   settings: { stock: number; buyers: number; processes: number; concurrency: number },
   meta?: LabMeta,
+  fairness?: readonly FairnessRow[],
 ): string {
   const labels = summaries.map((s) => s.strategy);
   const names = (list: StrategySummary[]) => escape(list.map((s) => s.strategy).join(', ') || 'none');
@@ -152,6 +155,7 @@ body { font: 14px/1.45 system-ui, sans-serif; max-width: 900px; margin: 2em auto
 h1 { margin-bottom: 0.2em; } figure { margin: 1.5em 0; } figcaption { font-weight: 600; margin-bottom: 0.4em; }
 section.strategy { border-left: 4px solid #ccc; padding: 0.2em 0.9em; margin: 0.8em 0; }
 section.bad { border-color: #d1495b; } section.warn { border-color: #edae49; } section.good { border-color: #2a9d8f; }
+table.fairness { border-collapse: collapse; } table.fairness td, table.fairness th { border: 1px solid #ddd; padding: 0.3em 0.6em; text-align: right; } table.fairness td:first-child { text-align: left; }
 h3 small { font-weight: normal; color: #666; } .meta { color: #555; font-size: 12px; } .summary { background: #f6f6f6; padding: 0.6em 0.9em; }
 </style></head><body>
 <h1>Who oversells?</h1>
@@ -166,6 +170,7 @@ Everything below is counted from what was recorded (orders, final stock), not fr
 ${charts}
 <h2>Strategy by strategy</h2>
 ${paragraphs}
+${fairness ? fairnessHtml(fairness) : ''}
 </body></html>
 `;
 }

@@ -66,7 +66,7 @@ describe('waiting room across two serve processes', () => {
     const created = await post(servers[0] as string, '/api/sales', 'admin', {
       name: 'room across processes',
       stock: STOCK,
-      room: { ratePerSec: RATE, shuffleSeconds: 60 },
+      room: { ratePerSec: RATE, shuffleSeconds: 1, noticeSeconds: 1 },
     });
     expect(created.status).toBe(201);
     const saleId = String(created.body.id);
@@ -81,7 +81,7 @@ describe('waiting room across two serve processes', () => {
       const user = `buyer-${i}`;
       const at = (k: number) => servers[(i + k) % 2] as string;
       const bypass = await post(at(0), orders, user);
-      refusals.push(bypass.body.error);
+      refusals.push(String(bypass.body.error));
       const joined = await post(at(1), `/api/sales/${saleId}/room/tickets`, user);
       expect(joined.status, JSON.stringify(joined.body)).toBe(201);
       let standing = joined.body;
@@ -97,9 +97,11 @@ describe('waiting room across two serve processes', () => {
       }
       // Someone else's admission is refused; one's own sells.
       const borrowed = admissions[admissions.length - 1];
-      if (borrowed) refusals.push((await post(at(0), orders, user, undefined, { admission: borrowed })).body.error);
-      admissions.push(standing.admission);
-      const bought = await post(at(1), orders, user, undefined, { admission: standing.admission });
+      if (borrowed) refusals.push((await post(at(0), orders, user, undefined, { admission: borrowed })).body.error as unknown as string);
+      admissions.push(String(standing.admission));
+      // The admission is valid from the end of its notice period (told in the answer).
+      await sleep(Math.max(0, Date.parse(String(standing.admissionValidFrom)) - Date.now()));
+      const bought = await post(at(1), orders, user, undefined, { admission: String(standing.admission) });
       answers.push(bought.status);
     });
     await Promise.all(buyers);

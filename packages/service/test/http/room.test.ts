@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/http/app.js';
@@ -60,13 +61,14 @@ const check = (saleId: string, user: string, ticket: string) =>
     payload: { ticket },
   });
 
-/** Asks with the ticket until admitted (the room admits 1000/s: at once, or at the next ask). */
+/** Asks with the ticket until admitted (1000/s, from the end of the 1 s shuffle window). */
 async function admissionOf(saleId: string, user: string): Promise<string> {
   const joined = await join(saleId, user);
   expect(joined.statusCode, joined.body).toBe(201);
   let standing = joined.json();
   for (let i = 0; standing.state !== 'admitted'; i++) {
     expect(i).toBeLessThan(1000);
+    await sleep(20); // how often this client asks
     const asked = await check(saleId, user, standing.ticket);
     expect(asked.statusCode, asked.body).toBe(200);
     standing = asked.json();
@@ -83,14 +85,15 @@ async function orderCount(saleId: string) {
 
 describe('waiting room (HTTP)', () => {
   it('refuses a purchase without a valid admission, and sells to an admitted buyer', async () => {
-    const saleId = await createSale({ ratePerSec: 1000 });
+    const saleId = await createSale({ ratePerSec: 1000, noticeSeconds: 0, shuffleSeconds: 1 });
     const shown = await app.inject({ method: 'GET', url: `/api/sales/${saleId}` });
     expect(shown.json().room).toEqual({
       ratePerSec: 1000,
       powBits: 0,
       ticketSeconds: 3600,
       admissionSeconds: 300,
-      shuffleSeconds: 10,
+      shuffleSeconds: 1,
+      noticeSeconds: 0,
     });
     const before = await orderCount(saleId);
 
@@ -103,7 +106,7 @@ describe('waiting room (HTTP)', () => {
     const annAdmission = await admissionOf(saleId, 'ann');
     // Ann's admission is hers: Bob cannot buy with it, nor buy in another sale.
     expect((await buy(app, saleId, 'bob', annAdmission)).json().error).toBe('admission_invalid');
-    const other = await createSale({ ratePerSec: 1000 });
+    const other = await createSale({ ratePerSec: 1000, noticeSeconds: 0, shuffleSeconds: 1 });
     expect((await buy(app, other, 'ann', annAdmission)).json().error).toBe('admission_invalid');
     // A bearer token is not an admission either.
     const token = signToken(SECRET, 'ann');
@@ -151,6 +154,9 @@ describe('waiting room (HTTP)', () => {
     expect((await check(saleId, 'dan', foreign)).json().error).toBe('ticket_invalid');
     const expiredAdmission = signer.sign('admission', { s: saleId, u: 'dan', exp: Date.now() - 1 });
     expect((await buy(app, saleId, 'dan', expiredAdmission)).json().error).toBe('admission_expired');
+    // An admission is valid only after its notice period: learning of it sooner buys nothing sooner.
+    const early = signer.sign('admission', { s: saleId, u: 'dan', nbf: Date.now() + 60_000, exp: Date.now() + 120_000 });
+    expect((await buy(app, saleId, 'dan', early)).json().error).toBe('admission_not_yet');
     const wrongKind = signer.sign('ticket', { s: saleId, u: 'dan', exp: Date.now() + 60_000 });
     expect((await buy(app, saleId, 'dan', wrongKind)).json().error).toBe('admission_invalid');
   });

@@ -60,7 +60,7 @@ describe('waiting room fairness', () => {
     const sale = await env.service.createSale({
       name: 'fair room',
       stock: 1,
-      room: { ratePerSec: 50, shuffleSeconds: 120 },
+      room: { ratePerSec: 50, shuffleSeconds: 2 },
     });
     const room = new WaitingRoom(env.redis, env.service.rooms, 'fairness-secret-0123456789');
     const random = seeded(39);

@@ -26,6 +26,7 @@ function standingJson(standing: RoomStanding) {
       ...common,
       position: standing.position,
       estimatedWaitSeconds: standing.estimatedWaitSeconds,
+      checkWithinMs: standing.checkWithinMs,
     };
   }
   return {
@@ -33,6 +34,7 @@ function standingJson(standing: RoomStanding) {
     ...common,
     admission: standing.admission,
     admittedAt: iso(standing.admittedAt),
+    admissionValidFrom: iso(standing.admissionValidFrom),
     admissionExpiresAt: iso(standing.admissionExpiresAt),
   };
 }

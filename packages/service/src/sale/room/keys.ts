@@ -5,7 +5,7 @@ import { DEFAULT_KEY_PREFIX } from 'lockstock/redis';
  * touch one Cluster slot, the same as the sale's purchases.
  */
 export interface RoomKeys {
-  /** hash: the room's settings {rate, openAt, shuffleMs, admitMs, powBits}; written before the stock */
+  /** hash: the room's settings {rate, openAt, shuffleMs, admitMs (notice included), noticeMs, powBits, ticketMs}; written before the stock */
   readonly config: string;
   /** hash: the pace {credit, last} and counts {admitted, joined, firstJoin} */
   readonly state: string;

@@ -21,7 +21,8 @@ export type RoomRefusalCode =
   | 'ticket_expired'
   | 'admission_required'
   | 'admission_invalid'
-  | 'admission_expired';
+  | 'admission_expired'
+  | 'admission_not_yet';
 
 export interface RoomRefusal {
   readonly ok: false;
@@ -38,15 +39,18 @@ export type RoomStanding =
       /** 1: next to be admitted */
       readonly position: number;
       readonly estimatedWaitSeconds: number;
+      /** Ask again within this long (the notice period): one learns of one's admission in time. */
+      readonly checkWithinMs: number;
       readonly ticketExpiresAt: number;
     }
   | {
       readonly ok: true;
       readonly state: 'admitted';
       readonly ticket: string;
-      /** Sent with the purchase (header `Admission`). */
+      /** Sent with the purchase (header `Admission`), from `admissionValidFrom` on. */
       readonly admission: string;
       readonly admittedAt: number;
+      readonly admissionValidFrom: number;
       readonly admissionExpiresAt: number;
       readonly ticketExpiresAt: number;
     };
@@ -181,13 +185,20 @@ export class WaitingRoom {
     at: { position?: number; admittedAt?: number },
   ): RoomStanding {
     if (at.admittedAt !== undefined) {
-      const admissionExpiresAt = at.admittedAt + room.admissionSeconds * 1000;
+      const admissionValidFrom = at.admittedAt + room.noticeSeconds * 1000;
+      const admissionExpiresAt = admissionValidFrom + room.admissionSeconds * 1000;
       return {
         ok: true,
         state: 'admitted',
         ticket,
-        admission: this.signer.sign('admission', { s: saleId, u: userId, exp: admissionExpiresAt }),
+        admission: this.signer.sign('admission', {
+          s: saleId,
+          u: userId,
+          nbf: admissionValidFrom,
+          exp: admissionExpiresAt,
+        }),
         admittedAt: at.admittedAt,
+        admissionValidFrom,
         admissionExpiresAt,
         ticketExpiresAt,
       };
@@ -199,6 +210,7 @@ export class WaitingRoom {
       ticket,
       position,
       estimatedWaitSeconds: Math.ceil(position / room.ratePerSec),
+      checkWithinMs: Math.max(250, room.noticeSeconds * 1000),
       ticketExpiresAt,
     };
   }
@@ -218,7 +230,14 @@ export class WaitingRoom {
     if (!payload || payload.s !== saleId || payload.u !== userId || typeof payload.exp !== 'number') {
       return refuse('admission_invalid', 'The admission is not valid for this buyer and sale.');
     }
-    if (payload.exp <= Date.now()) {
+    const now = Date.now();
+    if (typeof payload.nbf === 'number' && payload.nbf > now) {
+      return refuse(
+        'admission_not_yet',
+        `Your admission is valid from ${new Date(payload.nbf).toISOString()} (in ${Math.ceil((payload.nbf - now) / 1000)} s).`,
+      );
+    }
+    if (payload.exp <= now) {
       return refuse('admission_expired', 'Your admission lapsed unused: join the room again.');
     }
     return undefined;

@@ -14,8 +14,15 @@ export interface RoomSettings {
   /** How long an admission lets its buyer buy, s (then they join again, at the back). */
   readonly admissionSeconds: number;
   /**
+   * An admission is valid from this many seconds after it is made (and for `admissionSeconds` then).
+   * Buyers are told to ask at least this often, so everyone admitted learns of it before it may be
+   * used: a bot asking ten times as often gains nothing, and purchases follow admission order.
+   */
+  readonly noticeSeconds: number;
+  /**
    * Arrivals within one window of this many seconds (and everyone before the sale starts) are
-   * ordered at random, so a fast connection or a bot's head start gains nothing inside a window.
+   * ordered at random, so a fast connection or a bot's head start gains nothing inside a window. The
+   * first admission comes when the first window ends (this long after the sale starts).
    */
   readonly shuffleSeconds: number;
 }
@@ -25,6 +32,7 @@ export const ROOM_DEFAULTS = {
   ticketSeconds: 3600,
   admissionSeconds: 300,
   shuffleSeconds: 10,
+  noticeSeconds: 2,
 } as const;
 
 export const MAX_ROOM_RATE = 100_000;
@@ -41,6 +49,9 @@ export function validateRoomSettings(input: Partial<RoomSettings>): RoomSettings
   if (!Number.isInteger(settings.powBits) || settings.powBits < 0 || settings.powBits > MAX_POW_BITS) {
     throw new SaleInputError(`room.powBits must be an integer from 0 to ${MAX_POW_BITS}`);
   }
+  if (!Number.isInteger(settings.noticeSeconds) || settings.noticeSeconds < 0 || settings.noticeSeconds > 60) {
+    throw new SaleInputError('room.noticeSeconds must be an integer from 0 to 60');
+  }
   for (const name of ['ticketSeconds', 'admissionSeconds', 'shuffleSeconds'] as const) {
     const value = settings[name];
     if (!Number.isInteger(value) || value < 1 || value > MAX_SECONDS) {
@@ -53,5 +64,6 @@ export function validateRoomSettings(input: Partial<RoomSettings>): RoomSettings
     ticketSeconds: settings.ticketSeconds,
     admissionSeconds: settings.admissionSeconds,
     shuffleSeconds: settings.shuffleSeconds,
+    noticeSeconds: settings.noticeSeconds,
   };
 }

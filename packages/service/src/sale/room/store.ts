@@ -24,6 +24,7 @@ interface RoomRow {
   ticket_seconds: number | null;
   admission_seconds: number | null;
   shuffle_seconds: number | null;
+  notice_seconds: number | null;
 }
 
 /** How long "no such sale" is believed (a sale created meanwhile is refused as missing that long). */
@@ -58,6 +59,7 @@ export class RoomStore {
       room.ticketSeconds,
       room.admissionSeconds,
       room.shuffleSeconds,
+      room.noticeSeconds,
     ]);
   }
 
@@ -67,7 +69,8 @@ export class RoomStore {
       rate: room.ratePerSec,
       openAt: room.openAt,
       shuffleMs: room.shuffleSeconds * 1000,
-      admitMs: room.admissionSeconds * 1000,
+      admitMs: (room.noticeSeconds + room.admissionSeconds) * 1000,
+      noticeMs: room.noticeSeconds * 1000,
       powBits: room.powBits,
       ticketMs: room.ticketSeconds * 1000,
     });
@@ -110,6 +113,7 @@ export class RoomStore {
       ticketSeconds: Number(row.ticket_seconds),
       admissionSeconds: Number(row.admission_seconds),
       shuffleSeconds: Number(row.shuffle_seconds),
+      noticeSeconds: Number(row.notice_seconds),
     };
     await this.open(saleId, room); // Redis lost it: the record puts it back
     return room;
@@ -122,7 +126,8 @@ function roomOfConfig(config: Record<string, string>): Room {
     ratePerSec: Number(config.rate),
     powBits: Number(config.powBits ?? 0),
     ticketSeconds: Number(config.ticketMs) / 1000,
-    admissionSeconds: Number(config.admitMs) / 1000,
+    admissionSeconds: (Number(config.admitMs) - Number(config.noticeMs ?? 0)) / 1000,
     shuffleSeconds: Number(config.shuffleMs) / 1000,
+    noticeSeconds: Number(config.noticeMs ?? 0) / 1000,
   };
 }

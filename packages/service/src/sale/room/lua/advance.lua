@@ -4,8 +4,11 @@
   advance(config, state, queue, admitted, now) — `config` is the room's settings (a table read from
   its hash), `state`, `queue` and `admitted` are key names, `now` the Redis time in ms.
 
+  Nobody is admitted before the end of the first shuffle window (openAt + shuffleMs): whoever comes
+  before the sale starts or within its first window is admitted in random order, not as they came
+  (admitting during that window would favour those who came first, the fastest).
   The pace is a token bucket on the Redis clock, so every serve process admits from one budget: credit
-  grows by rate/1000 per ms from the sale's start; each call pops floor(credit) buyers (at most all who
+  grows by rate/1000 per ms from then; each call pops floor(credit) buyers (at most all who
   wait) with the lowest scores and records them admitted at `now`. The queue only changes inside these
   scripts, so whoever waited at this call waited since the previous one: the credit of that time is
   theirs. With nobody left waiting the credit is cut to 1 (an empty room saves up no burst), so the
@@ -14,11 +17,11 @@
 ]]
 local function advance(config, state, queue, admitted, now)
   local rate = tonumber(config.rate)
-  local openAt = tonumber(config.openAt)
+  local admitFrom = tonumber(config.openAt) + tonumber(config.shuffleMs)
   local saved = redis.call('hmget', state, 'credit', 'last')
   local credit = tonumber(saved[1] or '0')
   local last = tonumber(saved[2] or '0')
-  if last < openAt then last = openAt end
+  if last < admitFrom then last = admitFrom end
   if now <= last then return 0 end
   local waiting = redis.call('zcard', queue)
   credit = credit + (now - last) * rate / 1000

@@ -2,7 +2,8 @@
   A buyer joins a sale's waiting room (or asks again: one place per buyer). Spends the buyer's
   proof-of-work challenge in the same step, so a challenge buys at most one place.
 
-  KEYS[1]  config: hash of the room's settings {rate, openAt, shuffleMs, admitMs, powBits, ticketMs}
+  KEYS[1]  config: hash of the room's settings {rate, openAt, shuffleMs,
+           admitMs (from admission to its end, notice included), noticeMs, powBits, ticketMs}
   KEYS[2]  state: hash {credit, last, admitted, joined, firstJoin}
   KEYS[3]  queue: sorted set {buyer: score}; the lowest scores are admitted first
   KEYS[4]  admitted: hash {buyer: admitted at, ms on the Redis clock}
