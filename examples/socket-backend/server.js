@@ -1,0 +1,159 @@
+// The lock server of the example backend: an in-memory lock table behind a TCP socket, in its own
+// process. `node server.js [port]` prints {"port": N} on stdout once it listens (port 0: any free one).
+//
+// Protocol: one JSON object per line. A request carries `id` and `op`; its answer carries the same
+// `id`. The server also pushes lines without `id`: {"wake": name} when a lock's holds shrink (to the
+// connections subscribed to it), {"lost": name, "owner": owner} when a hold was forced off.
+//
+// A connection is a session: every hold it took ends when it closes (its process died, or closed its
+// client), and the lock's waiters are woken. Holds have no leases: nothing else ends them but
+// `force` (an operator's force-unlock). Fencing tokens grow per lock name for the server's lifetime.
+import { createServer } from 'node:net';
+import { createInterface } from 'node:readline';
+
+/**
+ * name → { fence, permits?, holders: Map<owner, { conn, mode, count, token }> }. Modes: 'exclusive'
+ * (mutex, reentrant, write side) and 'shared' (read side, semaphore permits).
+ */
+const locks = new Map();
+/** lock name → connections subscribed to its wake-ups. */
+const subscribers = new Map();
+
+const lockOf = (name) => {
+  let lock = locks.get(name);
+  if (!lock) locks.set(name, (lock = { fence: 0, permits: undefined, holders: new Map() }));
+  return lock;
+};
+
+const send = (conn, message) => {
+  if (!conn.destroyed) conn.write(`${JSON.stringify(message)}\n`);
+};
+
+function wake(name) {
+  for (const conn of subscribers.get(name) ?? []) send(conn, { wake: name });
+}
+
+/** Grants `owner` a new hold, or another hold on its own (re-entry keeps the token). */
+function grant(lock, conn, owner, mode) {
+  const held = lock.holders.get(owner);
+  if (held) {
+    held.count++;
+    return { granted: true, token: held.token };
+  }
+  const token = ++lock.fence;
+  lock.holders.set(owner, { conn, mode, count: 1, token });
+  return { granted: true, token };
+}
+
+/**
+ * One try. `kind`: 'mutex' (one holder, no re-entry), 'reentrant' (one holder, re-entry), 'write'
+ * and 'read' (the two sides of a read-write lock: readers share), 'semaphore' (`permits` holders).
+ */
+function attempt(conn, { name, owner, kind, permits }) {
+  const lock = lockOf(name);
+  const mine = lock.holders.get(owner);
+  const others = [...lock.holders.keys()].filter((o) => o !== owner);
+  switch (kind) {
+    case 'mutex':
+      return lock.holders.size === 0 ? grant(lock, conn, owner, 'exclusive') : { granted: false };
+    case 'reentrant':
+      return others.length === 0 ? grant(lock, conn, owner, 'exclusive') : { granted: false };
+    case 'write':
+      // A reader asking for the write side would wait for itself: refused outright.
+      if (mine?.mode === 'shared') return { error: 'upgrade' };
+      return others.length === 0 ? grant(lock, conn, owner, 'exclusive') : { granted: false };
+    case 'read': {
+      // The writer may read too (its write hold stays exclusive); others read while nobody writes.
+      if (mine?.mode === 'exclusive') return { ...grant(lock, conn, owner, 'exclusive'), more: false };
+      const writing = others.some((o) => lock.holders.get(o).mode === 'exclusive');
+      return writing ? { granted: false } : { ...grant(lock, conn, owner, 'shared'), more: true };
+    }
+    case 'semaphore': {
+      lock.permits ??= permits;
+      if (lock.permits !== permits) return { error: 'permits', stored: lock.permits };
+      if (mine || lock.holders.size < lock.permits) {
+        const answer = grant(lock, conn, owner, 'shared');
+        return { ...answer, more: lock.holders.size < lock.permits };
+      }
+      return { granted: false };
+    }
+    default:
+      return { error: `unknown kind ${kind}` };
+  }
+}
+
+function release(conn, { name, owner }) {
+  const lock = lockOf(name);
+  const held = lock.holders.get(owner);
+  if (!held) return { outcome: lock.holders.size > 0 ? 'not_owner' : 'expired' };
+  if (--held.count > 0) return { outcome: 'still_held' };
+  lock.holders.delete(owner);
+  wake(name);
+  return { outcome: 'released' };
+}
+
+/** Ends every hold of `name`, telling each holder's connection (its hold is lost). */
+function force({ name }) {
+  const lock = lockOf(name);
+  const held = lock.holders.size > 0;
+  for (const [owner, { conn }] of lock.holders) send(conn, { lost: name, owner });
+  lock.holders.clear();
+  wake(name);
+  return { held };
+}
+
+function answer(conn, request) {
+  switch (request.op) {
+    case 'attempt':
+      return attempt(conn, request);
+    case 'release':
+      return release(conn, request);
+    case 'force':
+      return force(request);
+    case 'inspect': {
+      const holders = lockOf(request.name).holders;
+      return { holders: holders.size };
+    }
+    case 'holdCount':
+      return { count: lockOf(request.name).holders.get(request.owner)?.count ?? 0 };
+    case 'subscribe': {
+      let conns = subscribers.get(request.name);
+      if (!conns) subscribers.set(request.name, (conns = new Set()));
+      conns.add(conn);
+      return {};
+    }
+    case 'unsubscribe':
+      subscribers.get(request.name)?.delete(conn);
+      return {};
+    default:
+      return { error: `unknown op ${request.op}` };
+  }
+}
+
+/** The session ends: every hold the connection took is gone, and its locks' waiters are woken. */
+function endSession(conn) {
+  for (const conns of subscribers.values()) conns.delete(conn);
+  for (const [name, lock] of locks) {
+    let freed = false;
+    for (const [owner, held] of lock.holders) {
+      if (held.conn === conn) freed = lock.holders.delete(owner);
+    }
+    if (freed) wake(name);
+  }
+}
+
+const server = createServer((conn) => {
+  conn.setNoDelay(true);
+  conn.on('error', () => undefined); // a client that died: its 'close' ends the session
+  conn.on('close', () => endSession(conn));
+  const lines = createInterface({ input: conn });
+  lines.on('error', () => undefined); // the connection's own error (a reset): its 'close' follows
+  lines.on('line', (line) => {
+    const request = JSON.parse(line);
+    send(conn, { id: request.id, ...answer(conn, request) });
+  });
+});
+server.listen(Number(process.argv[2] ?? 0), '127.0.0.1', () => {
+  const { port } = /** @type {import('node:net').AddressInfo} */ (server.address());
+  console.log(JSON.stringify({ port }));
+});
