@@ -4,7 +4,7 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     name: 'faults',
-    include: ['test/faults/suite.test.ts'],
+    include: ['test/faults/suite.test.ts', 'test/faults/raffle.test.ts'],
     globalSetup: ['test/global-setup.ts'],
     testTimeout: 180_000,
     hookTimeout: 120_000,

@@ -45,6 +45,7 @@ export async function drawRaffle(
   return db.transaction(async (tx) => {
     const lock = await tx.query<{ phase: string; due: boolean }>(raffleQueries.lockDraw, [saleId]);
     if (lock.rows[0]?.phase !== 'entries') return { result: 'already' } as const;
+    await tx.query(raffleQueries.drawPlan);
     const ordered = await tx.query(raffleQueries.drawOrder, [saleId]);
     await tx.query(raffleQueries.drawDone, [saleId, ordered.rowCount]);
     return { result: 'drawn', entries: ordered.rowCount, ms: performance.now() - started } as const;
