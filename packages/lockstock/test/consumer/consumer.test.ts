@@ -27,7 +27,9 @@ const MAX_PACKAGES = 3;
  */
 // 1.99 MB with MySQL, the seventh (2026-11-25; a 444 kB tarball): the bound catches a package that
 // starts shipping what it should not (tests, fixtures, a second copy of dist), not the next backend.
-const MAX_UNPACKED_BYTES = 2_500_000;
+// 2.62 MB with lockstock/testing, the shipped contract suite (2026-11-28; a 605 kB tarball): raised
+// on purpose, with the same headroom.
+const MAX_UNPACKED_BYTES = 3_000_000;
 
 /** The README blocks a consumer with only lockstock and ioredis can run: the lock examples. */
 const lockBlocks: ReadmeBlock[] = readmeBlocks(
@@ -166,7 +168,7 @@ describe('lockstock installed from its tarball', () => {
   });
 
   describe.each(IOREDIS_MAJORS)('with ioredis %i', (major) => {
-    it('installs at most 3 packages besides ioredis, under 2.5 MB unpacked', () => {
+    it('installs at most 3 packages besides ioredis, under 3 MB unpacked', () => {
       const dir = dirs.get(major) as string;
       const installed = JSON.parse(
         readFileSync(join(dir, 'node_modules', 'ioredis', 'package.json'), 'utf8'),
