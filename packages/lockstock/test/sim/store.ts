@@ -71,6 +71,13 @@ export class SimStore {
     private readonly queueTtlMs: number,
   ) {}
 
+  private sessions = 0;
+
+  /** A new client session's number (each backend's, and after each loss). */
+  newSession(): number {
+    return ++this.sessions;
+  }
+
   /** When a latch's count reached zero (true time), for the latch check. */
   latchZeroAt: number | undefined;
 
