@@ -19,6 +19,7 @@ const ORDER = [
   'leader-lost',
   'leader-lost-policy-lost',
   'leader-lost-holder-cut-off',
+  'partition-minority',
   'latency-spike-holder',
   'latency-spike-late-grant',
   'restart-empty',

@@ -199,3 +199,108 @@ describe('lock faults on an etcd cluster', () => {
     });
   });
 });
+
+/**
+ * Fault row "partitioned into a minority" (issue 35): the cluster's peer links run through proxies
+ * (EtcdCluster `partitionable`, @lockstock/servers' PeerNetwork), and the member that is a holder's
+ * only endpoint — a follower — is cut off from the two others, both ways; the processes keep running.
+ * The holder's keep-alives reach its member but no leader (the lease lives on the majority's leader):
+ * its session must be reported lost (its signal aborts) before the majority expires the lease and a
+ * client on the majority is granted — with a greater fencing token — and once the links are healed the
+ * cut-off member serves the lock again: a client on it alone takes it after the waiter's release.
+ */
+describe('a partition on an etcd cluster', () => {
+  let partitioned: EtcdCluster;
+  beforeAll(async () => {
+    partitioned = await EtcdCluster.start({ members: 3, args: ETCD_ONE_SECOND_LEASES, partitionable: true });
+  });
+  afterAll(async () => {
+    await partitioned?.stop();
+  });
+
+  it('the holder’s member cut off into a minority: the hold is reported lost before a majority client has the lock; the lock is live again after healing', async () => {
+    const ttl = 2;
+    const name = `fault-minority-${process.pid}-${++unique}`;
+    const leader = await leaderOf(partitioned.members);
+    expect(leader).toBeDefined();
+    const cutOff = partitioned.members.find((m) => m !== leader)!;
+    const majority = partitioned.members.filter((m) => m !== cutOff).map((m) => m.endpoint);
+    const holding = fixtures.fork('fault-holder.mjs', {
+      kind: 'etcd',
+      hosts: [cutOff.endpoint],
+      sessionTtlSeconds: ttl,
+      name,
+      watch: true,
+      history: fixtures.historyFile(name),
+    });
+    const { token, owner } = await holding.next('holding');
+    const waiter = new EtcdLockClient({ hosts: majority, sessionTtlSeconds: 10 });
+    clients.push(waiter);
+    const recorder = new HistoryRecorder();
+    const waiting = recorder.acquire('majority', name, () =>
+      waiter.mutex(name).acquire({ owner: 'majority', waitMs: 60_000 }),
+    );
+    const watcher = new Etcd3({ hosts: majority });
+    try {
+      await expect
+        .poll(() =>
+          watcher
+            .getAll()
+            .prefix(`ls/${encodeURIComponent(name)}/mutex/`)
+            .keys(),
+        )
+        .toHaveLength(2);
+    } finally {
+      watcher.close();
+    }
+    recorder.fault('partition', `etcd-${cutOff.name} cut off from the other members`);
+    const cutAt = process.hrtime.bigint();
+    partitioned.network!.isolate(cutOff.name);
+    const second = await waiting;
+    const takenAfterMs = msSince(cutAt);
+    expect(second.fencingToken).toBeGreaterThan(token as number);
+    recorder.resourceAnswered(
+      `fenced/${name}`,
+      await waiter.guardedPut(second, `fenced/${name}`, 'from the majority'),
+      second,
+    );
+    holding.send({ type: 'release' });
+    const released = await holding.next('released');
+    const lost = released.lost as LossReport;
+    expect(lost.reason).toBe('session_lost');
+    const lostAfterMs = Number(BigInt(lost.at) - cutAt) / 1e6;
+    await recorder.release('majority', name, second);
+
+    // Healed: the cut-off member catches up, and a client on it alone has the lock again.
+    recorder.fault('heal', `etcd-${cutOff.name} reconnected`);
+    const healedAt = process.hrtime.bigint();
+    partitioned.network!.heal();
+    const rejoined = new EtcdLockClient({ hosts: [cutOff.endpoint], sessionTtlSeconds: 10 });
+    clients.push(rejoined);
+    const third = await recorder.acquire('after-heal', name, () =>
+      rejoined.mutex(name).acquire({ owner: 'after-heal', waitMs: 60_000 }),
+    );
+    const liveAfterMs = msSince(healedAt);
+    expect(third.fencingToken).toBeGreaterThan(second.fencingToken);
+    await recorder.release('after-heal', name, third);
+
+    const report = checkLockHistory(mergeHistories(recorder.events, eventsOf(owner)), { strict: true });
+    expect(report.valid).toBe(true); // the holder was told before the majority's client had the lock
+    expect(report.checks.fence).toMatchObject({ acceptedStale: 0, rejectedStale: 0 });
+    reportRow({
+      row: 'partition-minority',
+      backend: 'etcd',
+      fault: `the follower that is a holder process's only endpoint (session TTL ${ttl} s) cut off from the two other members of a 3-member cluster (its peer links black-holed by proxies, both ways), while a client on the two others waits; then healed`,
+      expected: ['OK'],
+      observed: `the holder reported its session lost ${Math.round(lostAfterMs)} ms after the cut (its member had no leader to renew the lease with); the majority expired the lease and its client had the lock ${Math.round(takenAfterMs)} ms after the cut, with a greater token — after the holder was told; after healing, a client on the cut-off member alone had the lock ${Math.round(liveAfterMs)} ms after the heal, with a greater token still; no overlap of what the clients were told`,
+      file: FILE,
+      checker: report,
+      figures: {
+        lostAfterMs: Math.round(lostAfterMs),
+        takenAfterMs: Math.round(takenAfterMs),
+        liveAfterHealMs: Math.round(liveAfterMs),
+        ttlSeconds: ttl,
+      },
+    });
+  });
+});

@@ -229,3 +229,108 @@ describe('lock faults on a ZooKeeper ensemble', () => {
     });
   });
 });
+
+/**
+ * Fault row "partitioned into a minority" (issue 35): the ensemble's quorum and election links run
+ * through proxies (ZooKeeperEnsemble `partitionable`, @lockstock/servers' PeerNetwork), and the node a
+ * holder process is connected to — a follower, its only server — is cut off from the two others, both
+ * ways; every JVM keeps running. The cut-off node loses its leader, stops serving and drops its
+ * clients; the holder (default policy 'suspended') must report its hold lost before the majority
+ * expires its session and grants the lock to a client on the majority, with a greater token; its late
+ * write is refused by the fence. Once healed, the node rejoins and a client on it alone takes the lock.
+ */
+// Three more JVMs and a 10 s session: in the fault suite only (npm test has etcd's partition row).
+describe.skipIf(!fullFaultSuite())('a partition on a ZooKeeper ensemble', () => {
+  let partitioned: ZooKeeperEnsemble;
+  let fence: Client;
+  beforeAll(async () => {
+    partitioned = await ZooKeeperEnsemble.start({ nodes: 3, partitionable: true });
+    fence = await adminClient(partitioned.connectString);
+  });
+  afterAll(async () => {
+    fence?.close();
+    await partitioned?.stop();
+  });
+
+  it('the holder’s node cut off into a minority: the hold is reported lost before a majority client has the lock; the lock is live again after healing', async () => {
+    const name = `fault-minority-${process.pid}-${++unique}`;
+    const leader = (await partitioned.leader())!;
+    expect(leader).toBeDefined();
+    const cutOff = partitioned.nodes.find((n) => n !== leader)!;
+    const majority = partitioned.nodes
+      .filter((n) => n !== cutOff)
+      .map((n) => n.connectString)
+      .join(',');
+    const holding = fixtures.fork('fault-holder.mjs', {
+      kind: 'zookeeper',
+      connectString: cutOff.connectString,
+      sessionTimeoutMs: SESSION_MS,
+      name,
+      watch: true,
+      history: fixtures.historyFile(name),
+    });
+    const { token, owner } = await holding.next('holding');
+    const waiter = new ZooKeeperLockClient({ connectString: majority, sessionTimeoutMs: SESSION_MS });
+    waiter.on('connectionError', () => undefined);
+    clients.push(waiter);
+    const recorder = new HistoryRecorder();
+    const waiting = recorder.acquire('majority', name, () =>
+      waiter.mutex(name).acquire({ owner: 'majority', waitMs: 90_000 }),
+    );
+    await expect.poll(() => queueOf(fence, 'locks', name)).toHaveLength(2);
+    recorder.fault('partition', `zookeeper-${cutOff.id} cut off from the other nodes`);
+    const cutAt = process.hrtime.bigint();
+    partitioned.network!.isolate(String(cutOff.id));
+    const second = await waiting;
+    const takenAfterMs = msSince(cutAt);
+    expect(second.fencingToken).toBeGreaterThan(token as number);
+    recorder.resourceAnswered(
+      `fenced/${name}`,
+      await fencedWrite(fence, `/resources/${name}`, second.fencingToken, 'from the majority'),
+      second,
+    );
+    holding.send({ type: 'release' });
+    const released = await holding.next('released');
+    const lost = released.lost as LossReport;
+    expect(lost.reason).toBe('session_lost');
+    const lostAfterMs = Number(BigInt(lost.at) - cutAt) / 1e6;
+    await recorder.release('majority', name, second);
+
+    // Healed: the node rejoins the quorum, and a client on it alone has the lock again.
+    recorder.fault('heal', `zookeeper-${cutOff.id} reconnected`);
+    const healedAt = process.hrtime.bigint();
+    partitioned.network!.heal();
+    await partitioned.waitForQuorum(60_000);
+    const rejoined = new ZooKeeperLockClient({
+      connectString: cutOff.connectString,
+      sessionTimeoutMs: SESSION_MS,
+    });
+    rejoined.on('connectionError', () => undefined);
+    clients.push(rejoined);
+    const third = await recorder.acquire('after-heal', name, () =>
+      rejoined.mutex(name).acquire({ owner: 'after-heal', waitMs: 60_000 }),
+    );
+    const liveAfterMs = msSince(healedAt);
+    expect(third.fencingToken).toBeGreaterThan(second.fencingToken);
+    await recorder.release('after-heal', name, third);
+
+    const report = checkLockHistory(mergeHistories(recorder.events, eventsOf(owner)), { strict: true });
+    expect(report.valid).toBe(true); // the holder was told before the majority's client had the lock
+    expect(report.checks.fence).toMatchObject({ acceptedStale: 0 });
+    reportRow({
+      row: 'partition-minority',
+      backend: 'zookeeper',
+      fault: `the follower a holder process is connected to (its only server; default policy 'suspended', session ${SESSION_MS / 1_000} s) cut off from the two other nodes of a 3-node ensemble (its quorum and election links black-holed by proxies, both ways), while a client on the two others waits; then healed`,
+      expected: ['OK'],
+      observed: `the holder reported its hold lost ${Math.round(lostAfterMs)} ms after the cut (its node lost the leader and dropped its clients); the majority expired its session and its client had the lock ${Math.round(takenAfterMs)} ms after the cut, with a greater token — after the holder was told; after healing, the node rejoined and a client on it alone had the lock ${Math.round(liveAfterMs)} ms after the heal, with a greater token still; no overlap of what the clients were told`,
+      file: FILE,
+      checker: report,
+      figures: {
+        lostAfterMs: Math.round(lostAfterMs),
+        takenAfterMs: Math.round(takenAfterMs),
+        liveAfterHealMs: Math.round(liveAfterMs),
+        sessionMs: SESSION_MS,
+      },
+    });
+  });
+});
