@@ -35,6 +35,7 @@ export interface SimResult {
   readonly kind: SimKind;
   readonly seed: number;
   readonly mode: HoldMode;
+  readonly reorder: boolean;
   readonly history: HistoryEvent[];
   /** The checker on the whole history (safety: exclusion, tokens, ownership, FIFO for fair). */
   readonly safety: LockCheckReport;
@@ -304,6 +305,7 @@ export async function runSchedule({
       kind,
       seed,
       mode,
+      reorder,
       history,
       safety,
       liveness,
@@ -331,5 +333,5 @@ export function describeFailure(result: SimResult): string {
       ? []
       : [`liveness: ${JSON.stringify(result.liveness.checks.liveness.violations.slice(0, 2))}`]),
   ];
-  return `kind=${result.kind} seed=${result.seed} mode=${result.mode} failed=${result.failed.join(',')} — replay: npm run sim -w lockstock -- --kind ${result.kind} --seed ${result.seed}\n  ${details.join('\n  ')}`;
+  return `kind=${result.kind} seed=${result.seed} mode=${result.mode} failed=${result.failed.join(',')} — replay: npm run sim -w lockstock -- --kind ${result.kind} --seed ${result.seed}${result.reorder ? ' --reorder' : ''}\n  ${details.join('\n  ')}`;
 }
