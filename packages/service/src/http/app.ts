@@ -198,9 +198,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     read: async () => {
       const sales = await readSaleStats(deps, keyPrefix ? { keyPrefix } : {});
       const raffleOf = await raffles.summaries(sales.map((sale) => sale.id));
-      return sales.map((sale) => {
+      const rooms = await Promise.all(sales.map((sale) => room.stats(sale.id)));
+      return sales.map((sale, i) => {
         const raffle = raffleOf.get(sale.id);
-        return raffle ? { ...sale, raffle } : sale;
+        const roomStats = rooms[i];
+        return { ...sale, ...(raffle ? { raffle } : {}), ...(roomStats ? { room: roomStats } : {}) };
       });
     },
     ...(deps.logger ? { logger: deps.logger } : {}),

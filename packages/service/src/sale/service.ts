@@ -119,6 +119,9 @@ export class SaleService {
   async createSale(input: NewSale): Promise<SaleView> {
     const { shards, ...sale } = validateNewSale(input);
     const room = input.room === undefined ? undefined : validateRoomSettings(input.room);
+    if (room && input.admission === 'raffle') {
+      throw new SaleInputError('a raffle sale has no waiting room: its entries are drawn, not raced for');
+    }
     const created =
       shards > 1 || room
         ? await this.deps.db.transaction(async (tx) => {

@@ -1,4 +1,5 @@
 import type { RaffleSummary } from './raffle/raffles.js';
+import type { RoomStats } from './room/room.js';
 import { DEFAULT_KEY_PREFIX, loadLuaScript, ScriptRunner } from 'lockstock/redis';
 import type { SaleRedis } from './redis.js';
 import { ORDER_GROUP, saleKeys } from './keys.js';
@@ -19,6 +20,8 @@ export interface SaleStats extends DashboardRecord {
   status: SaleStatus;
   /** A raffle sale's phase and counts (raffle/raffles.ts summaries); absent: not a raffle. */
   raffle?: RaffleSummary;
+  /** A sale's waiting room: waiting, admitted, rate (room/room.ts); absent: no room. */
+  room?: RoomStats;
   /** Units Redis still offers; null when the sale is not in Redis. */
   remaining: number | null;
   /** Purchase attempts by outcome, from every process (SaleActivity). */

@@ -6,7 +6,7 @@ import { signToken } from '../../src/http/auth.js';
 import type { HttpConfig } from '../../src/http/config.js';
 import { saleKeys } from '../../src/sale/keys.js';
 import { roomKeys } from '../../src/sale/room/keys.js';
-import { solveChallenge } from '../../src/sale/room/pow.js';
+import { leadingZeroBits, powHash, solveChallenge } from '../../src/sale/room/pow.js';
 import { RoomSigner } from '../../src/sale/room/signed.js';
 import { SaleService } from '../../src/sale/service.js';
 import { useSaleStack } from '../helpers/sale.js';
@@ -178,7 +178,10 @@ describe('waiting room (HTTP)', () => {
     const { solution } = solveChallenge(challenge, bits);
     // Another buyer cannot use Fay's challenge, nor anyone a wrong solution.
     expect((await join(saleId, 'gus', { challenge, solution })).json().error).toBe('pow_invalid');
-    const bad = await join(saleId, 'fay', { challenge, solution: `x${solution}` });
+    // A wrong solution: one whose hash does not start with 8 zero bits (most do not; checked).
+    let wrongSolution = 0;
+    while (leadingZeroBits(powHash(challenge, `w${wrongSolution}`)) >= bits) wrongSolution++;
+    const bad = await join(saleId, 'fay', { challenge, solution: `w${wrongSolution}` });
     expect([bad.statusCode, bad.json().error]).toEqual([403, 'pow_invalid']);
 
     const joined = await join(saleId, 'fay', { challenge, solution });
@@ -218,6 +221,13 @@ describe('waiting room (HTTP)', () => {
       expect(refused.statusCode).toBe(400);
       expect(refused.json().error).toBe('bad_request');
     }
+    const raffleWithRoom = await app.inject({
+      method: 'POST',
+      url: '/api/sales',
+      headers: bearer('admin', true),
+      payload: { name: 'raffle with a room', stock: 1, admission: 'raffle', room: { ratePerSec: 5 } },
+    });
+    expect([raffleWithRoom.statusCode, raffleWithRoom.json().error]).toEqual([400, 'bad_request']);
     const noRoom = await createSale(undefined);
     const stats = await app.inject({ method: 'GET', url: `/api/sales/${noRoom}/room` });
     expect([stats.statusCode, stats.json().error]).toEqual([404, 'no_room']);

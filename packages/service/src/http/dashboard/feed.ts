@@ -350,5 +350,6 @@ function toLiveSale(sale: SaleStats, rates: Attempts): LiveSale {
     pipeline: sale.pipeline,
     parts: sale.parts,
     ...(sale.raffle ? { raffle: sale.raffle } : {}),
+    ...(sale.room ? { room: sale.room } : {}),
   };
 }

@@ -63,6 +63,18 @@ export const LiveSale = Type.Object({
       { description: 'a raffle sale (admission raffle): its phase and counts' },
     ),
   ),
+  room: Type.Optional(
+    Type.Object(
+      {
+        ratePerSec: Type.Number({ description: 'admissions per second, in total' }),
+        waiting: Type.Integer({ description: 'buyers in the queue now' }),
+        admitted: Type.Integer({ description: 'buyers admitted so far' }),
+        joined: Type.Integer({ description: 'buyers who took a place so far' }),
+        powBits: Type.Integer({ description: 'proof-of-work difficulty before a ticket (0: none)' }),
+      },
+      { description: 'a sale with a waiting room: its queue and pace' },
+    ),
+  ),
   pipeline: Type.Object({
     pending: Type.Integer({ description: 'delivered to a consumer, not acknowledged' }),
     undelivered: Type.Integer({ description: 'not read by any consumer yet' }),

@@ -21,6 +21,12 @@ function raffleLine(raffle: NonNullable<LiveSale['raffle']>): string {
   return `raffle, ${RAFFLE_PHASES[raffle.phase]}: ${counts.join(' · ')}`;
 }
 
+/** A sale's waiting room: who waits, who was admitted, at what pace. */
+function roomLine(room: NonNullable<LiveSale['room']>): string {
+  const pow = room.powBits > 0 ? ` · proof of work ${room.powBits} bits` : '';
+  return `waiting room: ${room.waiting} waiting · ${room.admitted} admitted · ${room.ratePerSec}/s${pow}`;
+}
+
 /** One sale's numbers, filled from each snapshot (its charts are built once it is in the page). */
 class SaleCard {
   readonly element: HTMLElement;
@@ -68,7 +74,7 @@ class SaleCard {
     this.set('id', sale.id);
     this.set(
       'window',
-      `${format.saleWindow(sale.startsAt, sale.endsAt)} · ${sale.raffle ? raffleLine(sale.raffle) : `limit ${sale.perUserLimit} per buyer`}`,
+      `${format.saleWindow(sale.startsAt, sale.endsAt)} · ${sale.raffle ? raffleLine(sale.raffle) : `limit ${sale.perUserLimit} per buyer`}${sale.room ? ` · ${roomLine(sale.room)}` : ''}`,
     );
     const status = this.field('status');
     status.dataset.status = sale.status;
