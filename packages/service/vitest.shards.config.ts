@@ -1,6 +1,9 @@
 import { defineConfig } from 'vitest/config';
 
-/** `npm run test:shards`: the full multi-process proof of split sales (20,000 units, 50,000 buyers). */
+/**
+ * `npm run test:shards`: the full multi-process proof of split sales (20,000 units, 50,000 buyers),
+ * and the same proof under a part's faults (faults.shards.ts).
+ */
 export default defineConfig({
   test: {
     name: 'shards',

@@ -303,7 +303,10 @@ export async function runSplitSale(scenario: SplitSaleScenario): Promise<Scenari
       quantity: o.quantity,
       reservedAtMs: new Date(o.reserved_at).getTime(),
     }));
-    expect(contradictedVerdicts(verdicts, reservations, scenario.stock)).toEqual([]);
+    expect(
+      contradictedVerdicts(verdicts, reservations, scenario.stock),
+      'sold-out verdicts the record contradicts',
+    ).toEqual([]);
     const lastReserved = Math.max(...reservations.map((r) => r.reservedAtMs));
     expect(lastReserved).toBeLessThanOrEqual(Math.min(...soldOut.map((a) => a.at)));
 
