@@ -28,13 +28,22 @@ const webCrypto = await rate('WebCrypto (subtle.digest, awaited per try)', (i) =
   webcrypto.subtle.digest('SHA-256', encoder.encode(`${challenge}:${i.toString(36)}`)),
 );
 const native = await rate('Node createHash (native, one core)', (i) => {
-  createHash('sha256').update(`${challenge}:${i.toString(36)}`).digest();
+  createHash('sha256')
+    .update(`${challenge}:${i.toString(36)}`)
+    .digest();
 });
 
-const time = (s) => (s < 1 ? `${Math.round(s * 1000)} ms` : s < 120 ? `${s.toFixed(1)} s` : `${(s / 60).toFixed(1)} min`);
-console.log(`Measured on ${cpus()[0]?.model ?? 'this machine'} (load average ${loadavg()[0].toFixed(1)}), Node ${process.version}:`);
-console.log(`WebCrypto ${Math.round(webCrypto).toLocaleString('en')} hashes/s, native ${Math.round(native).toLocaleString('en')} hashes/s.\n`);
-console.log('| powBits | hashes (mean) | browser, WebCrypto: mean / 95th pct | bot, native, one core: mean | 1,000 places, bot on 8 cores |');
+const time = (s) =>
+  s < 1 ? `${Math.round(s * 1000)} ms` : s < 120 ? `${s.toFixed(1)} s` : `${(s / 60).toFixed(1)} min`;
+console.log(
+  `Measured on ${cpus()[0]?.model ?? 'this machine'} (load average ${loadavg()[0].toFixed(1)}), Node ${process.version}:`,
+);
+console.log(
+  `WebCrypto ${Math.round(webCrypto).toLocaleString('en')} hashes/s, native ${Math.round(native).toLocaleString('en')} hashes/s.\n`,
+);
+console.log(
+  '| powBits | hashes (mean) | browser, WebCrypto: mean / 95th pct | bot, native, one core: mean | 1,000 places, bot on 8 cores |',
+);
 console.log('|---:|---:|---:|---:|---:|');
 for (const bits of [8, 12, 14, 16, 18, 20, 22]) {
   const hashes = 2 ** bits;

@@ -11,9 +11,7 @@ describe('script loading', () => {
     const lock = env.locks().mutex('s-flush');
     await (await lock.acquire()).release();
     await env.redis.script('FLUSH');
-    const acquireSha = loadLuaScript(
-      new URL('../../src/redis/lua/mutex-acquire.lua', import.meta.url),
-    ).sha1;
+    const acquireSha = loadLuaScript(new URL('../../src/redis/lua/mutex-acquire.lua', import.meta.url)).sha1;
     expect(await env.redis.script('EXISTS', acquireSha)).toEqual([0]);
     const handle = await lock.acquire();
     expect(handle.fencingToken).toBe(2);

@@ -150,12 +150,14 @@ export function registerLab(program: Command): void {
             ...(opts.redis ? { redisUrl: opts.redis } : {}),
             ...(opts.database ? { databaseUrl: opts.database } : {}),
           });
-          if (json !== 'stdout') printTable(renderTable(fairnessTable(fairness), style, process.stdout.columns));
+          if (json !== 'stdout')
+            printTable(renderTable(fairnessTable(fairness), style, process.stdout.columns));
         }
         const report = `${JSON.stringify({ meta, settings, runs: results, strategies: summaries, ...(fairness ? { fairness } : {}) }, null, 2)}\n`;
         if (json === 'stdout') process.stdout.write(report);
         else if (json) writeFileSync(json.file, report);
-        if (opts.html) writeFileSync(opts.html, renderHtmlReport(summaries, results, settings, meta, fairness));
+        if (opts.html)
+          writeFileSync(opts.html, renderHtmlReport(summaries, results, settings, meta, fairness));
       }),
     );
 }

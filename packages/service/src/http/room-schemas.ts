@@ -20,10 +20,18 @@ export const RoomSettingsBody = Type.Object(
       }),
     ),
     ticketSeconds: Type.Optional(
-      Type.Integer({ minimum: 1, maximum: WEEK, description: 'how long a queue ticket is valid (default 3600)' }),
+      Type.Integer({
+        minimum: 1,
+        maximum: WEEK,
+        description: 'how long a queue ticket is valid (default 3600)',
+      }),
     ),
     admissionSeconds: Type.Optional(
-      Type.Integer({ minimum: 1, maximum: WEEK, description: 'how long an admission lets its buyer buy (default 300)' }),
+      Type.Integer({
+        minimum: 1,
+        maximum: WEEK,
+        description: 'how long an admission lets its buyer buy (default 300)',
+      }),
     ),
     noticeSeconds: Type.Optional(
       Type.Integer({
@@ -44,7 +52,8 @@ export const RoomSettingsBody = Type.Object(
   },
   {
     additionalProperties: false,
-    description: 'a waiting room: buyers take a queue ticket and are admitted at a paced rate before they may buy',
+    description:
+      'a waiting room: buyers take a queue ticket and are admitted at a paced rate before they may buy',
   },
 );
 
@@ -89,7 +98,9 @@ export const StandingView = Type.Object({
   position: Type.Optional(Type.Integer({ description: 'while waiting; 1: next' })),
   estimatedWaitSeconds: Type.Optional(Type.Integer({ description: 'while waiting: position / rate' })),
   checkWithinMs: Type.Optional(
-    Type.Integer({ description: 'while waiting: ask again within this long to learn of an admission in time' }),
+    Type.Integer({
+      description: 'while waiting: ask again within this long to learn of an admission in time',
+    }),
   ),
   admission: Type.Optional(
     Type.String({ description: 'once admitted: send it with the purchase, header `Admission`' }),

@@ -40,7 +40,10 @@ export const NewSaleBody = Type.Object(
       }),
     ),
     drawAt: Type.Optional(
-      Type.String({ format: 'date-time', description: "a raffle's end of entries and draw (default: midway)" }),
+      Type.String({
+        format: 'date-time',
+        description: "a raffle's end of entries and draw (default: midway)",
+      }),
     ),
     payWithinSeconds: Type.Optional(
       Type.Integer({

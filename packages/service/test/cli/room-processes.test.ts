@@ -97,7 +97,11 @@ describe('waiting room across two serve processes', () => {
       }
       // Someone else's admission is refused; one's own sells.
       const borrowed = admissions[admissions.length - 1];
-      if (borrowed) refusals.push((await post(at(0), orders, user, undefined, { admission: borrowed })).body.error as unknown as string);
+      if (borrowed)
+        refusals.push(
+          (await post(at(0), orders, user, undefined, { admission: borrowed })).body
+            .error as unknown as string,
+        );
       admissions.push(String(standing.admission));
       // The admission is valid from the end of its notice period (told in the answer).
       await sleep(Math.max(0, Date.parse(String(standing.admissionValidFrom)) - Date.now()));
@@ -108,9 +112,9 @@ describe('waiting room across two serve processes', () => {
 
     // Without one's own admission: refused (or told "sold out" once it is: that is public).
     expect(refusals).toHaveLength(2 * BUYERS - 1);
-    expect(refusals.filter((e) => !['admission_required', 'admission_invalid', 'sold_out'].includes(e))).toEqual(
-      [],
-    );
+    expect(
+      refusals.filter((e) => !['admission_required', 'admission_invalid', 'sold_out'].includes(e)),
+    ).toEqual([]);
     expect(refusals.slice(0, BUYERS)).toContain('admission_required');
     expect(answers.filter((s) => s === 202)).toHaveLength(STOCK);
     expect(answers.filter((s) => s !== 202).every((s) => s === 409)).toBe(true);
@@ -126,7 +130,11 @@ describe('waiting room across two serve processes', () => {
           [saleId],
         )
       ).rows;
-    await until('the pipelines to record every order', async () => (await recorded()).length === STOCK, 60_000);
+    await until(
+      'the pipelines to record every order',
+      async () => (await recorded()).length === STOCK,
+      60_000,
+    );
     const admitted = await redis.hgetall(roomKeys(saleId).admitted);
     for (const order of await recorded()) {
       const admittedAt = Number(admitted[order.user_id]);
@@ -137,7 +145,9 @@ describe('waiting room across two serve processes', () => {
     // The pace, in total: by any admission's time t, at most 1 + rate × (t − first join) admitted
     // (the bucket's bound; two processes each pacing on its own would admit twice that).
     const firstJoin = Number(await redis.hget(roomKeys(saleId).state, 'firstJoin'));
-    const times = Object.values(admitted).map(Number).sort((a, b) => a - b);
+    const times = Object.values(admitted)
+      .map(Number)
+      .sort((a, b) => a - b);
     expect(times).toHaveLength(BUYERS);
     times.forEach((t, i) => {
       expect(i + 1, `admission ${i + 1} at +${t - firstJoin} ms`).toBeLessThanOrEqual(

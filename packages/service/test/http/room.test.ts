@@ -155,7 +155,12 @@ describe('waiting room (HTTP)', () => {
     const expiredAdmission = signer.sign('admission', { s: saleId, u: 'dan', exp: Date.now() - 1 });
     expect((await buy(app, saleId, 'dan', expiredAdmission)).json().error).toBe('admission_expired');
     // An admission is valid only after its notice period: learning of it sooner buys nothing sooner.
-    const early = signer.sign('admission', { s: saleId, u: 'dan', nbf: Date.now() + 60_000, exp: Date.now() + 120_000 });
+    const early = signer.sign('admission', {
+      s: saleId,
+      u: 'dan',
+      nbf: Date.now() + 60_000,
+      exp: Date.now() + 120_000,
+    });
     expect((await buy(app, saleId, 'dan', early)).json().error).toBe('admission_not_yet');
     const wrongKind = signer.sign('ticket', { s: saleId, u: 'dan', exp: Date.now() + 60_000 });
     expect((await buy(app, saleId, 'dan', wrongKind)).json().error).toBe('admission_invalid');
@@ -194,7 +199,12 @@ describe('waiting room (HTTP)', () => {
     const saleId = await createSale({ ratePerSec: 5 });
     await env.redis.del(roomKeys(saleId).config);
     // A process that never saw the sale (a fresh service and app) asks Redis, then the record.
-    const service = new SaleService({ redis: env.redis, db: env.db, nextOrderId: () => '1', soldOutCache: false });
+    const service = new SaleService({
+      redis: env.redis,
+      db: env.db,
+      nextOrderId: () => '1',
+      soldOutCache: false,
+    });
     const fresh = await buildApp({ service, redis: env.redis, db: env.db, metrics: env.metrics, config });
     try {
       const bypass = await buy(fresh, saleId, 'hal');

@@ -27,7 +27,7 @@ export function mannWhitneyZ(a: readonly number[], b: readonly number[]): number
   const n = all.length;
   const ranks = new Array<number>(n);
   let tieTerm = 0;
-  for (let i = 0; i < n; ) {
+  for (let i = 0; i < n;) {
     let j = i;
     while (j + 1 < n && all[j + 1]?.v === all[i]?.v) j++;
     const rank = (i + j + 2) / 2;
@@ -88,9 +88,13 @@ describe('waiting room fairness', () => {
     // From the record of admissions (Redis, the room's clock), not from what the clients saw.
     const admitted = await env.redis.hgetall(roomKeys(sale.id).admitted);
     expect(Object.keys(admitted)).toHaveLength(BUYERS);
-    const timesOf = (slow: boolean) => buyers.filter((b) => b.slow === slow).map((b) => Number(admitted[b.id]));
+    const timesOf = (slow: boolean) =>
+      buyers.filter((b) => b.slow === slow).map((b) => Number(admitted[b.id]));
     const z = mannWhitneyZ(timesOf(true), timesOf(false));
-    expect(Math.abs(z), `z = ${z.toFixed(2)} (slow clients admitted ${z > 0 ? 'later' : 'earlier'})`).toBeLessThan(3.29);
+    expect(
+      Math.abs(z),
+      `z = ${z.toFixed(2)} (slow clients admitted ${z > 0 ? 'later' : 'earlier'})`,
+    ).toBeLessThan(3.29);
     // And the first half admitted holds slow clients in proportion too (a coarse view of the same).
     const order = buyers.map((b) => ({ ...b, at: Number(admitted[b.id]) })).sort((x, y) => x.at - y.at);
     const slowInFirstHalf = order.slice(0, BUYERS / 2).filter((b) => b.slow).length;

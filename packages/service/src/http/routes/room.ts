@@ -3,13 +3,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { RoomRefusal, RoomStanding, WaitingRoom } from '../../sale/room/room.js';
 import { authenticate } from '../auth.js';
 import { ApiError, sendError } from '../errors.js';
-import {
-  ChallengeView,
-  CheckBody,
-  JoinBody,
-  RoomStatsView,
-  StandingView,
-} from '../room-schemas.js';
+import { ChallengeView, CheckBody, JoinBody, RoomStatsView, StandingView } from '../room-schemas.js';
 import { errorResponses, SaleIdParams } from '../schemas.js';
 
 export interface RoomRouteOptions {
@@ -40,7 +34,8 @@ function standingJson(standing: RoomStanding) {
 }
 
 const callerOf = (request: FastifyRequest) => request.caller as NonNullable<FastifyRequest['caller']>;
-const refused = (reply: FastifyReply, refusal: RoomRefusal) => sendError(reply, refusal.code, refusal.message);
+const refused = (reply: FastifyReply, refusal: RoomRefusal) =>
+  sendError(reply, refusal.code, refusal.message);
 
 /** The waiting room of a first-come sale (sale/room/): challenges, tickets, standing, counts. */
 export const roomRoutes: FastifyPluginAsyncTypebox<RoomRouteOptions> = async (app, { room }) => {
@@ -99,7 +94,8 @@ export const roomRoutes: FastifyPluginAsyncTypebox<RoomRouteOptions> = async (ap
       preHandler: authenticate,
       bodyLimit: 4096,
       schema: {
-        summary: 'Where the ticket’s holder stands: waiting (position) or admitted (the admission to buy with)',
+        summary:
+          'Where the ticket’s holder stands: waiting (position) or admitted (the admission to buy with)',
         security: [{ bearer: [] }],
         params: SaleIdParams,
         body: CheckBody,
@@ -136,12 +132,19 @@ export const roomRoutes: FastifyPluginAsyncTypebox<RoomRouteOptions> = async (ap
  * a Map lookup; the first purchase of a sale in a process looks its room up (room/store.ts).
  */
 export function requireAdmission(room: WaitingRoom) {
-  const check = (request: FastifyRequest, found: Exclude<ReturnType<typeof room.rooms.remembered>, undefined> | 'no_sale') => {
+  const check = (
+    request: FastifyRequest,
+    found: Exclude<ReturnType<typeof room.rooms.remembered>, undefined> | 'no_sale',
+  ) => {
     if (found === 'none') return undefined;
     const { id } = request.params as { id: string };
     if (found === 'no_sale') return new ApiError('not_found', 'There is no such sale.');
     const admission = request.headers.admission;
-    const refusal = room.checkAdmission(id, callerOf(request).userId, typeof admission === 'string' ? admission : undefined);
+    const refusal = room.checkAdmission(
+      id,
+      callerOf(request).userId,
+      typeof admission === 'string' ? admission : undefined,
+    );
     return refusal && new ApiError(refusal.code, refusal.message);
   };
   return (request: FastifyRequest, _reply: FastifyReply, done: (error?: Error) => void) => {

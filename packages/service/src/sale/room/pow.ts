@@ -44,7 +44,14 @@ export function issueChallenge(
 /** Whether `solution` solves `challenge` for this buyer and sale, at least `minBits` hard. */
 export function checkProofOfWork(
   signer: RoomSigner,
-  request: { saleId: string; userId: string; challenge: string; solution: string; minBits: number; now?: number },
+  request: {
+    saleId: string;
+    userId: string;
+    challenge: string;
+    solution: string;
+    minBits: number;
+    now?: number;
+  },
 ): PowCheck {
   const payload = signer.open('pow', request.challenge);
   const invalid = (message: string): PowCheck => ({ ok: false, code: 'pow_invalid', message });
@@ -58,7 +65,11 @@ export function checkProofOfWork(
     return invalid('The proof-of-work challenge is easier than this sale asks.');
   }
   if (payload.exp <= (request.now ?? Date.now())) {
-    return { ok: false, code: 'pow_expired', message: 'The proof-of-work challenge has expired; ask for another.' };
+    return {
+      ok: false,
+      code: 'pow_expired',
+      message: 'The proof-of-work challenge has expired; ask for another.',
+    };
   }
   if (!/^[0-9a-zA-Z_-]{1,64}$/.test(request.solution)) return invalid('The solution is malformed.');
   if (leadingZeroBits(powHash(request.challenge, request.solution)) < payload.b) {

@@ -120,7 +120,10 @@ export class WaitingRoom {
     let spent = { key: keys.state, until: '' };
     if (room.powBits > 0) {
       if (!proof) {
-        return refuse('pow_required', 'This sale asks for proof of work first: get a challenge and solve it.');
+        return refuse(
+          'pow_required',
+          'This sale asks for proof of work first: get a challenge and solve it.',
+        );
       }
       const check = checkProofOfWork(this.signer, { saleId, userId, ...proof, minBits: room.powBits });
       if (!check.ok) return refuse(check.code, check.message);
@@ -141,9 +144,15 @@ export class WaitingRoom {
     const ticketExpiresAt = Number(reply[admitted ? 2 : 3]) + room.ticketSeconds * 1000;
     const score = admitted ? '0' : String(reply[2]);
     const ticket = this.signer.sign('ticket', { s: saleId, u: userId, q: score, exp: ticketExpiresAt });
-    return this.standing(saleId, userId, room, { ticket, ticketExpiresAt }, {
-      ...(admitted ? { admittedAt: Number(reply[1]) } : { position: Number(reply[1]) }),
-    });
+    return this.standing(
+      saleId,
+      userId,
+      room,
+      { ticket, ticketExpiresAt },
+      {
+        ...(admitted ? { admittedAt: Number(reply[1]) } : { position: Number(reply[1]) }),
+      },
+    );
   }
 
   /** Where the holder of `ticket` stands now (admits whoever the pace allows first). */

@@ -49,7 +49,11 @@ export function validateRoomSettings(input: Partial<RoomSettings>): RoomSettings
   if (!Number.isInteger(settings.powBits) || settings.powBits < 0 || settings.powBits > MAX_POW_BITS) {
     throw new SaleInputError(`room.powBits must be an integer from 0 to ${MAX_POW_BITS}`);
   }
-  if (!Number.isInteger(settings.noticeSeconds) || settings.noticeSeconds < 0 || settings.noticeSeconds > 60) {
+  if (
+    !Number.isInteger(settings.noticeSeconds) ||
+    settings.noticeSeconds < 0 ||
+    settings.noticeSeconds > 60
+  ) {
     throw new SaleInputError('room.noticeSeconds must be an integer from 0 to 60');
   }
   for (const name of ['ticketSeconds', 'admissionSeconds', 'shuffleSeconds'] as const) {

@@ -30,7 +30,9 @@ export class RoomSigner {
     if (given.length !== expected.length || !timingSafeEqual(given, expected)) return undefined;
     try {
       const payload: unknown = JSON.parse(Buffer.from(body, 'base64url').toString('utf8'));
-      return typeof payload === 'object' && payload !== null ? (payload as Record<string, unknown>) : undefined;
+      return typeof payload === 'object' && payload !== null
+        ? (payload as Record<string, unknown>)
+        : undefined;
     } catch {
       return undefined;
     }
