@@ -28,12 +28,14 @@ const percent = (share: number) => `${Math.round(share * 1000) / 10}%`;
 
 /** The row as a table: one line per policy. */
 export function fairnessTable(rows: readonly FairnessRow[], botShare = 0.1): TableData {
+  const crowd = rows[0];
+  const bots = crowd ? `${crowd.bots} of ${crowd.buyers} buyers` : percent(botShare);
   return {
     columns: [
       { header: 'policy' },
       { header: 'units sold', align: 'right' },
       { header: 'to bots', align: 'right' },
-      { header: `bots' share of units (of buyers: ${percent(botShare)})`, align: 'right' },
+      { header: `bots' share of units (bots: ${bots})`, align: 'right' },
       { header: 'requests: bots / people', align: 'right' },
     ],
     rows: rows.map((r) => [
