@@ -55,7 +55,9 @@ const escape = (text: string) =>
 export function fairnessHtml(rows: readonly FairnessRow[], botShare = 0.1): string {
   const table = fairnessTable(rows, botShare);
   const head = table.columns.map((c) => `<th>${escape(c.header)}</th>`).join('');
-  const body = table.rows.map((row) => `<tr>${row.map((cell) => `<td>${escape(cell)}</td>`).join('')}</tr>`).join('\n');
+  const body = table.rows
+    .map((row) => `<tr>${row.map((cell) => `<td>${escape(cell)}</td>`).join('')}</tr>`)
+    .join('\n');
   return `<h2 id="fairness">Who gets the units?</h2>
 <p>The same crowd under three admission policies: ${percent(botShare)} of the buyers are bots that fire within 10 ms of the opening and send ten times the requests of a person (people press “buy” 150–1,500 ms after the opening and try once more). Counted from the record (confirmed orders).
 Under <b>first come</b> the fastest win; the <b>waiting room</b> orders everyone who arrives within its shuffle window at random and admits at a paced rate, so more requests buy no earlier place; the <b>raffle</b> takes one entry per buyer and draws.</p>
