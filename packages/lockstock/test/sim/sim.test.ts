@@ -56,10 +56,10 @@ describe('what the simulation found', () => {
   // token 17 at 1471 ms, its reply reached the paused client at 2438; at 2438 it sent the give-back
   // and a retry; the retry got token 18 at 2445, the give-back released that hold at 2453, and
   // p2.1.5 was granted token 19 at 2488 while p2.0.5 held 18 (exclusion). On one in-order
-  // connection (Redis) the give-back arrives first, as lock.ts's comment relies on; nothing in the
-  // SPI asks a backend for that order. Fails until the core waits for the give-back before it tries
-  // again (or the SPI requires in-order requests): then turn it into a plain test.
-  it.fails('a late grant given back after the retry was granted (mutex, seed 167, reordering)', async () => {
+  // connection (Redis) the give-back arrived first, as lock.ts's comment relied on; nothing in the
+  // SPI asks a backend for that order. Fixed: the core now awaits the give-back before it tries again
+  // (this test failed before).
+  it('a late grant is given back before the retry (mutex, seed 167, reordering)', async () => {
     const result = await runSchedule({ kind: 'mutex', seed: 167, reorder: true });
     expect(result.failed, describeFailure(result)).toEqual([]);
   });

@@ -54,8 +54,8 @@ import type { Won } from './waiter.js';
  * A grant answered too late to trust, as the waiter sees it: busy, try again at once. Not "when
  * woken": the grant is given back by a release that wakes nobody when no other client is queued (the
  * waiter's own client left the queue when it won), so a waiter told to wait for a wake-up slept on a
- * free lock until its deadline. The give-back goes first on the same connection, so the retry finds
- * the lock free, or given to the client whose turn it is (and then a retry time to sleep).
+ * free lock until its deadline. The give-back is awaited before the retry, so the retry finds the
+ * lock free, or given to the client whose turn it is (and then a retry time to sleep).
  */
 const LATE_GRANT = new Busy(0);
 
@@ -328,7 +328,15 @@ export class CoreLock implements Lock, HoldBackend {
       // The answer came after the lease it granted could be trusted (a latency spike, a paused
       // client): another owner may hold the lock by now. Give it back and call the try refused —
       // never hand out a hold that is already over (Redlock's validity rule, for every backend).
-      this.resource.release(owner, undefined).catch((error: unknown) => this.core.reportError(error));
+      // Awaited: the retry (same owner) must not overtake the give-back. Over a transport that may
+      // reorder a client's requests (a pool, multiplexed streams) the give-back released the retry's
+      // own new grant while its handle lived on, and another client was granted beside it (found by
+      // the simulation, mutex seed 167 with reordering). One ordered connection (Redis) was safe.
+      try {
+        await this.resource.release(owner, undefined);
+      } catch (error) {
+        this.core.reportError(error);
+      }
       return LATE_GRANT;
     }
     const hold = this.newHold(owner, result.token, leaseMs, renewed, requestedAt, budget);
