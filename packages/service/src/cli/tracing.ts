@@ -29,8 +29,9 @@ export async function startTracing(
     }),
     spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter())],
   });
-  // The AsyncLocalStorage context manager and the W3C trace-context propagator, globally.
-  provider.register();
+  // The W3C trace-context propagator, globally; no context manager: the service hands its contexts on
+  // by hand (support/tracing.ts says why).
+  provider.register({ contextManager: null });
   setTracingOn(true);
   return async () => {
     setTracingOn(false);

@@ -1,5 +1,12 @@
 import { DEFAULT_KEY_PREFIX, loadLuaScript, ScriptRunner } from 'lockstock/redis';
-import { inSpan, SpanKind, traceparentOf, tracingOn } from '../support/tracing.js';
+import {
+  inSpan,
+  ROOT_CONTEXT,
+  SpanKind,
+  traceparentOf,
+  tracingOn,
+  type Context,
+} from '../support/tracing.js';
 import { SaleInputError } from './errors.js';
 import { isRecordId } from './ids/canonical.js';
 import { activeSalesKey, ORDER_GROUP, saleKeys } from './keys.js';
@@ -266,10 +273,11 @@ export class SaleService {
   /**
    * One purchase attempt (see reserve.lua for the rule). Throws SaleRecoveringError (a 503) while the
    * sale is being rebuilt from the record, and for a sale the record has open but Redis does not: it
-   * was lost, and its rebuild starts now — never "no such sale".
+   * was lost, and its rebuild starts now — never "no such sale". `trace`: the caller's trace context
+   * (the HTTP request's), the reservation span's parent when tracing is on.
    */
-  async buy(request: ReserveRequest): Promise<Reservation> {
-    if (tracingOn()) return this.tracedBuy(request);
+  async buy(request: ReserveRequest, trace?: Context): Promise<Reservation> {
+    if (tracingOn()) return this.tracedBuy(request, trace ?? ROOT_CONTEXT);
     const gate = this.deps.gate;
     const admitted = gate?.admit(request.saleId);
     if (admitted) await admitted;
@@ -284,18 +292,19 @@ export class SaleService {
    * `buy` in a CLIENT span of the reservation script, whose traceparent the script keeps in the stream
    * entry: the order pipeline's recording of it joins this trace (support/tracing.ts).
    */
-  private tracedBuy(request: ReserveRequest): Promise<Reservation> {
+  private tracedBuy(request: ReserveRequest, parent: Context): Promise<Reservation> {
     const attributes = {
       'db.system.name': 'redis',
       'db.operation.name': 'EVALSHA',
       'lockstock.sale.id': request.saleId,
       'lockstock.quantity': request.quantity,
     };
-    return inSpan('lockstock.sale.reserve', SpanKind.CLIENT, attributes, async (span) => {
+    return inSpan('lockstock.sale.reserve', SpanKind.CLIENT, attributes, parent, async (span) => {
       const gate = this.deps.gate;
       const admitted = gate?.admit(request.saleId);
       if (admitted) await admitted;
-      const result = await this.reserver.reserve({ ...request, traceparent: traceparentOf() });
+      const traceparent = traceparentOf(span);
+      const result = await this.reserver.reserve(traceparent ? { ...request, traceparent } : request);
       if (!result.ok && result.code === 'not_found' && gate?.missing(request.saleId)) {
         throw new SaleRecoveringError(request.saleId);
       }

@@ -1,10 +1,10 @@
 import {
-  context,
   propagation,
   ROOT_CONTEXT,
   SpanKind,
   SpanStatusCode,
   trace,
+  TraceFlags,
   type Attributes,
   type Context,
   type Span,
@@ -19,12 +19,18 @@ import {
  * A purchase is one trace: the HTTP request (SERVER), the reservation script (CLIENT), and — on the
  * order pipeline, in another thread or process — the order's recording (CONSUMER), whose parent is
  * the reservation: its W3C `traceparent` travels in the stream entry (field `tp`).
+ *
+ * Contexts are passed by hand (the request's context to `buy`, the span's to the script), not through
+ * a context manager: the SDK's AsyncLocalStorage one turns on Node's promise hooks for every promise of
+ * the process, and profiled under wrk that was the largest part of what tracing cost a purchase.
  */
 let on = false;
+let cached: Tracer | undefined;
 
 /** Called by cli/tracing.ts once a tracer provider is registered in this thread. */
 export function setTracingOn(value: boolean): void {
   on = value;
+  cached = undefined;
 }
 
 export function tracingOn(): boolean {
@@ -33,43 +39,49 @@ export function tracingOn(): boolean {
 
 export const TRACER_NAME = 'lockstock-service';
 
+/** The service's tracer, looked up once per provider (each lookup walks the API's global registry). */
 export function tracer(): Tracer {
-  return trace.getTracer(TRACER_NAME);
+  return (cached ??= trace.getTracer(TRACER_NAME));
 }
 
-/** The W3C traceparent of `ctx` (the active context by default), or undefined when nothing is traced. */
-export function traceparentOf(ctx: Context = context.active()): string | undefined {
-  const carrier: Record<string, string> = {};
-  propagation.inject(ctx, carrier);
-  return carrier.traceparent;
+/**
+ * The W3C traceparent of `span`, or undefined when it is not sampled: an unsampled purchase puts no
+ * `tp` in its stream entry, so neither Redis nor the pipeline pays for a trace nobody keeps.
+ */
+export function traceparentOf(span: Span): string | undefined {
+  const { traceId, spanId, traceFlags } = span.spanContext();
+  if ((traceFlags & TraceFlags.SAMPLED) === 0) return undefined;
+  return `00-${traceId}-${spanId}-01`;
 }
 
 /** A context whose remote parent is `traceparent` (from a stream entry, or a request's headers). */
 export function contextFrom(carrier: Record<string, string | string[] | undefined>): Context {
+  // Most purchases come without a traceparent: no propagator to run then.
+  if (carrier.traceparent === undefined) return ROOT_CONTEXT;
   return propagation.extract(ROOT_CONTEXT, carrier);
 }
 
 /**
- * Runs `fn` inside a new active span, ended when `fn` settles; an error marks it (and is rethrown).
- * Only call it when `tracingOn()`.
+ * Runs `fn` in a new span, child of `parent`, ended when `fn` settles; an error marks it (and is
+ * rethrown). Only call it when `tracingOn()`.
  */
 export async function inSpan<T>(
   name: string,
   kind: SpanKind,
   attributes: Attributes,
+  parent: Context,
   fn: (span: Span) => Promise<T>,
 ): Promise<T> {
-  return tracer().startActiveSpan(name, { kind, attributes }, async (span) => {
-    try {
-      return await fn(span);
-    } catch (error) {
-      span.recordException(error as Error);
-      span.setStatus({ code: SpanStatusCode.ERROR, message: (error as Error).message });
-      throw error;
-    } finally {
-      span.end();
-    }
-  });
+  const span = tracer().startSpan(name, { kind, attributes }, parent);
+  try {
+    return await fn(span);
+  } catch (error) {
+    span.recordException(error as Error);
+    span.setStatus({ code: SpanStatusCode.ERROR, message: (error as Error).message });
+    throw error;
+  } finally {
+    span.end();
+  }
 }
 
-export { SpanKind, SpanStatusCode };
+export { ROOT_CONTEXT, SpanKind, SpanStatusCode, type Context };

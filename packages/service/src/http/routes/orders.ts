@@ -8,6 +8,7 @@ import { authenticate } from '../auth.js';
 import type { WaitingRoom } from '../../sale/room/room.js';
 import { requireAdmission } from './room.js';
 import { ApiError, sendError } from '../errors.js';
+import { traceContextOf } from '../tracing.js';
 import { SOLD_OUT_BODY, SOLD_OUT_CONTENT_TYPE, SOLD_OUT_MESSAGE } from '../sold-out-gate.js';
 import {
   errorResponses,
@@ -88,12 +89,15 @@ export const ordersRoutes: FastifyPluginAsyncTypebox<OrdersRouteOptions> = async
     async (request, reply) => {
       const caller = request.caller as NonNullable<FastifyRequest['caller']>;
       const idempotencyKey = request.headers['idempotency-key'];
-      const result = await service.buy({
-        saleId: request.params.id,
-        userId: caller.userId,
-        quantity: request.body.quantity ?? 1,
-        ...(idempotencyKey ? { idempotencyKey } : {}),
-      });
+      const result = await service.buy(
+        {
+          saleId: request.params.id,
+          userId: caller.userId,
+          quantity: request.body.quantity ?? 1,
+          ...(idempotencyKey ? { idempotencyKey } : {}),
+        },
+        traceContextOf(request),
+      );
       const outcome = outcomeOf(result);
       if (activity && outcome) {
         activity.attempt(request.params.id, outcome); // in memory: the purchase pays no round trip
