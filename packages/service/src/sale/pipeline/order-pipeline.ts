@@ -16,6 +16,7 @@ import type { Decision, StreamEntry } from '../store/decide.js';
 import { FencedOutError } from '../store/fenced-out.js';
 import { FencedOutStep, isTransient } from './errors.js';
 import { PipelineLease } from './lease.js';
+import { awaitEarlierEntries, EarlierEntriesPending, streamWithEarlierPending } from './stream-order.js';
 import {
   flattenReply,
   parsePartEntry,
@@ -62,6 +63,14 @@ export interface PipelineHealth {
 }
 /** Batches one step records at most while reading ahead (then it does its housekeeping). */
 const READ_AHEAD_ROUNDS = 20;
+/** How long a batch waits in hand for the entries before it to be recorded (stream-order.ts). */
+const EARLIER_WAIT_MS = 1000;
+
+/** The entries read together (`rescue`: read ahead of a batch that failed; see settleReadAhead). */
+interface Batch {
+  readonly batch: readonly ReadEntry[];
+  readonly rescue: boolean;
+}
 
 interface Processed {
   decisions: Decision[];
@@ -81,6 +90,9 @@ interface Processed {
  *   redelivery is acknowledged without being applied again.
  * - Poison: a malformed entry, or one that keeps failing alone after `maxDeliveries`, is moved to the
  *   sale's dead-letter stream, logged and counted — never silently dropped.
+ * - Stream order: consumers read a sale's entries in parallel, but a batch is recorded only once the
+ *   entries before it are (stream-order.ts) — a purchase of a unit a cancellation just gave back is
+ *   never decided before that cancellation.
  */
 export class OrderPipeline {
   readonly consumer: string;
@@ -181,6 +193,11 @@ export class OrderPipeline {
     try {
       return await this.readAndRecord(blockMs);
     } catch (error) {
+      if (error instanceof EarlierEntriesPending) {
+        // Not a failure: the batch stays pending and is read again once the entries before it are in.
+        this.ownPendingToCheck = true;
+        return 0;
+      }
       if (!(error instanceof FencedOutStep)) {
         this.lease.registerAgain();
         throw error;
@@ -201,12 +218,18 @@ export class OrderPipeline {
       return 0;
     }
     let acked = 0;
-    if (this.ownPendingToCheck) {
-      const own = await this.read(streams, '0', 0);
-      if (own.length === 0) this.ownPendingToCheck = false;
-      else acked += (await this.process(own)).acked;
+    try {
+      if (this.ownPendingToCheck) {
+        const own = await this.read(streams, '0', 0);
+        if (own.length === 0) this.ownPendingToCheck = false;
+        else acked += (await this.process(own)).acked;
+      }
+      if (!this.ownPendingToCheck) acked += await this.processNew(streams, blockMs);
+    } catch (error) {
+      if (!(error instanceof EarlierEntriesPending)) throw error;
+      // The entries before ours may be a dead consumer's: claiming them below is what unblocks us.
+      this.ownPendingToCheck = true;
     }
-    if (!this.ownPendingToCheck) acked += await this.processNew(streams, blockMs);
     const now = Date.now();
     if (now - this.lastClaimAt >= this.options.claimIdleMs / 2) {
       this.lastClaimAt = now;
@@ -255,12 +278,15 @@ export class OrderPipeline {
    */
   private async settleReadAhead(entries: ReadEntry[], error: unknown): Promise<void> {
     if (entries.length === 0) return;
+    if (error instanceof EarlierEntriesPending) return; // Redis has them all: read again with the batch
     if (error instanceof FencedOutStep) {
       error.entries.push(...entries);
       return;
     }
     try {
-      await this.process(entries, { fresh: true });
+      // Redis may be down (the failure): then the entries before them cannot be asked about, and
+      // recording them out of order beats losing them.
+      await this.process(entries, { fresh: true, rescue: true });
     } catch (aheadError) {
       if (aheadError instanceof FencedOutStep) await this.dropFencedOut(aheadError);
       else
@@ -414,7 +440,7 @@ export class OrderPipeline {
    * have recorded yet, so the inbox lookup is skipped for them (the inbox's unique constraint still
    * refuses a second row); redelivered and claimed entries are always looked up.
    */
-  private async process(entries: ReadEntry[], { fresh = false } = {}): Promise<Processed> {
+  private async process(entries: ReadEntry[], { fresh = false, rescue = false } = {}): Promise<Processed> {
     if (entries.length === 0) return { decisions: [], acked: 0 };
     const orders: StreamEntry[] = [];
     const byOrder = new Map<StreamEntry, ReadEntry>();
@@ -431,7 +457,7 @@ export class OrderPipeline {
     const startedAt = Date.now();
     let decisions: Decision[];
     try {
-      decisions = await this.record(orders, byOrder, fresh);
+      decisions = await this.record(orders, byOrder, fresh, { batch: entries, rescue });
     } catch (error) {
       if (error instanceof FencedOutError) throw new FencedOutStep(entries, error);
       throw error;
@@ -447,19 +473,41 @@ export class OrderPipeline {
     orders: StreamEntry[],
     byOrder: Map<StreamEntry, ReadEntry>,
     fresh: boolean,
+    batch: Batch,
   ): Promise<Decision[]> {
     try {
-      return await this.applyWithFaults(orders, fresh);
+      return await this.applyWithFaults(orders, fresh, batch);
     } catch (error) {
       this.ownPendingToCheck = true;
+      if (error instanceof EarlierEntriesPending) throw error;
       if (isTransient(error)) throw error; // nothing acknowledged; the step retries after a pause
       this.config.metrics?.pipelineErrors.inc({ kind: 'permanent' });
       this.options.logger.warn(
         { err: error, count: orders.length },
         'batch refused by the database; retrying entries one by one',
       );
-      return this.applyOneByOne(orders, byOrder);
+      return this.applyOneByOne(orders, byOrder, batch);
     }
+  }
+
+  /**
+   * Stream order (stream-order.ts): waits in hand for the entries before the batch, then checks again
+   * under the sales' row locks, where it counts. Entries of the batch itself are pending too; they are
+   * after the batch's first entry of their stream, so they do not count. A rescue (settleReadAhead)
+   * that cannot reach Redis records the batch as it is.
+   */
+  private inStreamOrder({ batch, rescue }: Batch) {
+    const unreachable = (error: unknown) => {
+      if (rescue && !(error instanceof EarlierEntriesPending)) return;
+      throw error;
+    };
+    return {
+      awaitEarlier: () => awaitEarlierEntries(this.redis, batch, EARLIER_WAIT_MS).catch(unreachable),
+      afterLocking: async () => {
+        const stream = await streamWithEarlierPending(this.redis, batch).catch(unreachable);
+        if (stream !== undefined) throw new EarlierEntriesPending(stream);
+      },
+    };
   }
 
   /** The recording pipeline and its step's fence, checked by applyOrders against a rebuild's. */
@@ -467,10 +515,16 @@ export class OrderPipeline {
     return { consumer: this.consumer, stepFence: this.stepFence };
   }
 
-  private async applyWithFaults(orders: StreamEntry[], fresh: boolean): Promise<Decision[]> {
+  private async applyWithFaults(orders: StreamEntry[], fresh: boolean, batch: Batch): Promise<Decision[]> {
     if (orders.length === 0) return [];
+    const order = this.inStreamOrder(batch);
+    await order.awaitEarlier();
     await this.config.faults?.beforeCommit?.();
-    const decisions = await applyOrders(this.db, orders, { fresh, lease: this.leaseOfStep });
+    const decisions = await applyOrders(this.db, orders, {
+      fresh,
+      lease: this.leaseOfStep,
+      afterLocking: order.afterLocking,
+    });
     await this.config.faults?.afterCommit?.();
     return decisions;
   }
@@ -479,13 +533,16 @@ export class OrderPipeline {
   private async applyOneByOne(
     orders: StreamEntry[],
     byOrder: Map<StreamEntry, ReadEntry>,
+    batch: Batch,
   ): Promise<Decision[]> {
     const decisions: Decision[] = [];
+    // The batch's entries are decided in its order: only entries before the whole batch are waited for.
+    const { afterLocking } = this.inStreamOrder(batch);
     for (const order of orders) {
       try {
-        decisions.push(...(await applyOrders(this.db, [order], { lease: this.leaseOfStep })));
+        decisions.push(...(await applyOrders(this.db, [order], { lease: this.leaseOfStep, afterLocking })));
       } catch (error) {
-        if (isTransient(error)) throw error;
+        if (error instanceof EarlierEntriesPending || isTransient(error)) throw error;
         const entry = byOrder.get(order) as ReadEntry;
         const deliveries = await this.deliveries(entry);
         if (deliveries >= this.options.maxDeliveries) {

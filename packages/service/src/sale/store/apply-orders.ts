@@ -26,6 +26,7 @@ const toMs = (value: Date | string | null) => (value === null ? null : new Date(
  *
  * With `lease` (the order pipeline's), the batch is first checked against the recovery fence: if a
  * rebuild went ahead without waiting for this pipeline, FencedOutError, and nothing is written.
+ * With `afterLocking`, the caller checks under the sales' locks that the batch may be decided now.
  *
  * Transfer steps of split sales (moves) are written as they are, in the same transaction: they change
  * no total the fences check (units move between parts, the sale's stock stays).
@@ -38,6 +39,11 @@ export async function applyOrders(
     fresh?: boolean;
     /** The recording pipeline, and the recovery fence the step that read the batch began at. */
     lease?: { consumer: string; stepFence: number };
+    /**
+     * Called once the batch's sales are locked, before anything is decided: throws if entries before
+     * the batch are not recorded yet (the order pipeline's stream order, pipeline/stream-order.ts).
+     */
+    afterLocking?: () => Promise<void>;
   } = {},
 ): Promise<Decision[]> {
   if (streamEntries.length === 0) return [];
@@ -56,6 +62,7 @@ export async function applyOrders(
       per_user_limit: number;
       pay_within_seconds: number | null;
     }>(queries.lockSales, [saleIds]);
+    await options.afterLocking?.();
     const sales = new Map<string, SaleTotals>(
       saleRows.rows.map((r) => [
         r.id,
