@@ -68,7 +68,8 @@ async function call(method: string, url: string, user: string, body?: object) {
 async function recordedWinners(saleId: string) {
   const { rows } = await db.query<{ user_id: string; position: number; status: string; id: string }>(
     `SELECT o.user_id, e.position, o.status, o.id::text AS id FROM orders o
-       JOIN raffle_entries e ON e.sale_id = o.sale_id AND e.user_id = o.user_id
+       JOIN (SELECT sale_id, user_id, place AS position FROM raffle_places) e
+         ON e.sale_id = o.sale_id AND e.user_id = o.user_id
       WHERE o.sale_id = $1 ORDER BY e.position`,
     [saleId],
   );
@@ -148,7 +149,9 @@ describe('a raffle sale across three serve processes', () => {
     // waitlist serves a unit only once the record has its return).
     expect(winners.filter((w) => w.status === 'rejected')).toEqual([]);
     const { rows: recorded } = await db.query<{ user_id: string; entry_hash: string; position: number }>(
-      'SELECT user_id, entry_hash, position FROM raffle_entries WHERE sale_id = $1 ORDER BY position',
+      `SELECT e.user_id, e.entry_hash, p.place AS position FROM raffle_entries e
+       LEFT JOIN raffle_places p ON p.sale_id = e.sale_id AND p.user_id = e.user_id
+      WHERE e.sale_id = $1 ORDER BY p.place`,
       [saleId],
     );
     expect(recorded.map((r) => r.user_id).sort()).toEqual([...users].sort());

@@ -94,7 +94,8 @@ describe('a raffle sale under Redis faults', () => {
       (
         await db.query<{ user_id: string; position: number; status: string }>(
           `SELECT o.user_id, e.position, o.status FROM orders o
-             JOIN raffle_entries e ON e.sale_id = o.sale_id AND e.user_id = o.user_id
+             JOIN (SELECT sale_id, user_id, place AS position FROM raffle_places) e
+         ON e.sale_id = o.sale_id AND e.user_id = o.user_id
             WHERE o.sale_id = $1 ORDER BY e.position`,
           [saleId],
         )
@@ -111,7 +112,9 @@ describe('a raffle sale under Redis faults', () => {
     expect(served.map((w) => w.position)).toEqual(Array.from({ length: STOCK }, (_, i) => i + 1));
     expect(served.filter((w) => w.status === 'rejected')).toEqual([]);
     const { rows: entries } = await db.query<{ user_id: string; entry_hash: string; position: number }>(
-      'SELECT user_id, entry_hash, position FROM raffle_entries WHERE sale_id = $1 ORDER BY position',
+      `SELECT e.user_id, e.entry_hash, p.place AS position FROM raffle_entries e
+       LEFT JOIN raffle_places p ON p.sale_id = e.sale_id AND p.user_id = e.user_id
+      WHERE e.sale_id = $1 ORDER BY p.place`,
       [saleId],
     );
     expect(entries.map((e) => e.user_id).sort()).toEqual(

@@ -38,7 +38,9 @@ interface EntryRow {
 
 async function entryRows(saleId: string): Promise<EntryRow[]> {
   const { rows } = await env.db.query<EntryRow>(
-    'SELECT user_id, position FROM raffle_entries WHERE sale_id = $1 ORDER BY position',
+    `SELECT e.user_id, p.place AS position FROM raffle_entries e
+       LEFT JOIN raffle_places p ON p.sale_id = e.sale_id AND p.user_id = e.user_id
+      WHERE e.sale_id = $1 ORDER BY p.place`,
     [saleId],
   );
   return rows;
@@ -48,7 +50,8 @@ async function entryRows(saleId: string): Promise<EntryRow[]> {
 async function servedPlaces(saleId: string): Promise<number[]> {
   const { rows } = await env.db.query<{ position: number; n: number }>(
     `SELECT e.position, count(*)::int AS n FROM orders o
-       JOIN raffle_entries e ON e.sale_id = o.sale_id AND e.user_id = o.user_id
+       JOIN (SELECT sale_id, user_id, place AS position FROM raffle_places) e
+         ON e.sale_id = o.sale_id AND e.user_id = o.user_id
       WHERE o.sale_id = $1 GROUP BY e.position ORDER BY e.position`,
     [saleId],
   );

@@ -22,7 +22,8 @@ export interface DrawOutcome {
  *    entries stream holds every accepted entry the record may not have yet;
  * 2. those are recorded (entries.ts);
  * 3. one transaction takes the raffle's row FOR UPDATE (entry recorders wait on it), and if it is
- *    still in its entry window orders every recorded entry (draw-order.sql) and marks it drawn. A
+ *    still in its entry window inserts every recorded entry's place into raffle_places (draw-order.sql:
+ *    one INSERT … SELECT row_number(), the entries themselves are not rewritten) and marks it drawn. A
  *    second caller finds it drawn and does nothing. The draw is what the record holds: an entry Redis
  *    accepted and lost before it was recorded is not in it (README, "Raffle sales").
  *
@@ -45,7 +46,6 @@ export async function drawRaffle(
   return db.transaction(async (tx) => {
     const lock = await tx.query<{ phase: string; due: boolean }>(raffleQueries.lockDraw, [saleId]);
     if (lock.rows[0]?.phase !== 'entries') return { result: 'already' } as const;
-    await tx.query(raffleQueries.drawPlan);
     const ordered = await tx.query(raffleQueries.drawOrder, [saleId]);
     await tx.query(raffleQueries.drawDone, [saleId, ordered.rowCount]);
     return { result: 'drawn', entries: ordered.rowCount, ms: performance.now() - started } as const;

@@ -69,7 +69,6 @@ export const raffleQueries = {
   lockEntries: sql('lock-entries'),
   insertEntries: sql('insert-entries'),
   lockDraw: sql('lock-draw'),
-  drawPlan: sql('draw-plan'),
   drawOrder: sql('draw-order'),
   drawDone: sql('draw-done'),
   closeNow: sql('close-now'),

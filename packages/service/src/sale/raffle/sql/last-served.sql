@@ -3,11 +3,11 @@
 -- $1 sale id, $2 user ids of the stream's reservations (text[])
 -- Returns one row: last (0 if nobody was served).
 SELECT greatest(
-         (SELECT coalesce(max(e.position), 0)
+         (SELECT coalesce(max(p.place), 0)
             FROM orders o
-            JOIN raffle_entries e ON e.sale_id = o.sale_id AND e.user_id = o.user_id
+            JOIN raffle_places p ON p.sale_id = o.sale_id AND p.user_id = o.user_id
            WHERE o.sale_id = $1),
-         (SELECT coalesce(max(position), 0)
-            FROM raffle_entries
+         (SELECT coalesce(max(place), 0)
+            FROM raffle_places
            WHERE sale_id = $1 AND user_id = ANY ($2::text[]))
        )::int AS last;
