@@ -25,7 +25,9 @@ export const ERROR_STATUS = {
   ended: 409,
   sold_out: 409,
   limit_reached: 409,
-  // Raffle sales (routes/raffle.ts): an entry outside the entry window.
+  // Raffle sales (routes/raffle.ts): an entry outside the entry window; a purchase attempt on a
+  // raffle sale (routes/orders.ts: its units are drawn, never bought).
+  raffle_sale: 409,
   entries_not_open: 409,
   entries_closed: 409,
   order_pending: 409,

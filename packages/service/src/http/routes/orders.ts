@@ -79,6 +79,8 @@ export const ordersRoutes: FastifyPluginAsyncTypebox<OrdersRouteOptions> = async
       childLoggerFactory: (logger) => (quietLogger ??= logger.child({}, { level: 'warn' })),
       schema: {
         summary: 'Buy: reserve units of a sale for the caller (the user id comes from the token)',
+        description:
+          'Refusals (409): not_started, ended, sold_out, limit_reached; raffle_sale for a sale created with admission "raffle" (enter at POST /api/sales/{id}/raffle/entries instead).',
         security: [{ bearer: [] }],
         params: SaleIdParams,
         headers: OrderHeaders,
@@ -104,7 +106,22 @@ export const ordersRoutes: FastifyPluginAsyncTypebox<OrdersRouteOptions> = async
         activity.visit(request.params.id, `u:${caller.userId}`);
       }
       // A refusal is an answer, not an exception: no Error (and stack trace) per sold-out attempt.
-      if (!result.ok) return sendError(reply, result.code, REFUSAL_MESSAGES[result.code]);
+      if (!result.ok) {
+        // A raffle sale refuses every purchase as "not started" (its not-before is its end, see
+        // raffle/keys.ts): say why instead, and where to enter. Only this rare refusal reads the sale.
+        if (
+          result.code === 'not_started' &&
+          (await service.getSale(request.params.id))?.admission === 'raffle'
+        ) {
+          const id = request.params.id;
+          return sendError(
+            reply,
+            'raffle_sale',
+            `Sale ${id} is a raffle: enter at POST /api/sales/${id}/raffle/entries.`,
+          );
+        }
+        return sendError(reply, result.code, REFUSAL_MESSAGES[result.code]);
+      }
       return reply.code(202).send({ orderId: result.orderId, status: 'reserved' as const });
     },
   );
