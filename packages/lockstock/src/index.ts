@@ -32,6 +32,7 @@ export type {
   SemaphoreOptions,
   Term,
 } from './locks/types.js';
+export type { LockHolderInfo } from './locks/core/holder.js';
 export {
   ForeignBackendResultError,
   InvalidLockOptionError,

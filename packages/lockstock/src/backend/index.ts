@@ -44,6 +44,12 @@ export {
   proclaimedValue,
   type WatchLeader,
 } from '../locks/core/election.js';
+export {
+  decodeHolder,
+  encodeHolder,
+  type HolderMetadata,
+  type LockHolderInfo,
+} from '../locks/core/holder.js';
 export { clockDriftMs, monotonicNow, validUntil } from '../locks/core/lease.js';
 export {
   resolveAcquireOptions,

@@ -96,10 +96,35 @@ export interface ResolvedAcquireOptions {
   signal: AbortSignal | undefined;
   owner: string | undefined;
   budget: HoldBudget | undefined;
+  /** The `label` option: stored with the hold as holder metadata. */
+  label: string | undefined;
+  /** The trace id an acquire-channel subscriber gave (AcquireMessage.traceId), for the holder metadata. */
+  traceId: string | undefined;
 }
 
-const KNOWN = new Set(['leaseMs', 'waitMs', 'signal', 'owner', 'holdBudgetMs', 'onBudget']);
-const KNOWN_LIST = 'one of leaseMs, waitMs, signal, owner, holdBudgetMs, onBudget';
+const KNOWN = new Set(['leaseMs', 'waitMs', 'signal', 'owner', 'holdBudgetMs', 'onBudget', 'label']);
+const KNOWN_LIST = 'one of leaseMs, waitMs, signal, owner, holdBudgetMs, onBudget, label';
+
+/** Longest `label`: it is stored with every hold that has one, and shown by inspect(). */
+export const MAX_LABEL_LENGTH = 64;
+
+/** Checks the `label` acquire option: 1 to 64 characters, no control characters (it is shown in reports). */
+function validateLabel(value: unknown): string {
+  if (
+    typeof value !== 'string' ||
+    value.length === 0 ||
+    value.length > MAX_LABEL_LENGTH ||
+    // eslint-disable-next-line no-control-regex
+    /[\u0000-\u001f\u007f]/.test(value)
+  ) {
+    throw new InvalidLockOptionError(
+      'label',
+      `a string of 1 to ${MAX_LABEL_LENGTH} characters without control characters`,
+      value,
+    );
+  }
+  return value;
+}
 
 function resolveBudget(ms: unknown, action: unknown): HoldBudget | undefined {
   if (ms === undefined) {
@@ -132,6 +157,8 @@ export function resolveAcquireOptions(
       signal: undefined,
       owner: undefined,
       budget: undefined,
+      label: undefined,
+      traceId: undefined,
     };
   }
   if (typeof options !== 'object' || options === null) {
@@ -140,7 +167,7 @@ export function resolveAcquireOptions(
   for (const key of Object.keys(options)) {
     if (!KNOWN.has(key)) throw new InvalidLockOptionError(key, KNOWN_LIST, key);
   }
-  const { leaseMs, waitMs, signal, owner, holdBudgetMs, onBudget } = options;
+  const { leaseMs, waitMs, signal, owner, holdBudgetMs, onBudget, label } = options;
   if (signal !== undefined && !(signal instanceof AbortSignal)) {
     throw new InvalidLockOptionError('signal', 'an AbortSignal', signal);
   }
@@ -150,5 +177,7 @@ export function resolveAcquireOptions(
     signal,
     owner: owner === undefined ? undefined : validateOwner(owner),
     budget: resolveBudget(holdBudgetMs, onBudget),
+    label: label === undefined ? undefined : validateLabel(label),
+    traceId: undefined,
   };
 }

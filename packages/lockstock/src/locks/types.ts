@@ -60,6 +60,13 @@ export interface AcquireOptions {
    * @default 'warn'
    */
   onBudget?: 'warn' | 'abort';
+  /**
+   * A name for this hold, shown by `inspect().heldBy` with the holder's host, pid, trace id and
+   * since when (where the backend stores holder metadata): what the holder is doing, e.g.
+   * `'nightly-invoices'`. 1 to 64 characters, no control characters.
+   * @default undefined (no label)
+   */
+  label?: string;
 }
 
 /** A held lock (or permit). Dispose it (`await using`) or call `release()`. */

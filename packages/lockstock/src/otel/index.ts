@@ -9,6 +9,7 @@ import diagnostics_channel from 'node:diagnostics_channel';
 import { createRequire } from 'node:module';
 import {
   context as contexts,
+  isSpanContextValid,
   metrics,
   SpanKind,
   SpanStatusCode,
@@ -161,6 +162,9 @@ export function instrumentLocks(options: InstrumentLocksOptions = {}): () => voi
         parent,
       );
       const attributes = metricAttributes(message);
+      // The hold's holder metadata records the trace that took it: inspect().heldBy shows it.
+      const spanContext = span.spanContext();
+      if (isSpanContextValid(spanContext)) message.traceId = spanContext.traceId;
       acquiring.set(message, { span, parent, attributes });
       waiters.add(1, attributes);
     },

@@ -85,6 +85,8 @@ const REDIS_CAPABILITIES: BackendCapabilities = Object.freeze({
   fencing: 'counter',
   wakeUps: 'push',
   unsupported: Object.freeze({}),
+  // Elections run on a mutex: their holder's record is the leader's (inspect() of its lock).
+  holderMetadata: Object.freeze(['mutex', 'reentrant', 'spin'] as const),
 });
 
 /**

@@ -10,7 +10,7 @@ import {
 } from '../backend/index.js';
 import { extendStatus } from './codes.js';
 import type { RedisLockContext } from './context.js';
-import { RedisResource } from './resource.js';
+import { holderRecord, RedisResource } from './resource.js';
 import { LOCK_SCRIPTS } from './lock-scripts.js';
 
 interface ExclusiveScripts {
@@ -46,6 +46,7 @@ export class ExclusiveResource extends RedisResource implements LockResource {
   private readonly acquireKeys: readonly string[];
   private readonly releaseKeys: readonly string[];
   private readonly extendKeys: readonly string[];
+  private readonly inspectKeys: readonly string[];
 
   private constructor(
     ctx: RedisLockContext,
@@ -59,10 +60,22 @@ export class ExclusiveResource extends RedisResource implements LockResource {
     this.queue = `${this.base}:queue`;
     this.waitKey = lock;
     this.wakeChannel = wakes ? channel : undefined;
-    this.holderKeys = [lock];
-    this.acquireKeys = [lock, this.fence, this.queue];
-    this.releaseKeys = [lock, this.fence, channel, this.queue];
-    this.extendKeys = [lock];
+    if (scripts === MUTEX) {
+      // A mutex's value is its owner id: the holder's record lives beside it, with the same lease.
+      const record = `${this.base}:holder`;
+      this.holderKeys = [lock, record];
+      this.acquireKeys = [lock, this.fence, this.queue, record];
+      this.releaseKeys = [lock, this.fence, channel, this.queue, record];
+      this.extendKeys = [lock, record];
+      this.inspectKeys = [lock, record];
+    } else {
+      // A reentrant or spin lock's hash keeps the record in a field ('\0h'): it ends with the hash.
+      this.holderKeys = [lock];
+      this.acquireKeys = [lock, this.fence, this.queue];
+      this.releaseKeys = [lock, this.fence, channel, this.queue];
+      this.extendKeys = [lock];
+      this.inspectKeys = [lock, lock]; // the script's KEYS[2] is the mutex's record: unused here
+    }
   }
 
   static mutex(ctx: RedisLockContext, name: string): ExclusiveResource {
@@ -77,15 +90,15 @@ export class ExclusiveResource extends RedisResource implements LockResource {
     return new ExclusiveResource(ctx, name, REENTRANT, false);
   }
 
-  async attempt({ owner, leaseMs, waiting }: AttemptRequest): Promise<AttemptResult> {
+  async attempt({ owner, leaseMs, waiting, holder }: AttemptRequest): Promise<AttemptResult> {
     // Only waiters that will be woken queue their client for a turn; spin waiters never do.
     const queue = waiting && this.wakeChannel !== undefined ? 1 : 0;
-    const args = [owner, leaseMs ?? 0, this.ctx.clientId, queue];
+    const args = [owner, leaseMs ?? 0, this.ctx.clientId, queue, holderRecord(owner, holder)];
     return RedisResource.attemptResult(await this.run(this.scripts.acquire, this.acquireKeys, args), false);
   }
 
   release(owner: string, offer: HandOffOffer | undefined): Promise<ReleaseResult> {
-    return this.releaseWithTurns(this.scripts.release, this.releaseKeys, this.waitKey, owner, offer);
+    return this.releaseWithTurns(this.scripts.release, this.releaseKeys, this.waitKey, owner, offer, true);
   }
 
   async extend(owner: string, leaseMs: number): Promise<ExtendStatus> {
@@ -93,7 +106,7 @@ export class ExclusiveResource extends RedisResource implements LockResource {
   }
 
   inspect(): Promise<LockInfo> {
-    return this.inspectKey(this.waitKey);
+    return this.inspectHolder(this.scripts === MUTEX ? 'string' : 'hash', this.inspectKeys);
   }
 
   leave(_owner: string, _won: boolean, lastOfClient: boolean): void {

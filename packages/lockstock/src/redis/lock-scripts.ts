@@ -11,6 +11,8 @@ export const LOCK_SCRIPTS = {
   reentrantRelease: lua('reentrant-release.lua'),
   /** Also extends fair locks and the write side of read-write locks (a hash {owner: count}). */
   reentrantExtend: lua('reentrant-extend.lua'),
+  /** inspect() of a mutex, reentrant or spin lock: lease, holder and its record in one step. */
+  holderInspect: lua('holder-inspect.lua'),
   fairAcquire: lua('fair-acquire.lua'),
   fairRelease: lua('fair-release.lua'),
   fairLeave: lua('fair-leave.lua'),

@@ -3,10 +3,20 @@ import type { ScriptArg, LuaScript } from './scripts.js';
 import {
   Busy,
   Granted,
+  decodeHolder,
+  encodeHolder,
   type AttemptResult,
   type HandOffOffer,
+  type HolderMetadata,
+  type LockHolderInfo,
+  type LockInfo,
   type ReleaseResult,
 } from '../backend/index.js';
+
+/** The holder record an acquire or hand-off script stores: '' (none) when the caller gave no metadata. */
+export function holderRecord(owner: string, holder: HolderMetadata | undefined): string {
+  return holder === undefined ? '' : encodeHolder(owner, holder);
+}
 import { releaseResult } from './codes.js';
 import { LOCK_SCRIPTS } from './lock-scripts.js';
 import type { RedisLockContext } from './context.js';
@@ -51,11 +61,14 @@ export abstract class RedisResource {
     waitKey: string,
     owner: string,
     offer: HandOffOffer | undefined,
+    storesHolder = false,
   ): Promise<ReleaseResult> {
     const { clientId, turnWindowMs, turns } = this.ctx;
     const args: ScriptArg[] = offer
       ? [owner, turns.offerMode(waitKey), clientId, turnWindowMs, offer.owner, offer.leaseMs ?? 0]
       : [owner, 'notify', clientId, turnWindowMs];
+    // The waiter a release hands the lock to is the holder now: its record replaces the last one.
+    if (offer && storesHolder) args.push(holderRecord(offer.owner, offer.holder));
     const reply = await this.run(script, keys, args);
     if (Array.isArray(reply)) return { outcome: 'released', handedOffToken: Number(reply[0]) };
     return releaseResult(reply);
@@ -74,6 +87,27 @@ export abstract class RedisResource {
   }
 
   /** A lock held by a key with a TTL: held while it exists, its TTL the remaining lease. */
+  /**
+   * inspect() of a mutex ('string') or a reentrant or spin lock ('hash'): lease, holder and its
+   * record read by one script, so a holder is never paired with another's record.
+   */
+  protected async inspectHolder(layout: 'string' | 'hash', keys: readonly string[]): Promise<LockInfo> {
+    const reply = (await this.run(LOCK_SCRIPTS.holderInspect, keys, [layout])) as [
+      number,
+      (string | null)?,
+      (string | null)?,
+    ];
+    const [ttl, owner, record] = reply;
+    const remainingMs = ttl >= 0 ? ttl : undefined;
+    if (owner === undefined || owner === null) {
+      return { held: ttl !== -2, holders: ttl === -2 ? 0 : 1, remainingMs, heldBy: [] };
+    }
+    const stored = decodeHolder(record);
+    // A record left by an earlier holder (its lease ran out, the next stored none) is not this one's.
+    const holder: LockHolderInfo = stored?.owner === owner ? stored : { owner };
+    return { held: true, holders: 1, remainingMs, heldBy: [holder] };
+  }
+
   protected async inspectKey(key: string) {
     const ttl = await this.ctx.client.pttl(key);
     return { held: ttl !== -2, holders: ttl === -2 ? 0 : 1, remainingMs: ttl >= 0 ? ttl : undefined };

@@ -150,7 +150,11 @@ export function contractCases(backend: ContractBackend, options: ContractOptions
     const add = (
       name: string,
       skip: string | false,
-      check: (clients: CaseClients, capabilities: BackendCapabilities) => Promise<void>,
+      check: (
+        clients: CaseClients,
+        capabilities: BackendCapabilities,
+        context: ContractCaseContext,
+      ) => Promise<void>,
       timeoutMs = DEFAULT_TIMEOUT_MS,
     ) =>
       cases.push({
@@ -170,7 +174,7 @@ export function contractCases(backend: ContractBackend, options: ContractOptions
               context.skip(`${missing} not offered: ${offered.unsupported[missing]}`);
               return;
             }
-            await check(clients, offered);
+            await check(clients, offered, context);
           } finally {
             await clients.close();
           }
@@ -343,6 +347,46 @@ export function contractCases(backend: ContractBackend, options: ContractOptions
     });
 
     add(
+      'inspect() names a holder in another OS process: its pid, host and label',
+      mixedSkip ||
+        elsewhere ||
+        (subject.opposite !== undefined && 'its holders are shown by the lock they hold') ||
+        (subject.bound === Infinity && 'readers alone have no bound') ||
+        (subject.families.length > 1 && "a multi-lock's parts each report their holders"),
+      async (clients, offered, context) => {
+        const stored = offered.holderMetadata ?? [];
+        if (!subject.families.every((family) => stored.includes(family))) {
+          context.skip('the backend stores no holder metadata for it (capabilities.holderMetadata)');
+          return;
+        }
+        const name = lockName(`${label}-inspect`);
+        const lock = subject.make(await clients.client(), name);
+        assert.deepEqual((await lock.inspect()).heldBy, [], 'a free lock has no holders');
+        const mode = offered.leases === 'session' ? 'session' : 'watchdog';
+        const config = processes!.config({ sessionTimeoutMs: 30_000, watchdogTimeoutMs: 30_000 });
+        const holds = subject.bound;
+        const hold = { subject: label, name, mode, ms: 30_000, holds, label: 'contract-holder' };
+        const [holder] = forkHolders(module!, config, hold);
+        try {
+          const { pid, host } = (await holder!.next('acquired')) as unknown as { pid: number; host: string };
+          assert.notEqual(pid, process.pid);
+          const info = await lock.inspect();
+          const heldBy = [...(info.heldBy ?? [])].sort((x, y) => x.owner.localeCompare(y.owner));
+          assert.equal(heldBy.length, holds, JSON.stringify(info));
+          heldBy.forEach((entry, i) => {
+            assert.equal(entry.owner, `holder-${pid}-${i}`);
+            assert.equal(entry.pid, pid);
+            assert.equal(entry.host, host);
+            assert.equal(entry.label, 'contract-holder');
+            assert.equal(typeof entry.acquiredAt, 'number');
+          });
+        } finally {
+          holder!.kill('SIGKILL');
+        }
+      },
+    );
+
+    add(
       'every pending acquire of a closed client rejects with LockClientClosedError',
       mixedSkip || elsewhere,
       async (clients, offered) => {
@@ -417,7 +461,7 @@ export function contractCases(backend: ContractBackend, options: ContractOptions
 function forkHolders(
   module: string,
   config: unknown,
-  hold: { subject: string; name: string; mode: string; ms: number; holds: number },
+  hold: { subject: string; name: string; mode: string; ms: number; holds: number; label?: string },
 ): FixtureProcess[] {
   return forkFixtures('holder', [JSON.stringify({ backend: { module, config }, ...hold })]);
 }

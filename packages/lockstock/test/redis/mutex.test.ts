@@ -25,7 +25,7 @@ describe('mutex', () => {
     expect(await handle.release()).toBe('released');
     expect(await handle.release()).toBe('released'); // idempotent: the first outcome
     expect(await lock.isLocked()).toBe(false);
-    expect(await lock.inspect()).toEqual({ held: false, holders: 0, remainingMs: undefined });
+    expect(await lock.inspect()).toEqual({ held: false, holders: 0, remainingMs: undefined, heldBy: [] });
   });
 
   it('release reports not_owner and leaves the new holder alone; expired when nothing is left', async () => {

@@ -19,6 +19,7 @@
 import { brandedInstanceOf, SPI_BRAND, SPI_VERSION } from '../../support/brand.js';
 import type { BackendUnreachableError, LockLostReason } from '../errors.js';
 import type { ReleaseOutcome } from '../types.js';
+import type { HolderMetadata, LockHolderInfo } from './holder.js';
 
 /** One try at taking a lock. */
 export interface AttemptRequest {
@@ -27,6 +28,12 @@ export interface AttemptRequest {
   readonly leaseMs: number | undefined;
   /** The caller will wait if refused: the backend may queue it (client turns, a fair queue). */
   readonly waiting: boolean;
+  /**
+   * Who takes the hold (host, pid, label, trace id, when): a backend MAY store it with a new hold and
+   * report it in `inspect().heldBy` (capabilities.holderMetadata), `encodeHolder` being the shared
+   * text form. A re-entry keeps the first hold's. Absent from callers of older SPI users: store none.
+   */
+  readonly holder?: HolderMetadata;
 }
 
 /** The lock (or a share of it) was taken. */
@@ -92,6 +99,8 @@ export interface HandOffOffer {
   /** The waiter's owner: the release grants the lock to it, with a lease of `leaseMs`. */
   readonly owner: string;
   readonly leaseMs: number | undefined;
+  /** The waiter's holder metadata (see AttemptRequest.holder), for a backend that stores it. */
+  readonly holder?: HolderMetadata;
 }
 
 /** What a release found (its outcome, as `release()` reports it), and whether it handed the lock on. */
@@ -124,6 +133,13 @@ export interface LockInfo {
   readonly holders: number;
   /** Time left on the longest current lease, ms; undefined when free or without expiry. */
   readonly remainingMs: number | undefined;
+  /**
+   * Who holds it, from the store: each holder's owner id and the metadata its acquire stored (host,
+   * pid, label, trace id, since when); empty when free. Undefined where the backend keeps no holder
+   * metadata (its `capabilities.holderMetadata` is not true). Read apart from `held`: a hold taken or
+   * ended between the reads may be missing or left over.
+   */
+  readonly heldBy?: readonly LockHolderInfo[];
 }
 
 /** Who holds an exclusive lock right now, read from the store (an election's leader). */

@@ -45,6 +45,12 @@ export interface AcquireMessage extends LockMessage {
   waitMs?: number;
   /** The hold (acquired only): the same object later messages about it carry. */
   handle?: LockHandle;
+  /**
+   * Set by a subscriber, in its `start` handler: the trace id of the span this acquire runs under
+   * (lockstock/otel sets its `lock.acquire` span's). The hold's holder metadata records it, so
+   * `inspect().heldBy` names the trace that took the lock (where the backend stores metadata).
+   */
+  traceId?: string;
   /** Set by the TracingChannel: the acquire's value (the handle, or undefined for a refused try). */
   result?: LockHandle | undefined;
   /** Set by the TracingChannel when the acquire rejects. */

@@ -46,6 +46,7 @@ import {
   type HandoffMessage,
 } from './diagnostics.js';
 import { Hold, type HoldBackend } from './hold.js';
+import { holderNow } from './holder.js';
 import type { LockKind } from './kind.js';
 import { Lease, monotonicNow, validUntil } from './lease.js';
 import type { Won } from './waiter.js';
@@ -65,6 +66,8 @@ interface GrantTicket {
   readonly leaseMs: number | undefined;
   readonly renewed: boolean;
   readonly budget: HoldBudget | undefined;
+  readonly label: string | undefined;
+  readonly traceId: string | undefined;
 }
 
 /** How a failed acquire ended, for the diagnostics. */
@@ -198,6 +201,8 @@ export class CoreLock implements Lock, HoldBackend {
     };
     const startedAt = monotonicNow();
     return acquireChannel.tracePromise(async () => {
+      // A start subscriber (lockstock/otel) may have named the acquire's trace: the hold records it.
+      options.traceId ??= message.traceId;
       try {
         const hold = await acquire();
         message.waitMs = monotonicNow() - startedAt;
@@ -253,7 +258,7 @@ export class CoreLock implements Lock, HoldBackend {
       const queues = waitMs !== 0 && (this.resource.ordering ?? this.kind.ordering) === 'server-order';
       let first: Won<Hold> | Busy;
       try {
-        first = await this.attempt(owner, leaseMs, renewed, queues, options.budget);
+        first = await this.attempt(owner, leaseMs, renewed, queues, options);
       } catch (error) {
         // The try may have queued the caller before it failed: its place must not outlive it.
         if (queues) this.resource.leave(owner, false, !waiters.hasWaiters(key));
@@ -270,7 +275,8 @@ export class CoreLock implements Lock, HoldBackend {
         return undefined;
       }
     }
-    const ticket: GrantTicket = { owner, leaseMs, renewed, budget: options.budget };
+    const { budget, label, traceId } = options;
+    const ticket: GrantTicket = { owner, leaseMs, renewed, budget, label, traceId };
     const hold = await waiters.wait<Hold, GrantTicket>({
       key,
       lockName: this.name,
@@ -278,7 +284,7 @@ export class CoreLock implements Lock, HoldBackend {
       ordering: this.resource.ordering ?? this.kind.ordering,
       owner,
       ticket,
-      attempt: () => this.attempt(owner, leaseMs, renewed, true, options.budget),
+      attempt: () => this.attempt(owner, leaseMs, renewed, true, options),
       refused,
       deadline: waitMs === Infinity ? Infinity : startedAt + waitMs,
       signal,
@@ -310,12 +316,13 @@ export class CoreLock implements Lock, HoldBackend {
     leaseMs: number | undefined,
     renewed: boolean,
     waiting: boolean,
-    budget: HoldBudget | undefined,
+    { budget, label, traceId }: Pick<ResolvedAcquireOptions, 'budget' | 'label' | 'traceId'>,
   ): Promise<Won<Hold> | Busy> {
     const requestedAt = monotonicNow();
+    const holder = holderNow(label, traceId);
     let result: AttemptResult;
     try {
-      result = await this.resource.attempt({ owner, leaseMs, waiting });
+      result = await this.resource.attempt({ owner, leaseMs, waiting, holder });
     } catch (error) {
       throw backendError(this.name, error); // try/catch, not .catch(): no extra promise per attempt
     }
@@ -392,7 +399,7 @@ export class CoreLock implements Lock, HoldBackend {
     // A local waiter queues: the backend may hand it the lock in the release itself.
     const next = claim.ticket;
     const requestedAt = monotonicNow();
-    const offer = { owner: next.owner, leaseMs: next.leaseMs };
+    const offer = { owner: next.owner, leaseMs: next.leaseMs, holder: holderNow(next.label, next.traceId) };
     let result: ReleaseResult;
     try {
       result = await this.resource.release(hold.owner, offer);

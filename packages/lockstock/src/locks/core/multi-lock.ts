@@ -105,6 +105,7 @@ export class MultiLock implements Lock {
           ...(options.budget === undefined
             ? {}
             : { holdBudgetMs: options.budget.ms, onBudget: options.budget.action }),
+          ...(options.label === undefined ? {} : { label: options.label }),
         });
         if (!part) {
           await releaseAll(this.name, parts).catch(this.reportError);

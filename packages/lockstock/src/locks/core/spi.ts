@@ -54,6 +54,12 @@ export interface BackendCapabilities {
   readonly wakeUps: 'push' | 'watch' | 'backoff';
   /** Each family this backend does not offer, with the reason its factory will give. */
   readonly unsupported: Readonly<Partial<Record<LockFamily, string>>>;
+  /**
+   * The families whose locks store the holder metadata of their attempts (AttemptRequest.holder)
+   * and report it in `inspect().heldBy`; for the others heldBy is undefined.
+   * @default [] (none)
+   */
+  readonly holderMetadata?: readonly LockFamily[];
 }
 
 /**

@@ -5,6 +5,7 @@
   KEYS[2]  fencing counter
   KEYS[3]  unlock shard channel (same hash tag as the lock)
   KEYS[4]  waiting clients: zset (see client-turns.lua)
+  KEYS[5]  holder metadata (see mutex-acquire.lua): deleted, or the local waiter's on a hand-off
   ARGV[1]  owner id
   ARGV[2]  'handoff': hand the lock to ARGV[5], a waiter of the releasing client;
            'yield': hand it to ARGV[5] only if no other client waits, else give that client the turn
@@ -14,6 +15,7 @@
   ARGV[4]  turn window in milliseconds
   ARGV[5]  owner id of the local waiter ('handoff' / 'yield'; absent with 'notify')
   ARGV[6]  lease of the local waiter in milliseconds ('handoff' / 'yield'; absent with 'notify')
+  ARGV[7]  holder record of the local waiter ('handoff' / 'yield'; '' or absent: none)
 
   Publishes on KEYS[3], when it gives another client the turn, 't:<client id>'.
   Returns  {token} (one-element array): handed to ARGV[5] with this fencing token;
@@ -26,6 +28,7 @@ if holder ~= ARGV[1] then
   end
   return -1
 end
+redis.call('del', KEYS[5])
 if ARGV[2] == 'notify' and redis.call('exists', KEYS[4]) == 0 then
   redis.call('del', KEYS[1]) -- no local waiter, no other client waits: nobody to notify
   return 0
@@ -42,4 +45,7 @@ if next_is == 'free' then
   return 0
 end
 redis.call('set', KEYS[1], ARGV[5], 'PX', ARGV[6])
+if ARGV[7] and ARGV[7] ~= '' then
+  redis.call('set', KEYS[5], ARGV[7], 'PX', ARGV[6])
+end
 return { redis.call('incr', KEYS[2]) }

@@ -11,6 +11,7 @@
   ARGV[4]  turn window in milliseconds
   ARGV[5]  owner id of the local waiter ('handoff' / 'yield'; absent with 'notify')
   ARGV[6]  lease of the local waiter in milliseconds ('handoff' / 'yield'; absent with 'notify')
+  ARGV[7]  holder record of the local waiter, kept as '\0h' ('handoff' / 'yield'; '' or absent: none)
 
   Publishes on KEYS[3], when it gives another client the turn, 't:<client id>'.
   Returns  {token} (one-element array): the last hold was released and the lock handed to ARGV[5];
@@ -40,5 +41,8 @@ if next_is == 'free' then
 end
 local token = redis.call('incr', KEYS[2])
 redis.call('hset', KEYS[1], ARGV[5], 1, '\0t', token)
+if ARGV[7] and ARGV[7] ~= '' then
+  redis.call('hset', KEYS[1], '\0h', ARGV[7])
+end
 redis.call('pexpire', KEYS[1], ARGV[6])
 return { token }
