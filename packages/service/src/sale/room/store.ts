@@ -2,6 +2,7 @@ import { DEFAULT_KEY_PREFIX } from 'lockstock/redis';
 import { readAsset } from '../../support/assets.js';
 import { isRecordId } from '../ids/canonical.js';
 import type { SaleRedis } from '../redis.js';
+import { isDatabaseUnavailable } from '../unavailable.js';
 import type { Queryable } from '../store/db.js';
 import { roomKeys } from './keys.js';
 import type { RoomSettings } from './settings.js';
@@ -95,7 +96,18 @@ export class RoomStore {
       this.known.set(saleId, room);
       return room;
     }
-    const { rows } = await this.db.query<RoomRow>(queries.getRoom, [saleId]);
+    let rows: RoomRow[];
+    try {
+      ({ rows } = await this.db.query<RoomRow>(queries.getRoom, [saleId]));
+    } catch (error) {
+      // The record is down, and Redis has no room for this sale. A sale's room goes into Redis before
+      // its stock and stays as long as the stock does, so a sale Redis can sell has its room there:
+      // this one has none. Not remembered: the record is asked again once it is back (selling must go
+      // on while PostgreSQL is down — the pipeline waits for it, the purchase never did). A sale that
+      // is not in Redis at all fails its reservation as missing, and its rebuild needs the record.
+      if (isDatabaseUnavailable(error)) return 'none';
+      throw error;
+    }
     const row = rows[0];
     if (!row) {
       if (this.missing.size > 10_000) this.missing.clear();
