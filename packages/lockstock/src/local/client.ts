@@ -29,6 +29,16 @@ const LOCAL_CAPABILITIES: BackendCapabilities = Object.freeze({
   fencing: 'counter',
   wakeUps: 'push',
   unsupported: Object.freeze({}),
+  // Kept with each hold in memory: inspect().heldBy for every kind with holders.
+  holderMetadata: Object.freeze([
+    'mutex',
+    'reentrant',
+    'fair',
+    'spin',
+    'read-write',
+    'semaphore',
+    'counter-semaphore',
+  ] as const),
 });
 
 /**

@@ -101,9 +101,13 @@ export abstract class LocalResource implements LockResource {
     return new Busy(LockState.remainingMs(holds));
   }
 
-  protected grant(holds: Map<string, LocalHold>, owner: string, leaseMs: number | undefined, more: boolean) {
+  protected grant(
+    holds: Map<string, LocalHold>,
+    { owner, leaseMs, holder }: AttemptRequest,
+    more: boolean,
+  ) {
     const token = this.store.nextToken(this.name);
-    holds.set(owner, { count: 1, token, until: leaseEnd(leaseMs) });
+    holds.set(owner, { count: 1, token, until: leaseEnd(leaseMs), holder });
     return new Granted(token, more);
   }
 }
@@ -123,7 +127,8 @@ export class LocalExclusive extends LocalResource {
     return state.holders;
   }
 
-  async attempt({ owner, leaseMs }: AttemptRequest): Promise<AttemptResult> {
+  async attempt(request: AttemptRequest): Promise<AttemptResult> {
+    const { owner, leaseMs } = request;
     const state = this.state;
     state.prune();
     const held = state.holders.get(owner);
@@ -133,14 +138,14 @@ export class LocalExclusive extends LocalResource {
       return new Granted(held.token, false);
     }
     if (state.holders.size > 0) return this.busy(state.holders);
-    return this.grant(state.holders, owner, leaseMs, false);
+    return this.grant(state.holders, request, false);
   }
 
   async inspect(): Promise<LockInfo> {
     const state = this.state;
     state.prune();
     const holders = state.holders.size;
-    return { held: holders > 0, holders, remainingMs: LockState.remainingMs(state.holders) };
+    return { held: holders > 0, holders, remainingMs: LockState.remainingMs(state.holders), heldBy: LockState.heldBy(state.holders) };
   }
 
   /** Who holds it and with which token: the generic client's election reads its leader here. */

@@ -19,7 +19,8 @@ export class LocalRead extends LocalResource {
     return state.readers;
   }
 
-  async attempt({ owner, leaseMs }: AttemptRequest): Promise<AttemptResult> {
+  async attempt(request: AttemptRequest): Promise<AttemptResult> {
+    const { owner, leaseMs } = request;
     const state = this.state;
     state.prune();
     const held = state.readers.get(owner);
@@ -32,14 +33,14 @@ export class LocalRead extends LocalResource {
     const writerWaits = state.writersWaiting.size > 0 && !state.holders.has(owner);
     if (writer) return this.busy(state.holders);
     if (writerWaits) return new Busy(undefined);
-    return this.grant(state.readers, owner, leaseMs, true);
+    return this.grant(state.readers, request, true);
   }
 
   async inspect(): Promise<LockInfo> {
     const state = this.state;
     state.prune();
     const holders = state.readers.size;
-    return { held: holders > 0, holders, remainingMs: LockState.remainingMs(state.readers) };
+    return { held: holders > 0, holders, remainingMs: LockState.remainingMs(state.readers), heldBy: LockState.heldBy(state.readers) };
   }
 }
 
@@ -55,7 +56,8 @@ export class LocalWrite extends LocalResource {
     return state.holders;
   }
 
-  async attempt({ owner, leaseMs, waiting }: AttemptRequest): Promise<AttemptResult> {
+  async attempt(request: AttemptRequest): Promise<AttemptResult> {
+    const { owner, leaseMs, waiting } = request;
     const state = this.state;
     state.prune();
     const held = state.holders.get(owner);
@@ -72,7 +74,7 @@ export class LocalWrite extends LocalResource {
       return this.busy(blockers);
     }
     state.writersWaiting.delete(owner);
-    return this.grant(state.holders, owner, leaseMs, false);
+    return this.grant(state.holders, request, false);
   }
 
   override leave(owner: string): void {
@@ -86,7 +88,7 @@ export class LocalWrite extends LocalResource {
     const state = this.state;
     state.prune();
     const holders = state.holders.size;
-    return { held: holders > 0, holders, remainingMs: LockState.remainingMs(state.holders) };
+    return { held: holders > 0, holders, remainingMs: LockState.remainingMs(state.holders), heldBy: LockState.heldBy(state.holders) };
   }
 }
 
@@ -110,7 +112,8 @@ export class LocalSemaphore extends LocalResource {
     return state.holders;
   }
 
-  async attempt({ owner, leaseMs }: AttemptRequest): Promise<AttemptResult> {
+  async attempt(request: AttemptRequest): Promise<AttemptResult> {
+    const { owner, leaseMs } = request;
     const state = this.state;
     state.prune();
     state.permits ??= this.permits;
@@ -124,7 +127,7 @@ export class LocalSemaphore extends LocalResource {
       renewOnReentry(held, leaseMs);
       return new Granted(held.token, used + 1 < state.permits);
     }
-    return this.grant(state.holders, owner, leaseMs, used + 1 < state.permits);
+    return this.grant(state.holders, request, used + 1 < state.permits);
   }
 
   /** Permits free by the count the store keeps, which setPermits of any client may have changed. */
@@ -143,7 +146,7 @@ export class LocalSemaphore extends LocalResource {
     const state = this.state;
     state.prune();
     const holders = permitsUsed(state.holders);
-    return { held: holders > 0, holders, remainingMs: LockState.remainingMs(state.holders) };
+    return { held: holders > 0, holders, remainingMs: LockState.remainingMs(state.holders), heldBy: LockState.heldBy(state.holders) };
   }
 }
 

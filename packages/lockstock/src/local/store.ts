@@ -1,4 +1,4 @@
-import { monotonicNow, type Wake } from '../backend/index.js';
+import { monotonicNow, type HolderMetadata, type LockHolderInfo, type Wake } from '../backend/index.js';
 
 /** One hold in the store: how many times its owner holds it, its token, when its lease ends. */
 export interface LocalHold {
@@ -6,6 +6,8 @@ export interface LocalHold {
   readonly token: number;
   /** `monotonicNow()` at which the lease ends; Infinity without one. */
   until: number;
+  /** Who took it (AttemptRequest.holder), for inspect(). */
+  readonly holder?: HolderMetadata;
 }
 
 /** Everything one lock name holds in a store (each kind uses its own part). */
@@ -32,6 +34,11 @@ export class LockState {
       }
     }
     return dropped;
+  }
+
+  /** The holders of `holds` with their metadata, for inspect().heldBy. */
+  static heldBy(holds: Map<string, LocalHold>): LockHolderInfo[] {
+    return [...holds].map(([owner, hold]) => ({ owner, ...hold.holder }));
   }
 
   /** Time left on the longest lease of `holds`, ms (undefined: none, or no expiry). */
