@@ -101,11 +101,7 @@ export abstract class LocalResource implements LockResource {
     return new Busy(LockState.remainingMs(holds));
   }
 
-  protected grant(
-    holds: Map<string, LocalHold>,
-    { owner, leaseMs, holder }: AttemptRequest,
-    more: boolean,
-  ) {
+  protected grant(holds: Map<string, LocalHold>, { owner, leaseMs, holder }: AttemptRequest, more: boolean) {
     const token = this.store.nextToken(this.name);
     holds.set(owner, { count: 1, token, until: leaseEnd(leaseMs), holder });
     return new Granted(token, more);
@@ -145,7 +141,12 @@ export class LocalExclusive extends LocalResource {
     const state = this.state;
     state.prune();
     const holders = state.holders.size;
-    return { held: holders > 0, holders, remainingMs: LockState.remainingMs(state.holders), heldBy: LockState.heldBy(state.holders) };
+    return {
+      held: holders > 0,
+      holders,
+      remainingMs: LockState.remainingMs(state.holders),
+      heldBy: LockState.heldBy(state.holders),
+    };
   }
 
   /** Who holds it and with which token: the generic client's election reads its leader here. */

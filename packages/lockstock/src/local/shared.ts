@@ -40,7 +40,12 @@ export class LocalRead extends LocalResource {
     const state = this.state;
     state.prune();
     const holders = state.readers.size;
-    return { held: holders > 0, holders, remainingMs: LockState.remainingMs(state.readers), heldBy: LockState.heldBy(state.readers) };
+    return {
+      held: holders > 0,
+      holders,
+      remainingMs: LockState.remainingMs(state.readers),
+      heldBy: LockState.heldBy(state.readers),
+    };
   }
 }
 
@@ -88,7 +93,12 @@ export class LocalWrite extends LocalResource {
     const state = this.state;
     state.prune();
     const holders = state.holders.size;
-    return { held: holders > 0, holders, remainingMs: LockState.remainingMs(state.holders), heldBy: LockState.heldBy(state.holders) };
+    return {
+      held: holders > 0,
+      holders,
+      remainingMs: LockState.remainingMs(state.holders),
+      heldBy: LockState.heldBy(state.holders),
+    };
   }
 }
 
@@ -146,7 +156,12 @@ export class LocalSemaphore extends LocalResource {
     const state = this.state;
     state.prune();
     const holders = permitsUsed(state.holders);
-    return { held: holders > 0, holders, remainingMs: LockState.remainingMs(state.holders), heldBy: LockState.heldBy(state.holders) };
+    return {
+      held: holders > 0,
+      holders,
+      remainingMs: LockState.remainingMs(state.holders),
+      heldBy: LockState.heldBy(state.holders),
+    };
   }
 }
 
