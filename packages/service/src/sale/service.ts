@@ -142,6 +142,7 @@ export class SaleService {
         : await records.insertSale(this.deps.db, sale);
     // The room before the stock: a sale Redis can sell always has its room there already.
     if (room) await this.rooms.open(created.id, { ...room, openAt: created.startsAt.getTime() });
+    else await this.rooms.openNone(created.id);
     await this.warm(created, created.stock);
     return { ...view(created, created.stock), ...(room ? { room } : {}) };
   }

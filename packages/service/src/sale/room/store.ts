@@ -78,6 +78,16 @@ export class RoomStore {
     this.known.set(saleId, room);
   }
 
+  /**
+   * Marks a new sale as one without a room, in Redis (before its stock, as `open` does for a room):
+   * a process's first purchase of the sale then learns it from Redis, without asking the record (a
+   * round trip to PostgreSQL that held that process's first buyers back while another sold the stock).
+   */
+  async openNone(saleId: string): Promise<void> {
+    await this.redis.hset(roomKeys(saleId, this.prefix).config, { none: 1 });
+    this.known.set(saleId, 'none');
+  }
+
   /** What this process remembers of a sale's room, without asking anyone (undefined: not known yet). */
   remembered(saleId: string): Room | 'none' | undefined {
     return this.known.get(saleId);
@@ -91,6 +101,10 @@ export class RoomStore {
     const missingUntil = this.missing.get(saleId);
     if (missingUntil !== undefined && missingUntil > Date.now()) return 'no_sale';
     const config = await this.redis.hgetall(roomKeys(saleId, this.prefix).config);
+    if (config.none !== undefined) {
+      this.known.set(saleId, 'none');
+      return 'none';
+    }
     if (config.rate !== undefined) {
       const room = roomOfConfig(config);
       this.known.set(saleId, room);
@@ -115,7 +129,7 @@ export class RoomStore {
       return 'no_sale';
     }
     if (row.rate_per_sec === null) {
-      this.known.set(saleId, 'none');
+      await this.openNone(saleId); // a sale of before the marker, or Redis lost it: put it back
       return 'none';
     }
     const room: Room = {
