@@ -48,7 +48,7 @@ describe('script loading', () => {
 
   it('derives the key count from the script text', () => {
     const script = loadLuaScript(new URL('../../src/redis/lua/mutex-release.lua', import.meta.url));
-    expect(script.keyCount).toBe(4);
+    expect(script.keyCount).toBe(5); // KEYS[5]: the holder's metadata (inspect())
     expect(script.source).toContain('local function next_client'); // the @include was expanded
   });
 });
