@@ -1,12 +1,11 @@
 import { writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort, PostgresServer, RedisServer } from '@lockstock/servers';
-import { signToken } from '../../src/http/auth.js';
+import { describe, expect, it } from 'vitest';
 import { drawOrder } from '../../src/sale/raffle/verify.js';
-import { runCli, spawnCli, waitUntilHealthy, type CliProcess } from '../helpers/cli.js';
+import { apiClient } from '../helpers/api-client.js';
+import { runCli } from '../helpers/cli.js';
+import { useServeProcesses } from '../helpers/serve-processes.js';
 import { until } from '../helpers/until.js';
 
 const SECRET = 'raffle-processes-secret-012345678';
@@ -14,59 +13,15 @@ const ENTRANTS = 120;
 const STOCK = 30;
 const CANCELLED = 6;
 
-let redisServer: RedisServer;
-let postgres: PostgresServer;
-let db: pg.Pool;
-const processes: CliProcess[] = [];
-const servers: string[] = [];
-
-beforeAll(async () => {
-  [redisServer, postgres] = await Promise.all([RedisServer.start(), PostgresServer.start()]);
-  db = new pg.Pool({ connectionString: postgres.url, max: 2 });
-  db.on('error', () => undefined); // idle connections see the server shut down at the end
-  const env = {
-    LOCKSTOCK_JWT_SECRET: SECRET,
-    LOCKSTOCK_RATE_LIMIT_PER_IP: '0',
-    LOCKSTOCK_RATE_LIMIT_PER_USER: '0',
-    LOCKSTOCK_PROCESSES: '1',
-  };
-  for (let i = 0; i < 3; i++) {
-    const port = await freePort();
-    processes.push(
-      spawnCli(
-        ['serve', '--port', String(port), '--redis', redisServer.url, '--database', postgres.url],
-        env,
-      ),
-    );
-    servers.push(`http://127.0.0.1:${port}`);
-    await waitUntilHealthy(`${servers[i]}/healthz`); // one at a time: they migrate the same database
-  }
-}, 120_000);
-
-afterAll(async () => {
-  for (const p of processes) p.kill('SIGTERM');
-  await Promise.all(processes.map((p) => p.exited));
-  await db?.end();
-  await Promise.all([redisServer?.stop(), postgres?.stop()]);
-});
-
-const server = (i: number) => servers[i % servers.length] as string;
-
-async function call(method: string, url: string, user: string, body?: object) {
-  const response = await fetch(url, {
-    method,
-    headers: {
-      authorization: `Bearer ${signToken(SECRET, user, { admin: user === 'admin' })}`,
-      ...(body ? { 'content-type': 'application/json' } : {}),
-    },
-    ...(body ? { body: JSON.stringify(body) } : {}),
-  });
-  return { status: response.status, body: (await response.json()) as Record<string, unknown> };
-}
+const stack = useServeProcesses(3, SECRET);
+const { server } = stack;
+const request = apiClient(SECRET);
+const call = (method: string, url: string, user: string, body?: object) =>
+  request(method, url, user, { body });
 
 /** Orders of the sale as recorded, each with its buyer's place in the draw order. */
 async function recordedWinners(saleId: string) {
-  const { rows } = await db.query<{ user_id: string; position: number; status: string; id: string }>(
+  const { rows } = await stack.db.query<{ user_id: string; position: number; status: string; id: string }>(
     `SELECT o.user_id, e.position, o.status, o.id::text AS id FROM orders o
        JOIN (SELECT sale_id, user_id, place AS position FROM raffle_places) e
          ON e.sale_id = o.sale_id AND e.user_id = o.user_id
@@ -109,13 +64,13 @@ describe('a raffle sale across three serve processes', () => {
 
     // The draw, asked of every process at once: one runs it.
     const draws = await Promise.all(
-      servers.map((s) => call('POST', `${s}/api/sales/${saleId}/raffle/draw`, 'admin')),
+      stack.servers.map((s) => call('POST', `${s}/api/sales/${saleId}/raffle/draw`, 'admin')),
     );
     // (Each process's runner races the three requests too, once the window is closed: at most one
     // request says it drew, and the record holds one draw of every entry.)
     expect(draws.map((d) => d.status)).toEqual([200, 200, 200]);
     expect(draws.filter((d) => d.body.result === 'drawn').length).toBeLessThanOrEqual(1);
-    const { rows: raffle } = await db.query('SELECT phase, entries FROM raffles WHERE sale_id = $1', [
+    const { rows: raffle } = await stack.db.query('SELECT phase, entries FROM raffles WHERE sale_id = $1', [
       saleId,
     ]);
     expect(raffle).toEqual([{ phase: 'drawn', entries: ENTRANTS }]);
@@ -148,7 +103,11 @@ describe('a raffle sale across three serve processes', () => {
     // Every unit a winner gave back reached the next entrant: no order was recorded as rejected (the
     // waitlist serves a unit only once the record has its return).
     expect(winners.filter((w) => w.status === 'rejected')).toEqual([]);
-    const { rows: recorded } = await db.query<{ user_id: string; entry_hash: string; position: number }>(
+    const { rows: recorded } = await stack.db.query<{
+      user_id: string;
+      entry_hash: string;
+      position: number;
+    }>(
       `SELECT e.user_id, e.entry_hash, p.place AS position FROM raffle_entries e
        LEFT JOIN raffle_places p ON p.sale_id = e.sale_id AND p.user_id = e.user_id
       WHERE e.sale_id = $1 ORDER BY p.place`,
@@ -156,7 +115,7 @@ describe('a raffle sale across three serve processes', () => {
     );
     expect(recorded.map((r) => r.user_id).sort()).toEqual([...users].sort());
     expect(recorded.map((r) => r.position)).toEqual(users.map((_, i) => i + 1));
-    const { rows: sale } = await db.query<{ sold: number; held: number; max: number }>(
+    const { rows: sale } = await stack.db.query<{ sold: number; held: number; max: number }>(
       `SELECT s.sold, (SELECT coalesce(sum(quantity), 0)::int FROM purchases WHERE sale_id = s.id) AS held,
               (SELECT coalesce(max(quantity), 0)::int FROM purchases WHERE sale_id = s.id) AS max
          FROM sales s WHERE s.id = $1`,

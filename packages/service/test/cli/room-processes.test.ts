@@ -1,11 +1,9 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort, PostgresServer, RedisServer } from '@lockstock/servers';
-import { signToken } from '../../src/http/auth.js';
 import { roomKeys } from '../../src/sale/room/keys.js';
-import { spawnCli, waitUntilHealthy, type CliProcess } from '../helpers/cli.js';
+import { apiClient } from '../helpers/api-client.js';
+import { useServeProcesses } from '../helpers/serve-processes.js';
 import { until } from '../helpers/until.js';
 
 const SECRET = 'room-processes-secret-0123456789';
@@ -13,57 +11,22 @@ const RATE = 8; // admissions per second, in total
 const BUYERS = 60;
 const STOCK = 40;
 
-let redisServer: RedisServer;
-let postgres: PostgresServer;
+const stack = useServeProcesses(2, SECRET);
+const request = apiClient(SECRET);
 let redis: Redis;
-let db: pg.Pool;
-const processes: CliProcess[] = [];
-const servers: string[] = [];
-
-beforeAll(async () => {
-  [redisServer, postgres] = await Promise.all([RedisServer.start(), PostgresServer.start()]);
-  redis = new Redis(redisServer.url);
-  db = new pg.Pool({ connectionString: postgres.url, max: 2 });
-  db.on('error', () => undefined); // idle connections see the server shut down at the end
-  const env = {
-    LOCKSTOCK_JWT_SECRET: SECRET,
-    LOCKSTOCK_RATE_LIMIT_PER_IP: '0',
-    LOCKSTOCK_RATE_LIMIT_PER_USER: '0',
-    LOCKSTOCK_PROCESSES: '1',
-  };
-  for (let i = 0; i < 2; i++) {
-    const port = await freePort();
-    const urls = ['--redis', redisServer.url, '--database', postgres.url];
-    processes.push(spawnCli(['serve', '--port', String(port), ...urls], env));
-    servers.push(`http://127.0.0.1:${port}`);
-    await waitUntilHealthy(`${servers[i]}/healthz`); // one at a time: they migrate the same database
-  }
-}, 120_000);
-
-afterAll(async () => {
-  for (const p of processes) p.kill('SIGTERM');
-  await Promise.all(processes.map((p) => p.exited));
+beforeAll(() => {
+  redis = new Redis(stack.redisUrl);
+});
+afterAll(() => {
   redis?.disconnect();
-  await db?.end();
-  await Promise.all([redisServer?.stop(), postgres?.stop()]);
 });
 
-async function post(server: string, path: string, user: string, body?: object, headers: object = {}) {
-  const response = await fetch(`${server}${path}`, {
-    method: 'POST',
-    headers: {
-      authorization: `Bearer ${signToken(SECRET, user, { admin: user === 'admin' })}`,
-      ...(body ? { 'content-type': 'application/json' } : {}),
-      ...headers,
-    },
-    ...(body ? { body: JSON.stringify(body) } : {}),
-  });
-  return { status: response.status, body: (await response.json()) as Record<string, string & number> };
-}
+const post = (server: string, path: string, user: string, body?: object, headers?: Record<string, string>) =>
+  request<Record<string, string & number>>('POST', `${server}${path}`, user, { body, headers });
 
 describe('waiting room across two serve processes', () => {
   it('admits at the set rate in total, and no order is recorded for a buyer not admitted before it', async () => {
-    const created = await post(servers[0] as string, '/api/sales', 'admin', {
+    const created = await post(stack.server(0), '/api/sales', 'admin', {
       name: 'room across processes',
       stock: STOCK,
       room: { ratePerSec: RATE, shuffleSeconds: 1, noticeSeconds: 1 },
@@ -79,7 +42,7 @@ describe('waiting room across two serve processes', () => {
     // Every buyer starts before any is awaited; each asks both processes, in turn.
     const buyers = Array.from({ length: BUYERS }, async (_, i) => {
       const user = `buyer-${i}`;
-      const at = (k: number) => servers[(i + k) % 2] as string;
+      const at = (k: number) => stack.server(i + k);
       const bypass = await post(at(0), orders, user);
       refusals.push(String(bypass.body.error));
       const joined = await post(at(1), `/api/sales/${saleId}/room/tickets`, user);
@@ -124,7 +87,7 @@ describe('waiting room across two serve processes', () => {
     // admissions in Redis, both stamped by the Redis clock.
     const recorded = async () =>
       (
-        await db.query<{ user_id: string; reserved_ms: string }>(
+        await stack.db.query<{ user_id: string; reserved_ms: string }>(
           `SELECT user_id, (extract(epoch FROM reserved_at) * 1000)::bigint::text AS reserved_ms
              FROM orders WHERE sale_id = $1 AND status = 'confirmed'`,
           [saleId],

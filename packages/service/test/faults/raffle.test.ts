@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { signToken } from '../../src/http/auth.js';
 import { drawOrder } from '../../src/sale/raffle/verify.js';
+import { apiClient } from '../helpers/api-client.js';
 import { FaultCluster } from './harness/cluster.js';
 import pg from 'pg';
 
@@ -28,18 +28,11 @@ afterAll(async () => {
   await cluster?.stop();
 });
 
+const request = apiClient(SECRET);
+
 async function call(server: string, method: string, path: string, user: string, body?: object) {
   try {
-    const response = await fetch(`${server}${path}`, {
-      method,
-      headers: {
-        authorization: `Bearer ${signToken(SECRET, user, { admin: user === 'admin' })}`,
-        ...(body ? { 'content-type': 'application/json' } : {}),
-      },
-      ...(body ? { body: JSON.stringify(body) } : {}),
-      signal: AbortSignal.timeout(15_000),
-    });
-    return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+    return await request(method, `${server}${path}`, user, { body, timeoutMs: 15_000 });
   } catch {
     return { status: 0, body: {} }; // no answer (the process was busy or the connection dropped)
   }
