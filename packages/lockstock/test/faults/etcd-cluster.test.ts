@@ -6,6 +6,7 @@ import { EtcdLockClient } from '../../src/etcd/index.js';
 import { ETCD_ONE_SECOND_LEASES } from '../contract/backends.js';
 import { mergeHistories, msSince, useFixtures, type LossReport } from '../helpers/crash.js';
 import { fullFaultSuite, reportRow } from '../helpers/fault-report.js';
+import { minorityPartitionRow } from '../helpers/minority-partition.js';
 import { HistoryRecorder } from '../helpers/recorder.js';
 
 /**
@@ -225,68 +226,47 @@ describe('a partition on an etcd cluster', () => {
     expect(leader).toBeDefined();
     const cutOff = partitioned.members.find((m) => m !== leader)!;
     const majority = partitioned.members.filter((m) => m !== cutOff).map((m) => m.endpoint);
-    const holding = fixtures.fork('fault-holder.mjs', {
-      kind: 'etcd',
-      hosts: [cutOff.endpoint],
-      sessionTtlSeconds: ttl,
-      name,
-      watch: true,
-      history: fixtures.historyFile(name),
-    });
-    const { token, owner } = await holding.next('holding');
     const waiter = new EtcdLockClient({ hosts: majority, sessionTtlSeconds: 10 });
     clients.push(waiter);
-    const recorder = new HistoryRecorder();
-    const waiting = recorder.acquire('majority', name, () =>
-      waiter.mutex(name).acquire({ owner: 'majority', waitMs: 60_000 }),
-    );
-    const watcher = new Etcd3({ hosts: majority });
-    try {
-      await expect
-        .poll(() =>
-          watcher
-            .getAll()
-            .prefix(`ls/${encodeURIComponent(name)}/mutex/`)
-            .keys(),
-        )
-        .toHaveLength(2);
-    } finally {
-      watcher.close();
-    }
-    recorder.fault('partition', `etcd-${cutOff.name} cut off from the other members`);
-    const cutAt = process.hrtime.bigint();
-    partitioned.network!.isolate(cutOff.name);
-    const second = await waiting;
-    const takenAfterMs = msSince(cutAt);
-    expect(second.fencingToken).toBeGreaterThan(token as number);
-    recorder.resourceAnswered(
-      `fenced/${name}`,
-      await waiter.guardedPut(second, `fenced/${name}`, 'from the majority'),
-      second,
-    );
-    holding.send({ type: 'release' });
-    const released = await holding.next('released');
-    const lost = released.lost as LossReport;
-    expect(lost.reason).toBe('session_lost');
-    const lostAfterMs = Number(BigInt(lost.at) - cutAt) / 1e6;
-    await recorder.release('majority', name, second);
-
-    // Healed: the cut-off member catches up, and a client on it alone has the lock again.
-    recorder.fault('heal', `etcd-${cutOff.name} reconnected`);
-    const healedAt = process.hrtime.bigint();
-    partitioned.network!.heal();
-    const rejoined = new EtcdLockClient({ hosts: [cutOff.endpoint], sessionTtlSeconds: 10 });
-    clients.push(rejoined);
-    const third = await recorder.acquire('after-heal', name, () =>
-      rejoined.mutex(name).acquire({ owner: 'after-heal', waitMs: 60_000 }),
-    );
-    const liveAfterMs = msSince(healedAt);
-    expect(third.fencingToken).toBeGreaterThan(second.fencingToken);
-    await recorder.release('after-heal', name, third);
-
-    const report = checkLockHistory(mergeHistories(recorder.events, eventsOf(owner)), { strict: true });
-    expect(report.valid).toBe(true); // the holder was told before the majority's client had the lock
-    expect(report.checks.fence).toMatchObject({ acceptedStale: 0, rejectedStale: 0 });
+    const { report, lostAfterMs, takenAfterMs, liveAfterMs } = await minorityPartitionRow({
+      name,
+      holder: fixtures.fork('fault-holder.mjs', {
+        kind: 'etcd',
+        hosts: [cutOff.endpoint],
+        sessionTtlSeconds: ttl,
+        name,
+        watch: true,
+        history: fixtures.historyFile(name),
+      }),
+      waiter,
+      waitMs: 60_000,
+      queued: async () => {
+        const watcher = new Etcd3({ hosts: majority });
+        try {
+          await expect
+            .poll(() =>
+              watcher
+                .getAll()
+                .prefix(`ls/${encodeURIComponent(name)}/mutex/`)
+                .keys(),
+            )
+            .toHaveLength(2);
+        } finally {
+          watcher.close();
+        }
+      },
+      member: `etcd-${cutOff.name}`,
+      isolate: () => partitioned.network!.isolate(cutOff.name),
+      fencedWrite: (handle) => waiter.guardedPut(handle, `fenced/${name}`, 'from the majority'),
+      heal: async () => partitioned.network!.heal(),
+      rejoined: () => {
+        const client = new EtcdLockClient({ hosts: [cutOff.endpoint], sessionTtlSeconds: 10 });
+        clients.push(client);
+        return client;
+      },
+      eventsOf,
+    });
+    expect(report.checks.fence).toMatchObject({ rejectedStale: 0 });
     reportRow({
       row: 'partition-minority',
       backend: 'etcd',

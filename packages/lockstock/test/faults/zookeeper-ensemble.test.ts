@@ -6,6 +6,7 @@ import type { LockHandle } from '../../src/index.js';
 import { ZooKeeperLockClient } from '../../src/zookeeper/index.js';
 import { mergeHistories, msSince, useFixtures, type LossReport } from '../helpers/crash.js';
 import { fullFaultSuite, reportRow } from '../helpers/fault-report.js';
+import { minorityPartitionRow } from '../helpers/minority-partition.js';
 import { HistoryRecorder } from '../helpers/recorder.js';
 import { fencedWrite } from '../helpers/zk-fence.mjs';
 import { adminClient, queueOf } from '../helpers/zookeeper.js';
@@ -261,62 +262,41 @@ describe.skipIf(!fullFaultSuite())('a partition on a ZooKeeper ensemble', () => 
       .filter((n) => n !== cutOff)
       .map((n) => n.connectString)
       .join(',');
-    const holding = fixtures.fork('fault-holder.mjs', {
-      kind: 'zookeeper',
-      connectString: cutOff.connectString,
-      sessionTimeoutMs: SESSION_MS,
-      name,
-      watch: true,
-      history: fixtures.historyFile(name),
-    });
-    const { token, owner } = await holding.next('holding');
     const waiter = new ZooKeeperLockClient({ connectString: majority, sessionTimeoutMs: SESSION_MS });
     waiter.on('connectionError', () => undefined);
     clients.push(waiter);
-    const recorder = new HistoryRecorder();
-    const waiting = recorder.acquire('majority', name, () =>
-      waiter.mutex(name).acquire({ owner: 'majority', waitMs: 90_000 }),
-    );
-    await expect.poll(() => queueOf(fence, 'locks', name)).toHaveLength(2);
-    recorder.fault('partition', `zookeeper-${cutOff.id} cut off from the other nodes`);
-    const cutAt = process.hrtime.bigint();
-    partitioned.network!.isolate(String(cutOff.id));
-    const second = await waiting;
-    const takenAfterMs = msSince(cutAt);
-    expect(second.fencingToken).toBeGreaterThan(token as number);
-    recorder.resourceAnswered(
-      `fenced/${name}`,
-      await fencedWrite(fence, `/resources/${name}`, second.fencingToken, 'from the majority'),
-      second,
-    );
-    holding.send({ type: 'release' });
-    const released = await holding.next('released');
-    const lost = released.lost as LossReport;
-    expect(lost.reason).toBe('session_lost');
-    const lostAfterMs = Number(BigInt(lost.at) - cutAt) / 1e6;
-    await recorder.release('majority', name, second);
-
-    // Healed: the node rejoins the quorum, and a client on it alone has the lock again.
-    recorder.fault('heal', `zookeeper-${cutOff.id} reconnected`);
-    const healedAt = process.hrtime.bigint();
-    partitioned.network!.heal();
-    await partitioned.waitForQuorum(60_000);
-    const rejoined = new ZooKeeperLockClient({
-      connectString: cutOff.connectString,
-      sessionTimeoutMs: SESSION_MS,
+    const { report, lostAfterMs, takenAfterMs, liveAfterMs } = await minorityPartitionRow({
+      name,
+      holder: fixtures.fork('fault-holder.mjs', {
+        kind: 'zookeeper',
+        connectString: cutOff.connectString,
+        sessionTimeoutMs: SESSION_MS,
+        name,
+        watch: true,
+        history: fixtures.historyFile(name),
+      }),
+      waiter,
+      waitMs: 90_000,
+      queued: () => expect.poll(() => queueOf(fence, 'locks', name)).toHaveLength(2),
+      member: `zookeeper-${cutOff.id}`,
+      isolate: () => partitioned.network!.isolate(String(cutOff.id)),
+      fencedWrite: (handle) =>
+        fencedWrite(fence, `/resources/${name}`, handle.fencingToken, 'from the majority'),
+      heal: async () => {
+        partitioned.network!.heal();
+        await partitioned.waitForQuorum(60_000);
+      },
+      rejoined: () => {
+        const client = new ZooKeeperLockClient({
+          connectString: cutOff.connectString,
+          sessionTimeoutMs: SESSION_MS,
+        });
+        client.on('connectionError', () => undefined);
+        clients.push(client);
+        return client;
+      },
+      eventsOf,
     });
-    rejoined.on('connectionError', () => undefined);
-    clients.push(rejoined);
-    const third = await recorder.acquire('after-heal', name, () =>
-      rejoined.mutex(name).acquire({ owner: 'after-heal', waitMs: 60_000 }),
-    );
-    const liveAfterMs = msSince(healedAt);
-    expect(third.fencingToken).toBeGreaterThan(second.fencingToken);
-    await recorder.release('after-heal', name, third);
-
-    const report = checkLockHistory(mergeHistories(recorder.events, eventsOf(owner)), { strict: true });
-    expect(report.valid).toBe(true); // the holder was told before the majority's client had the lock
-    expect(report.checks.fence).toMatchObject({ acceptedStale: 0 });
     reportRow({
       row: 'partition-minority',
       backend: 'zookeeper',
