@@ -139,12 +139,16 @@ async function tally(
   };
 }
 
-async function firstCome(deps: Deps): Promise<FairnessRow> {
-  const { options, service } = deps;
-  const sale = await service.createSale({ name: 'lab fairness: first come', stock: options.stock });
-  const buyers = crowd(options, `fc${sale.id}`);
-  const requests = { bot: 0, human: 0 };
-  const started = performance.now();
+/**
+ * Every buyer arrives at its time and tries up to its number of tries (a bot `botFactor` times a
+ * human's, and faster), counting each request, until `tryOnce` says it is done.
+ */
+async function crowdTries(
+  buyers: Buyer[],
+  options: Required<FairnessOptions>,
+  requests: { bot: number; human: number },
+  tryOnce: (buyer: Buyer) => Promise<boolean>,
+): Promise<void> {
   await Promise.all(
     buyers.map(async (buyer) => {
       await sleep(buyer.arrivesMs);
@@ -152,11 +156,22 @@ async function firstCome(deps: Deps): Promise<FairnessRow> {
       for (let i = 0; i < tries; i++) {
         if (i > 0) await sleep(buyer.bot ? 20 : 400);
         requests[buyer.bot ? 'bot' : 'human']++;
-        const result = await service.buy({ saleId: sale.id, userId: buyer.id, quantity: 1 });
-        if (result.ok || result.code === 'limit_reached') return;
+        if (await tryOnce(buyer)) return;
       }
     }),
   );
+}
+
+async function firstCome(deps: Deps): Promise<FairnessRow> {
+  const { options, service } = deps;
+  const sale = await service.createSale({ name: 'lab fairness: first come', stock: options.stock });
+  const buyers = crowd(options, `fc${sale.id}`);
+  const requests = { bot: 0, human: 0 };
+  const started = performance.now();
+  await crowdTries(buyers, options, requests, async (buyer) => {
+    const result = await service.buy({ saleId: sale.id, userId: buyer.id, quantity: 1 });
+    return result.ok || result.code === 'limit_reached';
+  });
   return tally(deps, 'first come', sale.id, buyers, requests, started);
 }
 
@@ -211,18 +226,11 @@ async function raffle(deps: Deps): Promise<FairnessRow> {
   const buyers = crowd(options, `rf${sale.id}`);
   const requests = { bot: 0, human: 0 };
   const started = performance.now();
-  await Promise.all(
-    buyers.map(async (buyer) => {
-      await sleep(buyer.arrivesMs);
-      const tries = buyer.bot ? HUMAN_TRIES * options.botFactor : HUMAN_TRIES;
-      for (let i = 0; i < tries; i++) {
-        if (i > 0) await sleep(buyer.bot ? 20 : 400);
-        requests[buyer.bot ? 'bot' : 'human']++;
-        const entered = await raffles.enter(sale.id, buyer.id);
-        if (!entered.ok) throw new Error(`raffle refused ${buyer.id}: ${entered.code}`);
-      }
-    }),
-  );
+  await crowdTries(buyers, options, requests, async (buyer) => {
+    const entered = await raffles.enter(sale.id, buyer.id);
+    if (!entered.ok) throw new Error(`raffle refused ${buyer.id}: ${entered.code}`);
+    return false; // a repeated entry is a duplicate: bots keep sending theirs
+  });
   await raffles.drawNow(sale.id);
   await raffles.serve(sale.id);
   return tally(deps, 'raffle', sale.id, buyers, requests, started);
