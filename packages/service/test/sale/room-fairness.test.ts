@@ -1,22 +1,11 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
+import { seeded } from '../../src/lab/fairness/run.js';
 import { roomKeys } from '../../src/sale/room/keys.js';
 import { WaitingRoom } from '../../src/sale/room/room.js';
 import { useSaleStack } from '../helpers/sale.js';
 
 const env = useSaleStack();
-
-/** mulberry32: the test's own randomness (which clients are slow, by how much), from a fixed seed. */
-function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /**
  * Mann–Whitney U test of "neither group tends to come first" (normal approximation with the tie

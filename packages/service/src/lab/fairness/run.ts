@@ -49,8 +49,8 @@ interface Buyer {
   readonly arrivesMs: number;
 }
 
-/** mulberry32 */
-function seeded(seed: number): () => number {
+/** mulberry32: a seeded source of numbers in [0, 1), so a run's crowd is the same every time. */
+export function seeded(seed: number): () => number {
   let a = seed >>> 0;
   return () => {
     a = (a + 0x6d2b79f5) >>> 0;
