@@ -16,6 +16,8 @@ export interface RedisLockContext {
   readonly turns: ClientTurns;
   /** How long a silent waiter keeps its place in a fair queue (or a writer's intent), in ms. */
   readonly waiterTimeoutMs: number;
+  /** Whether holds store their holder's record (the client's `holderMetadata` option). */
+  readonly holderMetadata: boolean;
   readonly core: BackendHost;
 }
 

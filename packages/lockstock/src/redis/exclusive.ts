@@ -62,11 +62,14 @@ export class ExclusiveResource extends RedisResource implements LockResource {
     this.wakeChannel = wakes ? channel : undefined;
     if (scripts === MUTEX) {
       // A mutex's value is its owner id: the holder's record lives beside it, with the same lease.
+      // A client that keeps no records names the lock key in its place: the scripts then skip it
+      // (no delete per release, no expiry per renewal). Its inspect() still reads what others stored.
       const record = `${this.base}:holder`;
+      const stored = ctx.holderMetadata ? record : lock;
       this.holderKeys = [lock, record];
-      this.acquireKeys = [lock, this.fence, this.queue, record];
-      this.releaseKeys = [lock, this.fence, channel, this.queue, record];
-      this.extendKeys = [lock, record];
+      this.acquireKeys = [lock, this.fence, this.queue, stored];
+      this.releaseKeys = [lock, this.fence, channel, this.queue, stored];
+      this.extendKeys = [lock, stored];
       this.inspectKeys = [lock, record];
     } else {
       // A reentrant or spin lock's hash keeps the record in a field ('\0h'): it ends with the hash.

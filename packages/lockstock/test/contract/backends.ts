@@ -77,9 +77,10 @@ export function useRedisBackend(): BackendFixture {
     get capabilities() {
       return capabilitiesOf(this.client());
     },
-    config: (options = {}) => ({ kind: 'redis', url: server.url, ...options }),
+    // Holder metadata on (opt-in on Redis): the contract checks what inspect() reports with it.
+    config: (options = {}) => ({ kind: 'redis', url: server.url, holderMetadata: true, ...options }),
     client(options = {}) {
-      const client = new RedisLockClient({ redis: server.url, ...options });
+      const client = new RedisLockClient({ redis: server.url, holderMetadata: true, ...options });
       clients.push(client);
       return client;
     },
@@ -113,11 +114,16 @@ export function useRedisClusterBackend(): BackendFixture {
     get capabilities() {
       return capabilitiesOf(this.client());
     },
-    config: (options = {}) => ({ kind: 'redis-cluster', nodes: cluster.startupNodes, ...options }),
+    config: (options = {}) => ({
+      kind: 'redis-cluster',
+      nodes: cluster.startupNodes,
+      holderMetadata: true,
+      ...options,
+    }),
     client(options = {}) {
       const connection = new Cluster(cluster.startupNodes);
       connections.push(connection);
-      const client = new RedisLockClient({ redis: connection, ...options });
+      const client = new RedisLockClient({ redis: connection, holderMetadata: true, ...options });
       clients.push(client);
       return client;
     },

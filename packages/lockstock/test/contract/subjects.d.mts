@@ -4,8 +4,19 @@ import type { ContractSubject } from 'lockstock/testing';
 export type Subject = ContractSubject;
 
 export type BackendConfig =
-  | { kind: 'redis'; url: string; watchdogTimeoutMs?: number; waiterTimeoutMs?: number }
-  | { kind: 'redis-cluster'; nodes: Array<{ host: string; port: number }>; watchdogTimeoutMs?: number }
+  | {
+      kind: 'redis';
+      url: string;
+      watchdogTimeoutMs?: number;
+      waiterTimeoutMs?: number;
+      holderMetadata?: boolean;
+    }
+  | {
+      kind: 'redis-cluster';
+      nodes: Array<{ host: string; port: number }>;
+      watchdogTimeoutMs?: number;
+      holderMetadata?: boolean;
+    }
   | { kind: 'redlock'; urls: string[]; databaseUrl: string; watchdogTimeoutMs?: number }
   | { kind: 'etcd'; hosts: string[]; sessionTtlSeconds?: number; watchdogTimeoutMs?: number }
   | {

@@ -20,6 +20,7 @@ export function connect(backend) {
     return new RedisLockClient({
       redis: backend.url,
       watchdogTimeoutMs: backend.watchdogTimeoutMs ?? 30_000,
+      holderMetadata: backend.holderMetadata ?? false,
       ...(backend.waiterTimeoutMs ? { waiterTimeoutMs: backend.waiterTimeoutMs } : {}),
     });
   }
@@ -28,6 +29,7 @@ export function connect(backend) {
     const client = new RedisLockClient({
       redis: cluster,
       watchdogTimeoutMs: backend.watchdogTimeoutMs ?? 30_000,
+      holderMetadata: backend.holderMetadata ?? false,
     });
     const close = client.close.bind(client);
     client.close = async () => {

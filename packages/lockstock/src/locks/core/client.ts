@@ -85,6 +85,7 @@ export class LockClientBase<B extends LockBackend = LockBackend>
       },
       isClosed: () => this.closed,
       backendName: () => this.backend.name,
+      holderFamilies: () => this.backend.capabilities.holderMetadata,
     });
     const core = this.core;
     this.backend = open({

@@ -4,6 +4,8 @@ import type { LockClientEvents } from '../types.js';
 import type { SubscribeWakes } from './backend.js';
 import { Waiters } from './waiter.js';
 import { Watchdog } from './watchdog.js';
+import { familyOf, type KindName } from './kind.js';
+import type { LockFamily } from './spi.js';
 
 /**
  * Live holds per lock and owner, in this client: a reentrant owner that already holds a lock must try
@@ -75,6 +77,11 @@ export interface LockCore {
   readonly events: EventEmitter<LockClientEvents>;
   /** The backend's name (LockBackend.name), for the diagnostics messages. */
   readonly backendName: string;
+  /**
+   * Whether the backend stores holder metadata for locks of this kind (capabilities.holderMetadata):
+   * only then does an attempt build the record (host, pid, label, trace id, when) to hand it.
+   */
+  storesHolder(kind: KindName): boolean;
   /** Throws LockClientClosedError after close(). */
   assertOpen(lockName: string): void;
   /** Background failures (a release nobody awaits) go to the `connectionError` event. */
@@ -90,12 +97,15 @@ export function createLockCore(
     isClosed: () => boolean;
     /** Asked once the backend is open (the core is made before it). */
     backendName: () => string;
+    /** The backend's capabilities.holderMetadata; asked once the backend is open, like backendName. */
+    holderFamilies: () => readonly LockFamily[] | undefined;
   },
 ): LockCore {
   const reportError = (error: unknown) =>
     events.emit('connectionError', error instanceof Error ? error : new Error(String(error)));
   const sessionHolds = new Set<SessionBound>();
   let backendName: string | undefined;
+  let holderFamilies: ReadonlySet<LockFamily> | undefined;
   return {
     sessionHolds,
     sessionLost: (cause) => {
@@ -114,6 +124,10 @@ export function createLockCore(
     events,
     get backendName() {
       return (backendName ??= options.backendName());
+    },
+    storesHolder: (kind) => {
+      holderFamilies ??= new Set(options.holderFamilies() ?? []);
+      return holderFamilies.has(familyOf(kind));
     },
     assertOpen: (name) => {
       if (options.isClosed()) throw new LockClientClosedError(name);

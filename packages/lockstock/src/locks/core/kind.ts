@@ -3,6 +3,8 @@
  * re-enters, how the waiters of one client are admitted, and whether several holders fit at once.
  * The waiter and the lock read these fields; no kind is special-cased anywhere else.
  */
+import type { LockFamily } from './spi.js';
+
 export interface LockKind {
   /** Reported in events, errors and benchmark rows. */
   readonly name: KindName;
@@ -101,3 +103,8 @@ export const KINDS = {
     shared: false,
   }),
 } satisfies Record<string, LockKind>;
+
+/** The family a kind's locks belong to (both sides of a read-write lock are 'read-write'). */
+export function familyOf(kind: KindName): LockFamily {
+  return kind === 'read' || kind === 'write' ? 'read-write' : kind;
+}

@@ -84,6 +84,9 @@ function acquireOutcomeOf(error: unknown): AcquireOutcome {
  * Acquisition is a fast try, then the generic wait loop; holds are Hold objects with an optional lease.
  */
 export class CoreLock implements Lock, HoldBackend {
+  /** Whether the backend stores holder metadata for this kind; undefined until the first attempt. */
+  private holderStored: boolean | undefined;
+
   constructor(
     protected readonly core: LockCore,
     protected readonly resource: LockResource,
@@ -96,6 +99,11 @@ export class CoreLock implements Lock, HoldBackend {
 
   get backendName(): string {
     return this.core.backendName;
+  }
+
+  /** Whether attempts hand the backend holder metadata: asked once, when the first attempt is made. */
+  private storesHolder(): boolean {
+    return (this.holderStored ??= this.core.storesHolder(this.kind.name));
   }
 
   // acquire and tryAcquire are not async themselves: each async layer on the hot path costs a promise
@@ -319,7 +327,7 @@ export class CoreLock implements Lock, HoldBackend {
     { budget, label, traceId }: Pick<ResolvedAcquireOptions, 'budget' | 'label' | 'traceId'>,
   ): Promise<Won<Hold> | Busy> {
     const requestedAt = monotonicNow();
-    const holder = holderNow(label, traceId);
+    const holder = this.storesHolder() ? holderNow(label, traceId) : undefined;
     let result: AttemptResult;
     try {
       result = await this.resource.attempt({ owner, leaseMs, waiting, holder });
@@ -399,7 +407,8 @@ export class CoreLock implements Lock, HoldBackend {
     // A local waiter queues: the backend may hand it the lock in the release itself.
     const next = claim.ticket;
     const requestedAt = monotonicNow();
-    const offer = { owner: next.owner, leaseMs: next.leaseMs, holder: holderNow(next.label, next.traceId) };
+    const holder = this.storesHolder() ? holderNow(next.label, next.traceId) : undefined;
+    const offer = { owner: next.owner, leaseMs: next.leaseMs, holder };
     let result: ReleaseResult;
     try {
       result = await this.resource.release(hold.owner, offer);

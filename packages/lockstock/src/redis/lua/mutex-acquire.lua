@@ -6,6 +6,7 @@
   KEYS[2]  fencing counter: integer, the last token issued for this name (never expires)
   KEYS[3]  waiting clients: zset {client id: first failed attempt, ms}
   KEYS[4]  holder metadata: string, the holder's record (JSON), with the lock's lease as its TTL
+           (written only with a record in ARGV[5]; a client that keeps none passes KEYS[1] again)
   ARGV[1]  owner id (unique per holder)
   ARGV[2]  lease in milliseconds
   ARGV[3]  client id of the caller

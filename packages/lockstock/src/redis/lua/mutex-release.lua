@@ -5,7 +5,8 @@
   KEYS[2]  fencing counter
   KEYS[3]  unlock shard channel (same hash tag as the lock)
   KEYS[4]  waiting clients: zset (see client-turns.lua)
-  KEYS[5]  holder metadata (see mutex-acquire.lua): deleted, or the local waiter's on a hand-off
+  KEYS[5]  holder metadata (see mutex-acquire.lua): deleted, or the local waiter's on a hand-off;
+           KEYS[1] again when the client keeps none (its holders never wrote one: nothing to delete)
   ARGV[1]  owner id
   ARGV[2]  'handoff': hand the lock to ARGV[5], a waiter of the releasing client;
            'yield': hand it to ARGV[5] only if no other client waits, else give that client the turn
@@ -28,7 +29,10 @@ if holder ~= ARGV[1] then
   end
   return -1
 end
-redis.call('del', KEYS[5])
+local records = KEYS[5] ~= KEYS[1]
+if records then
+  redis.call('del', KEYS[5])
+end
 if ARGV[2] == 'notify' and redis.call('exists', KEYS[4]) == 0 then
   redis.call('del', KEYS[1]) -- no local waiter, no other client waits: nobody to notify
   return 0
@@ -45,7 +49,7 @@ if next_is == 'free' then
   return 0
 end
 redis.call('set', KEYS[1], ARGV[5], 'PX', ARGV[6])
-if ARGV[7] and ARGV[7] ~= '' then
+if records and ARGV[7] and ARGV[7] ~= '' then
   redis.call('set', KEYS[5], ARGV[7], 'PX', ARGV[6])
 end
 return { redis.call('incr', KEYS[2]) }
