@@ -334,9 +334,11 @@ export class CoreLock implements Lock, HoldBackend {
     } catch (error) {
       throw backendError(this.name, error); // try/catch, not .catch(): no extra promise per attempt
     }
-    if (result instanceof Busy) return result;
-    // Neither of ours (another copy's of another SPI version, or no result at all): never a grant.
+    // Granted first: this copy's grant passes the plain prototype test at once, where a Busy check
+    // of a grant walks its prototype chain for another copy's class (brand.ts) on every uncontended pair.
     if (!(result instanceof Granted)) {
+      if (result instanceof Busy) return result;
+      // Neither of ours (another copy's of another SPI version, or no result at all): never a grant.
       throw new ForeignBackendResultError(this.name, this.core.backendName, spiVersionOf(result));
     }
     if (leaseMs !== undefined && monotonicNow() >= validUntil(requestedAt, leaseMs)) {
