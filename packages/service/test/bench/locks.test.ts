@@ -74,6 +74,7 @@ describe('bench locks end to end (figures are not checked, only what was measure
       'semaphore semaphore/single lockstock',
       'semaphore semaphore/single redis-semaphore',
       'instrumentation mutex/single lockstock none',
+      'instrumentation mutex/single lockstock holders',
       'instrumentation mutex/single lockstock channels',
       'instrumentation mutex/single lockstock otel',
     ]);
@@ -126,6 +127,7 @@ describe('bench locks end to end (figures are not checked, only what was measure
     expect(results.map(row)).toEqual([
       'instrumentation mutex/single lockstock base',
       'instrumentation mutex/single lockstock none',
+      'instrumentation mutex/single lockstock holders',
       'instrumentation mutex/single lockstock channels',
       'instrumentation mutex/single lockstock otel',
     ]);

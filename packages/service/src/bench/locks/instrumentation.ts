@@ -1,7 +1,7 @@
 import diagnostics_channel from 'node:diagnostics_channel';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { LOCK_CHANNELS } from 'lockstock';
+import { LOCK_CHANNELS, RedisLockClient, type RedisLockClientOptions } from 'lockstock';
 import type { LockAdapter } from './libraries.js';
 import { connect, disconnect, type ClientSetting, type Target } from './targets.js';
 
@@ -11,19 +11,22 @@ import { connect, disconnect, type ClientSetting, type Target } from './targets.
  * - `base`: another checkout's lockstock build (`--base`), no subscriber — e.g. the commit before the
  *   diagnostics channels, "today's" lock for the claim that no subscriber costs nothing measurable;
  * - `none`: this build, nothing subscribed (what every lock pays: a `hasSubscribers` test per message);
+ * - `holders`: `none` with the Redis client's `holderMetadata: true` (each acquire also writes its
+ *   holder's record, so `inspect()` names host, pid, label and since when) — opt-in for its cost;
  * - `channels`: a no-op subscriber on every lockstock diagnostics channel (each message built and
  *   published, as any APM agent subscribing to them would cause);
  * - `otel`: `lockstock/otel`'s `instrumentLocks()` with the OpenTelemetry SDK — spans through a
  *   BatchSpanProcessor whose exporter drops them, metrics into a MeterProvider whose reader does not
  *   export during the run: the SDK's and the instrumentation's cost, without a network.
  */
-export const INSTRUMENTATIONS = ['base', 'none', 'channels', 'otel'] as const;
+export const INSTRUMENTATIONS = ['base', 'none', 'holders', 'channels', 'otel'] as const;
 export type Instrumentation = (typeof INSTRUMENTATIONS)[number];
 
 /** How a row's table cell names its variant. */
 export const INSTRUMENTATION_LABEL: Record<Instrumentation, string> = {
   base: 'lockstock --base, no subscriber',
   none: 'lockstock, no subscriber',
+  holders: 'lockstock + holderMetadata, no subscriber',
   channels: 'lockstock + channel subscriber',
   otel: 'lockstock + lockstock/otel SDK',
 };
@@ -88,12 +91,26 @@ export async function baseMutexAdapter(
 ): Promise<LockAdapter> {
   const entry = pathToFileURL(join(checkout, 'packages', 'lockstock', 'dist', 'index.js')).href;
   const { RedisLockClient } = (await import(entry)) as typeof import('lockstock');
+  return mutexAdapter(RedisLockClient, {}, target, setting);
+}
+
+/** The `holders` variant's mutex: this build's, with `holderMetadata: true`. */
+export function holderMutexAdapter(target: Target, setting: ClientSetting): Promise<LockAdapter> {
+  return mutexAdapter(RedisLockClient, { holderMetadata: true }, target, setting);
+}
+
+async function mutexAdapter(
+  Client: typeof RedisLockClient,
+  options: Omit<RedisLockClientOptions, 'redis'>,
+  target: Target,
+  setting: ClientSetting,
+): Promise<LockAdapter> {
   const connections = await connect(target, setting);
   if (connections.topology !== 'single') {
     disconnect(connections);
     throw new Error('the instrumentation scenario runs on one Redis');
   }
-  const locks = new RedisLockClient({ redis: connections.client });
+  const locks = new Client({ redis: connections.client, ...options });
   return {
     acquire: (key) => locks.mutex(key).acquire(),
     close: async () => {

@@ -127,7 +127,7 @@ export async function benchLocks(options: BenchLocksOptions): Promise<{
     options.kinds,
     options.libraries,
     options.topologies,
-    options.base ? ['base', 'none', 'channels', 'otel'] : ['none', 'channels', 'otel'],
+    options.base ? ['base', 'none', 'holders', 'channels', 'otel'] : ['none', 'holders', 'channels', 'otel'],
   );
   await assertPeersInstalled([...new Set(subjects.map((s) => s.library))]);
   // Contended sections keep their counter in the single Redis, whatever store holds the lock.

@@ -79,7 +79,7 @@ export function planSubjects(
   kinds: readonly Kind[],
   libraries: readonly LibraryName[],
   topologies: readonly Topology[] = TOPOLOGIES,
-  instrumentations: readonly Instrumentation[] = ['none', 'channels', 'otel'],
+  instrumentations: readonly Instrumentation[] = ['none', 'holders', 'channels', 'otel'],
 ): Subject[] {
   for (const kind of kinds) {
     const where = SCENARIOS.filter((s) => COVERAGE[s].some((c) => c.kind === kind));

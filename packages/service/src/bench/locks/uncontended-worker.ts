@@ -5,7 +5,7 @@
  * for all of their call shapes: on 2026-11-24, 3 runs each way, a mutex pair cost lockstock's client
  * 10.8 µs there and 7.9 µs here, redis-semaphore's 21.3 and 19.7 µs.
  */
-import { baseMutexAdapter, instrument } from './instrumentation.js';
+import { baseMutexAdapter, holderMutexAdapter, instrument } from './instrumentation.js';
 import { createAdapter } from './libraries.js';
 import { openRedisCpuReader } from './targets.js';
 import { runUncontended, type UncontendedSample } from './uncontended.js';
@@ -17,7 +17,9 @@ async function main(sample: UncontendedSample): Promise<void> {
   const adapter =
     variant === 'base'
       ? await baseMutexAdapter(base ?? '', sample.spec.target, sample.spec.setting)
-      : await createAdapter(sample.spec);
+      : variant === 'holders'
+        ? await holderMutexAdapter(sample.spec.target, sample.spec.setting)
+        : await createAdapter(sample.spec);
   const redisCpu = openRedisCpuReader(sample.spec.target);
   let result;
   try {
