@@ -137,6 +137,38 @@ describe('lockstock/otel', () => {
     expect(acquire.status.code).toBe(SpanStatusCode.UNSET);
   });
 
+  it("names the acquire's trace in the holder's record, also when a release hands the lock over", async () => {
+    const name = lockName('holder-trace');
+    const locks = env.locks({ holderMetadata: true });
+    const observer = env.locks(); // another client reads what Redis stored
+    const tracer = tracerProvider.getTracer('test');
+    // Two traces: the first holder's and a waiter's of the same client, which a release hands to.
+    const first = await tracer.startActiveSpan('first', async (span) => {
+      const handle = await locks.mutex(name).acquire({ label: 'first' });
+      span.end();
+      return { handle, traceId: span.spanContext().traceId };
+    });
+    const [held] = (await observer.mutex(name).inspect()).heldBy ?? [];
+    expect(held).toMatchObject({ owner: first.handle.owner, label: 'first', traceId: first.traceId });
+    const second = tracer.startActiveSpan('second', (span) => {
+      const waiting = locks.mutex(name).acquire({ label: 'second' });
+      span.end();
+      return { waiting, traceId: span.spanContext().traceId };
+    });
+    expect(second.traceId).not.toBe(first.traceId);
+    // Released once the waiter is queued in Redis (its client in the lock's turn queue): the release
+    // then hands the lock to it in the script, with the waiter's record.
+    while ((await env.redis.zcard(`ls:{${name}}:queue`)) === 0) await sleep(5);
+    await first.handle.release();
+    const handle = await second.waiting;
+    const [next] = (await observer.mutex(name).inspect()).heldBy ?? [];
+    expect(next).toMatchObject({ owner: handle.owner, label: 'second', traceId: second.traceId });
+    // The acquire span's own trace id is the one recorded.
+    const acquire = spansOf(name).filter((span) => span.name === 'lock.acquire');
+    expect(acquire.map((span) => span.spanContext().traceId)).toEqual([first.traceId, second.traceId]);
+    await handle.release();
+  });
+
   it('says how each acquire ended; waits, holds and waiters in the metrics', async () => {
     const name = lockName('metrics');
     const locks = env.locks();
