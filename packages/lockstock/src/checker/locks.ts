@@ -15,7 +15,11 @@ import type { HistoryEvent } from './history.js';
  *
  * A waiter's place in a fair lock's queue, once known, is `{ f: 'queued', type: 'ok', proc, lock }`
  * recorded while its acquire is pending: by the waiter when the store acknowledged its enqueue, or by
- * an observer that saw it in the store's queue (never before the enqueue happened).
+ * an observer that saw it in the store's queue (never before the enqueue happened). Where an observer
+ * of the store sees its grants, `{ f: 'offered', type: 'ok', proc, lock }` (recorded while the acquire
+ * is pending, never before the store granted) says the store gave the waiter the lock then: its place
+ * ends there even if the grant never reached it as a hold (a reply lost, or answered after its lease
+ * ran out while the client was paused) and it queues again.
  */
 
 export interface Overlap {
@@ -227,7 +231,7 @@ function holdsOf(client: readonly HistoryEvent[], all: readonly HistoryEvent[], 
       }
       continue;
     }
-    if (event.f === 'queued') continue; // a waiter's place in a queue: no hold, no completion
+    if (event.f === 'queued' || event.f === 'offered') continue; // a queue's events: no hold, no completion
     const lock = String(event.lock ?? 'lock');
     const slot = `${event.proc}\u0000${lock}`;
     if (event.type === 'invoke') {
@@ -451,7 +455,7 @@ function releaseOwnership(client: readonly HistoryEvent[], all: readonly History
       }
       continue;
     }
-    if (event.f === 'queued' || event.f === 'lost') continue;
+    if (event.f === 'queued' || event.f === 'offered' || event.f === 'lost') continue;
     const lock = String(event.lock ?? 'lock');
     const grants = live.get(lock) ?? [];
     live.set(lock, grants);
@@ -513,6 +517,8 @@ function fifoOrder(
     readonly invokedAt: bigint;
     readonly reentry: boolean;
     queuedAt?: bigint;
+    /** When the store first granted it (an `offered` event): its place ends there at the latest. */
+    offeredAt?: bigint;
     outcome?: 'ok' | 'gave-up' | 'killed';
     owner?: string;
     doneAt?: bigint;
@@ -535,6 +541,9 @@ function fifoOrder(
     if (event.f === 'queued') {
       const waiter = pending.get(event.proc);
       if (waiter && waiter.lock === lock && waiter.queuedAt === undefined) waiter.queuedAt = t;
+    } else if (event.f === 'offered') {
+      const waiter = pending.get(event.proc);
+      if (waiter && waiter.lock === lock && waiter.offeredAt === undefined) waiter.offeredAt = t;
     } else if (event.f === 'acquire' && event.type === 'invoke') {
       const waiter: Waiter = { proc: event.proc, lock, invokedAt: t, reentry: (held.get(slot) ?? 0) > 0 };
       pending.set(event.proc, waiter);
@@ -557,9 +566,12 @@ function fifoOrder(
   }
   const violations: FifoViolation[] = [];
   // Until when each queued waiter kept its place: its grant, or the end (no grant, no give-up, no
-  // kill). A waiter that gave up or was killed keeps none.
-  const heldPlace = (w: Waiter) =>
-    w.outcome === 'ok' ? w.doneAt! : w.outcome === undefined ? UNTIL_END : -1n;
+  // kill), or the store's first grant to it if one was seen. A waiter that gave up or was killed
+  // keeps none.
+  const heldPlace = (w: Waiter) => {
+    const place = w.outcome === 'ok' ? w.doneAt! : w.outcome === undefined ? UNTIL_END : -1n;
+    return w.offeredAt !== undefined && w.offeredAt < place ? w.offeredAt : place;
+  };
   const byLock = new Map<string, Waiter[]>();
   for (const waiter of waiters) {
     let list = byLock.get(waiter.lock);
@@ -727,7 +739,7 @@ function grantsWithin(
       }
       continue;
     }
-    if (event.f === 'queued') continue;
+    if (event.f === 'queued' || event.f === 'offered') continue;
     const lock = String(event.lock ?? 'lock');
     const state = stateOf(lock);
     if (event.type === 'invoke') {

@@ -320,6 +320,45 @@ describe('FIFO order of fair locks (L6)', () => {
     expect(checkLockHistory(served('B', 'A'), { fair: ['lock'] }).checks.fifo.valid).toBe(false);
   });
 
+  it("ends a waiter's place at the store's grant to it (offered), heard of or not", () => {
+    // The store granted A first (offered), but A never held it (its answer came after its lease
+    // ran out): B's grant after that passes A in nothing. Without the offered event, it does.
+    const offered = (proc: string) => ({ proc, type: 'ok' as const, f: 'offered' });
+    const lapsed = (seen: boolean) =>
+      at([
+        ...acquire('h', 1),
+        invoke('A'),
+        queued('A'),
+        invoke('B'),
+        ...release('h'),
+        ...(seen ? [offered('A')] : []),
+        queued('A'), // A queues again, at the back
+        granted('B', 3),
+        ...release('B'),
+        granted('A', 4),
+        ...release('A'),
+      ]);
+    expect(checkLockHistory(lapsed(true), { fair: true }).checks.fifo.valid).toBe(true);
+    expect(checkLockHistory(lapsed(false), { fair: true }).checks.fifo.violations).toHaveLength(1);
+    // An offer that is the grant it heard of changes nothing; other checks skip the event.
+    const report = checkLockHistory(
+      at([
+        ...acquire('h', 1),
+        invoke('A'),
+        queued('A'),
+        invoke('B'),
+        ...release('h'),
+        offered('A'),
+        granted('A', 2),
+        ...release('A'),
+        granted('B', 3),
+        ...release('B'),
+      ]),
+      { fair: true },
+    );
+    expect(report.valid).toBe(true);
+  });
+
   it('orders only what is known: overlapping enqueues, no queued event, a waiter that gave up', () => {
     // A's place is known only after B began: either order is fine.
     const overlapping = at([

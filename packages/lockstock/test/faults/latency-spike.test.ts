@@ -90,7 +90,8 @@ describe('fault: a latency spike on the client–server link', () => {
   it('Redis: an acquire answered after its lease ended is refused, never handed out as held; no overlap', async () => {
     // RELIABILITY.md row 8: "an acquire whose elapsed time ≥ validity must be reported as failed".
     // Redis grants it, but the answer arrives after the 900 ms lease ended and another client took
-    // the lock: the client gives the grant back and keeps waiting, until its wait runs out.
+    // the lock: the client asks Redis once more (an extend: is it still ours?), hears it is taken,
+    // and keeps waiting, until its wait runs out.
     const name = 'spike-late-grant';
     const slow = await slowClient(900);
     const probe = new Redis(env.server.url);
@@ -126,7 +127,7 @@ describe('fault: a latency spike on the client–server link', () => {
         fault: `an acquire sent over a link delaying ${SPIKE_MS / 2000} s each way, lease 900 ms: Redis grants it, the answer arrives after the lease ended`,
         expected: ['UNAV'],
         observed:
-          'the late grant was given back and the acquire kept waiting, then timed out (LockTimeoutError) while the next client held the lock: no overlap',
+          'the late grant was checked with an extend, found taken by the next client, and the acquire kept waiting, then timed out (LockTimeoutError) while the next client held the lock: no overlap',
         file: 'test/faults/latency-spike.test.ts',
         checker: report,
       });

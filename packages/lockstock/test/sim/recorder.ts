@@ -16,7 +16,7 @@ interface OpenHold {
  * a hold — or, for a paused client, when its clock passed the hold's validity deadline (it cannot run
  * to hear of it: a client paused past its lease has lost the hold; a running one must learn it from
  * the core, whose signal aborts at that deadline, so a core that failed to tell would be caught) — and
- * `queued` when the store put a waiter in a fair queue.
+ * `queued` when the store put a waiter in a fair queue, `offered` when the store granted it.
  */
 export class Recorder {
   readonly events: HistoryEvent[] = [];
@@ -62,6 +62,12 @@ export class Recorder {
   queued(owner: string, lock: string): void {
     const proc = owner.slice(0, owner.lastIndexOf('.'));
     if (this.pending.get(proc) === lock) this.record({ type: 'ok', proc, f: 'queued', lock });
+  }
+
+  /** The store granted `owner` the lock, as the store saw it (the reply may never reach the owner). */
+  offered(owner: string, lock: string): void {
+    const proc = owner.slice(0, owner.lastIndexOf('.'));
+    if (this.pending.get(proc) === lock) this.record({ type: 'ok', proc, f: 'offered', lock });
   }
 
   private lost(hold: OpenHold): void {

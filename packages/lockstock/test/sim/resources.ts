@@ -149,6 +149,7 @@ export abstract class SimResource implements LockResource {
   ): Granted {
     const token = this.store.nextToken(this.name);
     holds.set(owner, { owner, count: 1, token, until: this.store.leaseEnd(leaseMs), session });
+    this.store.granted(owner, this.name);
     return new Granted(token, more);
   }
 }

@@ -83,6 +83,7 @@ export async function runSchedule({
     mutations,
     (owner, lock) => recorder.queued(owner, lock),
     mode === 'lease' ? QUEUE_TTL_MS : Infinity,
+    (owner, lock) => recorder.offered(owner, lock),
   );
   // Counter permits have no lease: a lost reply leaks one for ever (as Redisson's RSemaphore), so
   // that kind runs without losses. A fair waiter whose session ends loses its place in the queue,

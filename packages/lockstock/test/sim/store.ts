@@ -69,7 +69,14 @@ export class SimStore {
      * retries renew it. Infinity in session mode: the session's end removes it.
      */
     private readonly queueTtlMs: number,
+    /** Told when the store grants an owner the lock (the history's `offered` event). */
+    private readonly onGranted: (owner: string, lock: string) => void = () => undefined,
   ) {}
+
+  /** The store grants `owner` the lock `lock` (whether or not the reply ever reaches it). */
+  granted(owner: string, lock: string): void {
+    this.onGranted(owner, lock);
+  }
 
   private sessions = 0;
 

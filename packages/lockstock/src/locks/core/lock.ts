@@ -341,25 +341,50 @@ export class CoreLock implements Lock, HoldBackend {
       // Neither of ours (another copy's of another SPI version, or no result at all): never a grant.
       throw new ForeignBackendResultError(this.name, this.core.backendName, spiVersionOf(result));
     }
+    let trustedFrom = requestedAt;
     if (leaseMs !== undefined && monotonicNow() >= validUntil(requestedAt, leaseMs)) {
       // The answer came after the lease it granted could be trusted (a latency spike, a paused
-      // client): another owner may hold the lock by now. Give it back and call the try refused —
-      // never hand out a hold that is already over (Redlock's validity rule, for every backend).
-      // Awaited: the retry (same owner) must not overtake the give-back. Over a transport that may
-      // reorder a client's requests (a pool, multiplexed streams) the give-back released the retry's
-      // own new grant while its handle lived on, and another client was granted beside it (found by
-      // the simulation, mutex seed 167 with reordering). One ordered connection (Redis) was safe.
-      try {
-        await this.resource.release(owner, undefined);
-      } catch (error) {
-        this.core.reportError(error);
-      }
-      return LATE_GRANT;
+      // client): another owner may hold the lock by now. Never hand out a hold that may be over
+      // (Redlock's validity rule, for every backend): confirm it, or give it back and call the try
+      // refused.
+      const confirmedAt = await this.confirmLateGrant(owner, leaseMs);
+      if (confirmedAt === undefined) return LATE_GRANT;
+      trustedFrom = confirmedAt;
     }
-    const hold = this.newHold(owner, result.token, leaseMs, renewed, requestedAt, budget);
+    const hold = this.newHold(owner, result.token, leaseMs, renewed, trustedFrom, budget);
     // The store ended the hold behind our back (its node deleted): lost now, not on a renewal.
     void result.lost?.then((reason) => hold.markLost(reason)); // markLost never throws
     return { value: hold, more: result.more };
+  }
+
+  /**
+   * A grant whose answer came too late to trust its lease, asked about once more instead of given
+   * back at once: giving it back cost a fair waiter its place in the store's queue, and the retry
+   * was queued behind waiters that came after it (the simulation, fair seed 95). An extend that finds
+   * the hold still the owner's proves nobody else held the lock meanwhile — the owner id is this
+   * acquire's, and a lease that ran out in the store cannot come back — and starts a lease trusted
+   * from the extend's request: returns when that was sent. Otherwise (gone, taken, answered late
+   * again, or failed) the grant is given back if it may still be ours, and the try counts as refused.
+   * The give-back is awaited: the retry (same owner) must not overtake it. Over a transport that may
+   * reorder a client's requests (a pool, multiplexed streams) a give-back sent without waiting
+   * released the retry's own new grant while its handle lived on (the simulation, mutex seed 167
+   * with reordering).
+   */
+  private async confirmLateGrant(owner: string, leaseMs: number): Promise<number | undefined> {
+    const extendedAt = monotonicNow();
+    try {
+      const status = await this.resource.extend(owner, leaseMs);
+      if (status !== 'extended') return undefined; // not ours any more: nothing to give back
+      if (monotonicNow() < validUntil(extendedAt, leaseMs)) return extendedAt;
+    } catch (error) {
+      this.core.reportError(error);
+    }
+    try {
+      await this.resource.release(owner, undefined);
+    } catch (error) {
+      this.core.reportError(error);
+    }
+    return undefined;
   }
 
   private newHold(
