@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { drawOrder } from '../../src/sale/raffle/verify.js';
 import { apiClient } from '../helpers/api-client.js';
+import { until } from '../helpers/until.js';
 import { FaultCluster } from './harness/cluster.js';
 import pg from 'pg';
 
@@ -93,10 +94,7 @@ describe('a raffle sale under Redis faults', () => {
           [saleId],
         )
       ).rows;
-    for (let i = 0; (await winners()).length < STOCK; i++) {
-      if (i > 600) throw new Error('the winners were not recorded within 150 s');
-      await new Promise((resolve) => setTimeout(resolve, 250));
-    }
+    await until('the winners recorded', async () => (await winners()).length >= STOCK, 150_000);
     const { rows: raffle } = await db.query('SELECT phase, entries FROM raffles WHERE sale_id = $1', [
       saleId,
     ]);
