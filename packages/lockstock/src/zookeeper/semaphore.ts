@@ -172,7 +172,18 @@ export class SemaphoreResource implements LockResource {
       }
       // Full: keep the gate, wake when a lease goes or the stored count changes.
       const count = session.newWatch();
-      await session.getData(this.base, count.watcher).catch(() => count.watch.cancel());
+      const seen = await session.getData(this.base, count.watcher).catch(() => {
+        count.watch.cancel();
+        return undefined;
+      });
+      if (seen !== undefined && Number(seen.data.toString()) !== this.permits) {
+        // setPermits changed the count after checkPermits read it: this watch was set on the new
+        // count and would not fire for that change, and the waiter slept until its wait ran out
+        // (seen in a CI run). Look again now: checkPermits refuses it.
+        leases.watch.cancel();
+        count.watch.cancel();
+        return new Busy(0);
+      }
       return new Busy(undefined, either(leases.watch, count.watch));
     }
   }

@@ -85,6 +85,9 @@ class LeaseBackend implements LockBackend {
   mutex(name: string): LockResource {
     return new LeaseMutex(this.store, name);
   }
+  async forceUnlock(): Promise<boolean> {
+    return false;
+  }
   async close(): Promise<void> {}
 }
 
