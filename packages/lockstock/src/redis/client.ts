@@ -77,11 +77,12 @@ export interface RedisLockClientOptions extends LockClientOptions {
   replicaAcks?: ReplicaAcks;
   /**
    * Keep each hold's holder metadata in Redis — host, pid, the acquire's `label`, its trace id and
-   * since when — so `inspect().heldBy` names who holds a mutex, reentrant or spin lock and since when
-   * (off: `heldBy` names the owner only, or the record another client with this option on stored).
-   * It costs the hot path: a mutex writes a second key per acquire and deletes it per release, a
-   * reentrant or spin lock one more hash field; measured at about 1.2× the client CPU and 1.2× Redis's
-   * per uncontended acquire-release pair (README, "What the instrumentation costs"). The other
+   * since when — so `inspect().heldBy` names who holds a lock of any kind but the counter semaphore,
+   * and since when (off: `heldBy` names the owner only, or the record another client with this option
+   * on stored). It costs the hot path: a mutex or a semaphore permit writes a second key per acquire
+   * and deletes it per release; a reentrant, spin, fair or read-write lock a longer value in the write
+   * it makes anyway; a mutex measured at about 1.2× the client CPU and 1.2× Redis's per uncontended
+   * acquire-release pair (README, "What the instrumentation costs"). The other
    * backends keep it where they write anyway (a znode's data, an etcd value, memory): always on.
    * @default false
    */
@@ -101,7 +102,8 @@ const REDIS_CAPABILITIES: BackendCapabilities = Object.freeze({
 /** With the `holderMetadata` option. Elections run on a mutex: their leader's record is its holder's. */
 const REDIS_CAPABILITIES_WITH_HOLDERS: BackendCapabilities = Object.freeze({
   ...REDIS_CAPABILITIES,
-  holderMetadata: Object.freeze(['mutex', 'reentrant', 'spin'] as const),
+  // Not the counter semaphore: its permits are one integer, with no holder to keep a record for.
+  holderMetadata: Object.freeze(['mutex', 'reentrant', 'spin', 'fair', 'read-write', 'semaphore'] as const),
 });
 
 /**

@@ -25,6 +25,8 @@ export interface RedisClient {
   eval(script: string, numKeys: number, ...keysAndArgs: Array<string | number>): Promise<unknown>;
   /** GET: a string key's value, or null (a latch's count, a mutex's holder, a fenced store's value). */
   get(key: string): Promise<string | null>;
+  /** MGET: string values of keys on one slot, null for each missing (a semaphore's holder records). */
+  mget(...keys: string[]): Promise<Array<string | null>>;
   /** HGET: one field of a hash, or null (a reentrant holder's hold count). */
   hget(key: string, field: string): Promise<string | null>;
   /** EXISTS: how many of `keys` exist. */
@@ -247,7 +249,7 @@ export function explainConnectionErrors(
 }
 
 /** Commands the lock resources send directly (not through a ScriptRunner): see explainingClient. */
-const DIRECT_COMMANDS = new Set(['get', 'hget', 'exists', 'pttl', 'zrem', 'del', 'wait']);
+const DIRECT_COMMANDS = new Set(['get', 'mget', 'hget', 'exists', 'pttl', 'zrem', 'del', 'wait']);
 
 /** `client` whose direct commands fail as `explain` says (for lock resources' reads). */
 export function explainingClient<C extends RedisClient>(client: C, explain: (error: unknown) => unknown): C {

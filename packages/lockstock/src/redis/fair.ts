@@ -8,7 +8,7 @@ import {
 } from '../backend/index.js';
 import { extendStatus, releaseResult } from './codes.js';
 import type { RedisLockContext } from './context.js';
-import { RedisResource } from './resource.js';
+import { holderRecord, RedisResource } from './resource.js';
 import { LOCK_SCRIPTS } from './lock-scripts.js';
 
 /**
@@ -16,6 +16,8 @@ import { LOCK_SCRIPTS } from './lock-scripts.js';
  * has a place in a queue on Redis with a deadline on Redis's clock that its attempts keep pushing
  * back, so a dead waiter is dropped instead of stalling the queue. A release hands the lock to the next
  * waiter itself when that waiter is this client's, and otherwise wakes only it, by name.
+ * A holder's record is a field ('\0h') of the lock's hash, as for reentrant locks; a queued waiter's
+ * rides with its place in the queue, so a release that grants it the lock stores it too.
  */
 export class FairResource extends RedisResource implements LockResource {
   readonly waitKey: string;
@@ -41,8 +43,16 @@ export class FairResource extends RedisResource implements LockResource {
     this.leaveKeys = [lock, queue, deadlines, this.wakeChannel, waiters];
   }
 
-  async attempt({ owner, leaseMs, waiting }: AttemptRequest): Promise<AttemptResult> {
-    const args = [owner, leaseMs ?? 0, waiting ? 1 : 0, this.ctx.waiterTimeoutMs, this.ctx.clientId];
+  async attempt({ owner, leaseMs, waiting, holder }: AttemptRequest): Promise<AttemptResult> {
+    const { waiterTimeoutMs, clientId } = this.ctx;
+    const args = [
+      owner,
+      leaseMs ?? 0,
+      waiting ? 1 : 0,
+      waiterTimeoutMs,
+      clientId,
+      holderRecord(owner, holder),
+    ];
     return RedisResource.attemptResult(
       await this.run(LOCK_SCRIPTS.fairAcquire, this.acquireKeys, args),
       false,
@@ -63,7 +73,7 @@ export class FairResource extends RedisResource implements LockResource {
   }
 
   inspect(): Promise<LockInfo> {
-    return this.inspectKey(this.waitKey);
+    return this.inspectHolder('hash', [this.waitKey, this.waitKey]);
   }
 
   leave(owner: string, won: boolean): void {

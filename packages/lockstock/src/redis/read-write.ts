@@ -1,15 +1,17 @@
 import { LockUpgradeError } from '../locks/errors.js';
 import {
+  decodeHolder,
   type AttemptRequest,
   type AttemptResult,
   type ExtendStatus,
+  type LockHolderInfo,
   type LockInfo,
   type LockResource,
   type ReleaseResult,
 } from '../backend/index.js';
 import { extendStatus, releaseResult } from './codes.js';
 import type { RedisLockContext } from './context.js';
-import { RedisResource } from './resource.js';
+import { holderRecord, RedisResource } from './resource.js';
 import { LOCK_SCRIPTS } from './lock-scripts.js';
 
 /** The keys of one read-write lock (see rw-*.lua). */
@@ -33,6 +35,8 @@ class ReadWriteKeys {
 /**
  * One side of a read-write lock. Each side reports and force-unlocks its own holders: `read`'s
  * inspect() counts live readers only, `write`'s sees the writer only (Redisson's per-side isLocked).
+ * Holder records live in the hold itself: the writer's as a field ('\0h') of its hash, as for
+ * reentrant locks; each reader's at the end of its own field (rw-readers.lua).
  */
 abstract class ReadWriteSide extends RedisResource implements LockResource {
   readonly waitKey: string;
@@ -63,15 +67,22 @@ export class ReadResource extends ReadWriteSide {
   private readonly releaseKeys = [this.keys.readers, this.keys.channel, this.keys.intent];
   readonly holderKeys: readonly string[] = [this.keys.readers];
 
-  /** The readers whose lease has not ended (a writer, if any, is the write side's). */
+  /** The readers whose lease has not ended, each with its record (a writer is the write side's). */
   async inspect(): Promise<LockInfo> {
     const reply = await this.run(LOCK_SCRIPTS.readersInspect, [this.keys.readers], []);
-    const [live, remaining] = reply as [number, number];
-    return { held: live > 0, holders: live, remainingMs: live > 0 ? remaining : undefined };
+    const [live, remaining, ...pairs] = reply as [number, number, ...Array<string | null>];
+    const heldBy: LockHolderInfo[] = [];
+    for (let i = 0; i < pairs.length; i += 2) {
+      const owner = String(pairs[i]);
+      const stored = decodeHolder(pairs[i + 1]);
+      heldBy.push(stored?.owner === owner ? stored : { owner });
+    }
+    return { held: live > 0, holders: live, remainingMs: live > 0 ? remaining : undefined, heldBy };
   }
 
-  async attempt({ owner, leaseMs }: AttemptRequest): Promise<AttemptResult> {
-    const reply = await this.run(LOCK_SCRIPTS.readAcquire, this.acquireKeys, [owner, leaseMs ?? 0]);
+  async attempt({ owner, leaseMs, holder }: AttemptRequest): Promise<AttemptResult> {
+    const args = [owner, leaseMs ?? 0, holderRecord(owner, holder)];
+    const reply = await this.run(LOCK_SCRIPTS.readAcquire, this.acquireKeys, args);
     return RedisResource.attemptResult(reply, true);
   }
 
@@ -98,12 +109,19 @@ export class ReadResource extends ReadWriteSide {
 export class WriteResource extends ReadWriteSide {
   readonly holderKeys: readonly string[] = [this.keys.writer];
 
-  /** The writer only (readers, if any, are the read side's). */
+  /** The writer only, with its record (readers, if any, are the read side's). */
   inspect(): Promise<LockInfo> {
-    return this.inspectKey(this.keys.writer);
+    return this.inspectHolder('hash', [this.keys.writer, this.keys.writer]);
   }
-  async attempt({ owner, leaseMs, waiting }: AttemptRequest): Promise<AttemptResult> {
-    const args = [owner, leaseMs ?? 0, waiting ? 1 : 0, this.ctx.waiterTimeoutMs];
+
+  async attempt({ owner, leaseMs, waiting, holder }: AttemptRequest): Promise<AttemptResult> {
+    const args = [
+      owner,
+      leaseMs ?? 0,
+      waiting ? 1 : 0,
+      this.ctx.waiterTimeoutMs,
+      holderRecord(owner, holder),
+    ];
     const reply = await this.run(LOCK_SCRIPTS.writeAcquire, this.acquireKeys, args).catch(
       (error: unknown) => {
         if (error instanceof Error && error.message.startsWith('LOCKSTOCK_UPGRADE')) {

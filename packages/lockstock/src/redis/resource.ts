@@ -86,10 +86,10 @@ export abstract class RedisResource {
     return new Busy(ms >= 0 ? ms : undefined);
   }
 
-  /** A lock held by a key with a TTL: held while it exists, its TTL the remaining lease. */
   /**
-   * inspect() of a mutex ('string') or a reentrant or spin lock ('hash'): lease, holder and its
-   * record read by one script, so a holder is never paired with another's record.
+   * inspect() of a mutex ('string'), or of a lock in a hash {owner: count} ('hash': reentrant, spin,
+   * fair, the writer of a read-write lock): lease, holder and its record read by one script, so a
+   * holder is never paired with another's record.
    */
   protected async inspectHolder(layout: 'string' | 'hash', keys: readonly string[]): Promise<LockInfo> {
     const reply = (await this.run(LOCK_SCRIPTS.holderInspect, keys, [layout])) as [
@@ -106,10 +106,5 @@ export abstract class RedisResource {
     // A record left by an earlier holder (its lease ran out, the next stored none) is not this one's.
     const holder: LockHolderInfo = stored?.owner === owner ? stored : { owner };
     return { held: true, holders: 1, remainingMs, heldBy: [holder] };
-  }
-
-  protected async inspectKey(key: string) {
-    const ttl = await this.ctx.client.pttl(key);
-    return { held: ttl !== -2, holders: ttl === -2 ? 0 : 1, remainingMs: ttl >= 0 ? ttl : undefined };
   }
 }

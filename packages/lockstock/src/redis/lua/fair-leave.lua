@@ -6,7 +6,7 @@
   KEYS[2]  queue (see fair-queue.lua)
   KEYS[3]  waiter deadlines
   KEYS[4]  wake-up shard channel
-  KEYS[5]  waiters: hash {owner: "<client id> <lease ms>"}
+  KEYS[5]  waiters: hash {owner: "<client id> <lease ms>[ <holder record>]"} (see fair-queue.lua)
   ARGV[1]  owner id of the waiter
 
   Returns  1 if it was queued, 0 if not.

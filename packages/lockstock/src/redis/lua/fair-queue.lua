@@ -3,7 +3,8 @@
 
     queue      zset {owner: arrival time in µs}: every waiter of every client, oldest first
     deadlines  zset {owner: ms on Redis's clock}: a waiter that has not tried again by then is gone
-    waiters    hash {owner: "<client id> <lease ms>"}: whose waiter it is, and the lease it asked for
+    waiters    hash {owner: "<client id> <lease ms>[ <holder record>]"}: whose waiter it is, the lease
+               it asked for, and the record it gave (JSON, if any) for the hold it will get
 
   Waiters refresh their deadline on every attempt and attempt at least every third of the waiter
   timeout, so only dead waiters pass their deadline. Deadlines are on Redis's clock: no client clock

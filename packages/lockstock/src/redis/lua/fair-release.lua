@@ -3,11 +3,13 @@
   when that waiter belongs to the releasing client (no message, no second round trip), else by
   waking only it, by name.
 
-  KEYS[1]  lock key (hash {owner: hold count, '\0t': token})
+  KEYS[1]  lock key (hash {owner: hold count, '\0t': token, '\0h': holder record}): deleted with
+           the last hold, holder record and all
   KEYS[2]  queue (see fair-queue.lua)
   KEYS[3]  waiter deadlines
   KEYS[4]  wake-up shard channel (same hash tag as the lock)
-  KEYS[5]  waiters: hash {owner: "<client id> <lease ms>"}
+  KEYS[5]  waiters: hash {owner: "<client id> <lease ms>[ <holder record>]"}: a waiter granted the
+           lock here takes its record (if it gave one) with it
   KEYS[6]  fencing counter
   ARGV[1]  owner id
   ARGV[2]  client id of the caller
@@ -32,10 +34,14 @@ if not head then
   return 0
 end
 local waiter = redis.call('hget', KEYS[5], head) or ''
-local client, lease = string.match(waiter, '^(.*) (%d+)$')
+local client, lease, record = string.match(waiter, '^(%S+) (%d+) ?(.*)$')
 if client == ARGV[2] then
   local token = redis.call('incr', KEYS[6])
-  redis.call('hset', KEYS[1], head, 1, '\0t', token)
+  if record == '' then
+    redis.call('hset', KEYS[1], head, 1, '\0t', token)
+  else
+    redis.call('hset', KEYS[1], head, 1, '\0t', token, '\0h', record)
+  end
   redis.call('pexpire', KEYS[1], lease)
   dequeue(KEYS[2], KEYS[3], KEYS[5], head)
   return { token, head }

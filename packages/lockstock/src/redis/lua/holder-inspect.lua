@@ -3,9 +3,10 @@
   (read apart, a new holder could be paired with the last one's record).
 
   KEYS[1]  lock key: a string holding the owner id (mutex), or a hash {owner: hold count, '\0t':
-           token, '\0h': holder record} (reentrant, spin); a value starting with '\0' is a turn marker
+           token, '\0h': holder record} (reentrant, spin, fair, the writer of a read-write lock); a
+           value (mutex) or field (reentrant, spin) starting with '\0' is a turn marker
   KEYS[2]  the mutex's holder record (see mutex-acquire.lua); for a hash, the lock key again (unused)
-  ARGV[1]  'string' (mutex) or 'hash' (reentrant, spin)
+  ARGV[1]  'string' (mutex) or 'hash' (the others)
 
   Returns  {pttl} when free or reserved for a client's turn (-2: no key);
            {pttl, owner, record or false} when held (record: what the acquire stored, JSON)

@@ -10,10 +10,10 @@
 -- @include rw-readers.lua
 local lease = tonumber(ARGV[2])
 local now = now_ms()
-local count, token = read_hold(KEYS[1], ARGV[1], now)
+local count, token, _, record = read_hold(KEYS[1], ARGV[1], now)
 if not count then
   return -1
 end
-redis.call('hset', KEYS[1], ARGV[1], reader_value(count, token, now + lease))
+redis.call('hset', KEYS[1], ARGV[1], reader_value(count, token, now + lease, record))
 outlive(KEYS[1], lease)
 return 1

@@ -1,7 +1,8 @@
 --[[
   Releases one read hold; when the last reader leaves, a waiting writer is woken.
 
-  KEYS[1]  readers: hash (see rw-readers.lua)
+  KEYS[1]  readers: hash (see rw-readers.lua): the owner's field goes with its last hold, its holder
+           record with it
   KEYS[2]  wake-up shard channel (same hash tag as the lock)
   KEYS[3]  write intent: exists while a writer waits (see rw-write-acquire.lua)
   ARGV[1]  owner id
@@ -18,12 +19,12 @@
            left behind is dropped).
 ]]
 -- No functions of rw-readers.lua here: Lua would make a closure per local function on every call.
--- The field's value is '<hold count> <fencing token> <lease end>' (rw-readers.lua).
+-- The field's value is '<hold count> <fencing token> <lease end>[ <record>]' (rw-readers.lua).
 local value = redis.call('hget', KEYS[1], ARGV[1])
 if not value then
   return -1
 end
-local count, token, ends = string.match(value, '^(%d+) (%d+) (%d+)$')
+local count, token, ends, record = string.match(value, '^(%d+) (%d+) (%d+)(.*)$')
 count = tonumber(count)
 local lapsed = false -- its lease ended, but no writer has dropped its field yet
 if ARGV[2] ~= '1' then
@@ -31,7 +32,7 @@ if ARGV[2] ~= '1' then
   lapsed = tonumber(ends) <= t[1] * 1000 + math.floor(t[2] / 1000)
 end
 if count > 1 and not lapsed then
-  redis.call('hset', KEYS[1], ARGV[1], string.format('%d %s %s', count - 1, token, ends))
+  redis.call('hset', KEYS[1], ARGV[1], string.format('%d %s %s', count - 1, token, ends) .. record)
   return count - 1
 end
 redis.call('hdel', KEYS[1], ARGV[1])

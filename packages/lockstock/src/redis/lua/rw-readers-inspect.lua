@@ -1,19 +1,24 @@
 --[[
-  How many readers of a read-write lock are alive, and the longest remaining read lease.
+  Reads the readers of a read-write lock for inspect(): how many are alive, the longest remaining
+  read lease, and each live reader with its holder record, in one step.
 
   KEYS[1]  readers: hash (see rw-readers.lua)
 
-  Returns  {live readers, longest remaining lease in ms (0 when none)}. Changes nothing.
+  Returns  {live readers, longest remaining lease in ms (0 when none), owner, record or false, owner,
+           record or false, ...}: one pair per live reader (record: what its acquire stored, JSON).
+           Readers whose lease ended (fields no writer has dropped yet) are left out. Changes nothing.
 ]]
 -- @include rw-readers.lua
 local now = now_ms()
-local values = redis.call('hvals', KEYS[1])
-local live, longest = 0, 0
-for _, value in ipairs(values) do
-  local _, _, ends = parse_reader(value)
+local fields = redis.call('hgetall', KEYS[1])
+local reply = { 0, 0 }
+for i = 1, #fields, 2 do
+  local _, _, ends, record = parse_reader(fields[i + 1])
   if ends > now then
-    live = live + 1
-    longest = math.max(longest, ends - now)
+    reply[1] = reply[1] + 1
+    reply[2] = math.max(reply[2], ends - now)
+    reply[#reply + 1] = fields[i]
+    reply[#reply + 1] = record ~= '' and string.sub(record, 2) or false
   end
 end
-return { live, longest }
+return reply

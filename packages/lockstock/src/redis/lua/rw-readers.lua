@@ -1,8 +1,13 @@
 --[[
   Fragment (included with `-- @include rw-readers.lua`): the readers of a read-write lock, in one hash.
 
-    readers  hash {owner: '<hold count> <fencing token> <lease end, ms on Redis's clock>'}
-             expiring no earlier than the longest live lease
+    readers  hash {owner: '<hold count> <fencing token> <lease end, ms on Redis's clock>[ <record>]'}
+             expiring no earlier than the longest live lease; <record> is the reader's holder record
+             (JSON), when its acquire gave one
+
+  A reader's record is part of its own field: it lives, and goes, with that reader's hold (released,
+  or dropped by a writer once its lease ended), costs no command of its own, and can never be read
+  as another reader's.
 
   Each reader has its own lease, so a reader that dies stops counting when its lease ends without
   touching the others. A reader's acquire and release touch its own field only (one field, so one
@@ -17,27 +22,29 @@ local function now_ms()
   return t[1] * 1000 + math.floor(t[2] / 1000)
 end
 
--- A reader's field value as numbers: hold count, fencing token, lease end.
+-- A reader's field value: hold count, fencing token, lease end (numbers), and the record as stored
+-- (' <record>', or '' when none).
 local function parse_reader(value)
-  local count, token, ends = string.match(value, '^(%d+) (%d+) (%d+)$')
-  return tonumber(count), tonumber(token), tonumber(ends)
+  local count, token, ends, record = string.match(value, '^(%d+) (%d+) (%d+)(.*)$')
+  return tonumber(count), tonumber(token), tonumber(ends), record
 end
 
-local function reader_value(count, token, ends)
-  return string.format('%d %d %d', count, token, ends) -- never exponent notation
+-- `record` as parse_reader returns it (' <record>' or ''), kept as it is.
+local function reader_value(count, token, ends, record)
+  return string.format('%d %d %d', count, token, ends) .. record -- never exponent notation
 end
 
--- `owner`'s read hold as (count, token, lease end) if its lease has not ended; else nil.
+-- `owner`'s read hold as (count, token, lease end, record) if its lease has not ended; else nil.
 local function read_hold(readers, owner, now)
   local value = redis.call('hget', readers, owner)
   if not value then
     return nil
   end
-  local count, token, ends = parse_reader(value)
+  local count, token, ends, record = parse_reader(value)
   if ends <= now then
     return nil
   end
-  return count, token, ends
+  return count, token, ends, record
 end
 
 -- Counts the readers whose lease has not ended and drops the fields of those whose lease has.

@@ -3,7 +3,8 @@
   with a live lease. A refused writer that will wait sets the write intent, which keeps new readers
   out until it gets the lock (or stops refreshing it).
 
-  KEYS[1]  writer: hash {owner: hold count, '\0t': token}, the write lease as its TTL
+  KEYS[1]  writer: hash {owner: hold count, '\0t': token, '\0h': holder record (JSON), when it gave
+           one}, the write lease as its TTL
   KEYS[2]  readers: hash (see rw-readers.lua); the fields of readers whose lease ended are dropped
   KEYS[3]  write intent: string (owner id of a waiting writer), TTL ARGV[4]
   KEYS[4]  fencing counter
@@ -11,6 +12,8 @@
   ARGV[2]  lease in milliseconds
   ARGV[3]  1 if the caller will wait (set or refresh the intent), else 0
   ARGV[4]  intent lifetime in milliseconds (the waiting writer tries again within a third of it)
+  ARGV[5]  the caller's holder record ('' for none): kept as '\0h' with a first hold, not changed on
+           re-entry
 
   Returns  the fencing token when acquired (re-entry: this owner's token); an error reply
            'LOCKSTOCK_UPGRADE ...' when the owner holds the read lock (it would wait for itself);
@@ -45,7 +48,11 @@ elseif redis.call('exists', KEYS[2]) == 1 then
 end
 if blocked == 0 then
   local token = redis.call('incr', KEYS[4])
-  redis.call('hset', KEYS[1], owner, 1, '\0t', token)
+  if ARGV[5] == '' then
+    redis.call('hset', KEYS[1], owner, 1, '\0t', token)
+  else
+    redis.call('hset', KEYS[1], owner, 1, '\0t', token, '\0h', ARGV[5])
+  end
   redis.call('pexpire', KEYS[1], lease)
   if redis.call('get', KEYS[3]) == owner then
     redis.call('del', KEYS[3]) -- another waiting writer's intent stays: it is next

@@ -1,7 +1,8 @@
 --[[
   Releases one write hold; the last one frees the lock and wakes waiters (readers and writers).
 
-  KEYS[1]  writer: hash {owner: hold count, '\0t': token}
+  KEYS[1]  writer: hash {owner: hold count, '\0t': token, '\0h': holder record}: deleted with the
+           last hold, holder record and all
   KEYS[2]  wake-up shard channel (same hash tag as the lock)
   ARGV[1]  owner id
 

@@ -8,11 +8,15 @@
   KEYS[2]  fencing counter: integer, the last token issued for this name (never expires)
   KEYS[3]  waiting clients: zset {client id: first failed attempt, ms} (client-turns.lua)
   KEYS[4]  permit count: integer, stored by the first acquire (or setPermits), never expires
+  KEYS[5]  the owner's holder record: string (JSON) '<KEYS[1]>:holder:<owner>', with the permit's lease
+           as its TTL (written only with a record in ARGV[6]; a client that keeps none passes KEYS[1]
+           again)
   ARGV[1]  owner id (one permit per owner)
   ARGV[2]  lease in milliseconds
   ARGV[3]  permits: how many holders at once, as this client was configured
   ARGV[4]  client id of the caller
   ARGV[5]  1 if the caller will wait (keep its client queued on failure), else 0
+  ARGV[6]  the caller's holder record, stored in KEYS[5] when it takes a permit ('' for none)
   Returns  the fencing token when a permit was taken: an integer while others are left, a string when
            this was the last (the caller's next local waiter need not try: a release will hand it
            one, or wake it);
@@ -51,6 +55,9 @@ local function take(turn)
     count = count + 1
   end
   outlive(KEYS[1], lease)
+  if ARGV[6] ~= '' then
+    redis.call('set', KEYS[5], ARGV[6], 'PX', lease)
+  end
   if ARGV[5] == '1' then
     redis.call('zrem', KEYS[3], ARGV[4])
   end
