@@ -55,9 +55,12 @@ const ETCD_CAPABILITIES: BackendCapabilities = Object.freeze({
       'every etcd key of a lock lives on its client session’s lease, so a crashed holder’s permit always ' +
       'comes back — a permit that outlives its holder is what the session exists to prevent; use semaphore()',
   }),
+  // In the value of each holder's key, put with it (value.ts): no extra write. Elections run on a
+  // mutex of their own: a leader's record is its key's.
+  holderMetadata: Object.freeze(['mutex', 'reentrant', 'fair', 'spin', 'read-write', 'semaphore'] as const),
 });
 
-const MUTEX: ExclusiveOptions = { reentrant: false, queues: true, staleWaiter: 'requeue', value: '' };
+const MUTEX: ExclusiveOptions = { reentrant: false, queues: true, staleWaiter: 'requeue', mode: '' };
 const REENTRANT: ExclusiveOptions = { ...MUTEX, reentrant: true };
 const SPIN: ExclusiveOptions = { ...REENTRANT, queues: false };
 /** A candidate whose session ended while it campaigned is told (LockLostError), not requeued. */

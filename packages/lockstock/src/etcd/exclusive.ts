@@ -1,6 +1,7 @@
 import {
   type AttemptRequest,
   type AttemptResult,
+  type HolderMetadata,
   type LockInfo,
   type LockResource,
   type ReleaseResult,
@@ -10,6 +11,7 @@ import type { OwnedKey } from './owned.js';
 import { BUSY, EtcdResource, EXPIRED, STILL_HELD, type EtcdContext } from './resource.js';
 import type { EtcdSession } from './session.js';
 import { keyOf, op, rangeByCreation, revisionOf } from './store.js';
+import { holderOf, type KeyMode } from './value.js';
 
 export interface ExclusiveOptions {
   /** The same owner acquiring again adds a hold on its key (and gets its token). */
@@ -21,8 +23,8 @@ export interface ExclusiveOptions {
   readonly queues: boolean;
   /** A waiter whose session ended: queue again ('requeue'), or fail with LockLostError ('reject'). */
   readonly staleWaiter: 'requeue' | 'reject';
-  /** The value of the key ('w' for the write side of a read-write lock). */
-  readonly value: string;
+  /** The mode the key's value starts with ('w' for the write side of a read-write lock; value.ts). */
+  readonly mode: KeyMode;
 }
 
 /**
@@ -46,7 +48,7 @@ export class ExclusiveResource extends EtcdResource implements LockResource {
     this.ordering = options.queues ? 'server-order' : undefined;
   }
 
-  protected async attemptOn({ owner, waiting }: AttemptRequest): Promise<AttemptResult> {
+  protected async attemptOn({ owner, waiting, holder }: AttemptRequest): Promise<AttemptResult> {
     const mine = this.mine(owner, this.options.staleWaiter);
     const session = await this.ctx.session();
     if (mine?.held) {
@@ -54,10 +56,10 @@ export class ExclusiveResource extends EtcdResource implements LockResource {
       if (entered !== undefined) return entered;
     }
     if (!waiting || !this.options.queues) {
-      const taken = await this.take(session, owner, this.options.value);
+      const taken = await this.take(session, owner, [this.options.mode, holder]);
       return taken ? this.grant(taken, 'holds', false) : BUSY;
     }
-    return this.queue(session, owner, mine?.held ? undefined : mine);
+    return this.queue(session, owner, mine?.held ? undefined : mine, holder);
   }
 
   /** The owner holds the key already: another hold on it, or undefined when the key is gone. */
@@ -73,12 +75,17 @@ export class ExclusiveResource extends EtcdResource implements LockResource {
     session: EtcdSession,
     owner: string,
     mine: OwnedKey | undefined,
+    holder: HolderMetadata | undefined,
   ): Promise<AttemptResult> {
     const keysOnly = { keysOnly: true };
-    const { entry, ranges, created } = await this.enqueue(session, owner, mine, this.options.value, [
-      op.byCreation(this.dir, 'Ascend', 1, keysOnly),
-      op.byCreation(this.dir, 'Descend', 2, keysOnly),
-    ]);
+    const mode = this.options.mode;
+    const { entry, ranges, created } = await this.enqueue(
+      session,
+      owner,
+      mine,
+      [mode, holder],
+      [op.byCreation(this.dir, 'Ascend', 1, keysOnly), op.byCreation(this.dir, 'Descend', 2, keysOnly)],
+    );
     const [first, newest] = ranges as [(typeof ranges)[0], (typeof ranges)[0]];
     if (first.kvs[0] && keyOf(first.kvs[0]) === entry.key) return this.grant(entry, 'holds', false);
     // Just put, the key is the newest: the one before it is the second newest.
@@ -115,12 +122,17 @@ export class ExclusiveResource extends EtcdResource implements LockResource {
     return 'expired'; // never asked: holds have no lease of their own (leases: 'none')
   }
 
-  /** The first key holds; its lease's time to live is how long it lasts without its client. */
+  /**
+   * The first key holds; its lease's time to live is how long it lasts without its client. Its owner
+   * and record are `heldBy` (acquiredAt: when the attempt that put the key was made — for a key that
+   * queued, before it held).
+   */
   async inspect(): Promise<LockInfo> {
     const range = await this.ctx.store.range(rangeByCreation(this.dir, 'Ascend', 1));
     const holder = range.kvs[0];
-    if (holder === undefined) return { held: false, holders: 0, remainingMs: undefined };
-    return { held: true, holders: 1, remainingMs: await this.ctx.store.remainingMs([holder.lease]) };
+    if (holder === undefined) return { held: false, holders: 0, remainingMs: undefined, heldBy: [] };
+    const remainingMs = await this.ctx.store.remainingMs([holder.lease]);
+    return { held: true, holders: 1, remainingMs, heldBy: [holderOf(this.dir, holder)] };
   }
 
   /** This client's holds of `owner` (a session's holds live in its client). */

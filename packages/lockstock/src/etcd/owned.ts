@@ -14,6 +14,8 @@ export interface OwnedKey {
   readonly session: EtcdSession;
   /** The key's create revision: its place in the queue, and its fencing token once it holds. */
   readonly revision: number;
+  /** The holder record in the key's value after its mode ('' if none): a downgrade's rewrite keeps it. */
+  readonly record: string;
   held: boolean;
   /** Holds on the key (re-entries; the write holds of a read-write key). */
   holds: number;

@@ -1,4 +1,3 @@
-import type { IKeyValue } from 'etcd3';
 import {
   type AttemptRequest,
   type AttemptResult,
@@ -12,12 +11,10 @@ import { ExclusiveResource } from './exclusive.js';
 import type { OwnedKey } from './owned.js';
 import { EtcdResource, EXPIRED, STILL_HELD, type EtcdContext } from './resource.js';
 import { cmp, createdAt, keyOf, op, rangeByCreation, revisionOf } from './store.js';
+import { holderOf, isWriter } from './value.js';
 
-/** A key's mode is its value: 'w' while its owner holds or wants the write side, else 'r'. */
-const WRITER = 'w';
-const READER = 'r';
-
-const isWriter = (kv: IKeyValue): boolean => kv.value.toString() === WRITER;
+// A key's mode starts its value (value.ts): 'w' while its owner holds or wants the write side, else
+// 'r'; the holder's record follows it.
 
 /**
  * One queue per read-write lock with one key per owner and session (etcd's RWMutex recipe, in one
@@ -37,7 +34,7 @@ export function readWriteResources(
 /** The exclusive side: a mutex over every key of the lock, refusing a reader's upgrade. */
 export class WriteResource extends ExclusiveResource {
   constructor(ctx: EtcdContext, name: string) {
-    super(ctx, name, 'rw', { reentrant: true, queues: true, staleWaiter: 'requeue', value: WRITER });
+    super(ctx, name, 'rw', { reentrant: true, queues: true, staleWaiter: 'requeue', mode: 'w' });
   }
 
   /** A read holder would wait for its own read key forever: LockUpgradeError (tryAcquire: no). */
@@ -46,13 +43,16 @@ export class WriteResource extends ExclusiveResource {
     return super.reenter(mine, waiting);
   }
 
-  /** The last write hold: the key goes, or — downgraded, read holds left — turns into a reader's. */
+  /**
+   * The last write hold: the key goes, or — downgraded, read holds left — turns into a reader's,
+   * keeping its record (the hold goes on: the holder and since when are the write acquire's).
+   */
   protected override async releaseLast(mine: OwnedKey): Promise<ReleaseResult> {
     mine.holds = 0;
     if (mine.reads === 0) return this.deleteKey(mine);
     const reply = await this.ctx.store.txn(
       [cmp.createdAt(mine.key, mine.revision)],
-      [op.rewrite(mine.key, READER)],
+      [op.rewrite(mine.key, `r${mine.record}`)],
     );
     if (reply.succeeded) return { outcome: 'released' };
     this.ctx.owned.delete(mine);
@@ -63,8 +63,11 @@ export class WriteResource extends ExclusiveResource {
   override async inspect(): Promise<LockInfo> {
     const range = await this.ctx.store.range(rangeByCreation(this.dir, 'Ascend', 1));
     const first = range.kvs[0];
-    if (first === undefined || !isWriter(first)) return { held: false, holders: 0, remainingMs: undefined };
-    return { held: true, holders: 1, remainingMs: await this.ctx.store.remainingMs([first.lease]) };
+    if (first === undefined || !isWriter(first)) {
+      return { held: false, holders: 0, remainingMs: undefined, heldBy: [] };
+    }
+    const remainingMs = await this.ctx.store.remainingMs([first.lease]);
+    return { held: true, holders: 1, remainingMs, heldBy: [holderOf(this.dir, first)] };
   }
 }
 
@@ -76,7 +79,7 @@ export class ReadResource extends EtcdResource implements LockResource {
     super(ctx, name, queueDir(ctx.keyPrefix, name, 'rw'));
   }
 
-  protected async attemptOn({ owner, waiting }: AttemptRequest): Promise<AttemptResult> {
+  protected async attemptOn({ owner, waiting, holder }: AttemptRequest): Promise<AttemptResult> {
     let mine = this.mine(owner);
     const session = await this.ctx.session();
     if (mine?.held) {
@@ -84,9 +87,13 @@ export class ReadResource extends EtcdResource implements LockResource {
       if (await this.stillThere(mine)) return this.grant(mine, 'reads', true);
       mine = undefined;
     }
-    const { entry, ranges } = await this.enqueue(session, owner, mine, READER, [
-      op.byCreation(this.dir, 'Ascend'),
-    ]);
+    const { entry, ranges } = await this.enqueue(
+      session,
+      owner,
+      mine,
+      ['r', holder],
+      [op.byCreation(this.dir, 'Ascend')],
+    );
     const range = ranges[0]!;
     const writer = range.kvs.findLast((kv) => createdAt(kv) < entry.revision && isWriter(kv));
     if (writer === undefined) return this.grant(entry, 'reads', true);
@@ -116,9 +123,10 @@ export class ReadResource extends EtcdResource implements LockResource {
     const range = await this.ctx.store.range(rangeByCreation(this.dir, 'Ascend'));
     const firstWriter = range.kvs.findIndex(isWriter);
     const readers = firstWriter < 0 ? range.kvs : range.kvs.slice(0, firstWriter);
-    if (readers.length === 0) return { held: false, holders: 0, remainingMs: undefined };
+    if (readers.length === 0) return { held: false, holders: 0, remainingMs: undefined, heldBy: [] };
     const remainingMs = await this.ctx.store.remainingMs(readers.map((kv) => kv.lease));
-    return { held: true, holders: readers.length, remainingMs };
+    const heldBy = readers.map((kv) => holderOf(this.dir, kv));
+    return { held: true, holders: readers.length, remainingMs, heldBy };
   }
 
   async holdCount(owner: string): Promise<number> {

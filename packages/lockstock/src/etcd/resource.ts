@@ -5,6 +5,7 @@ import {
   type AttemptRequest,
   type AttemptResult,
   type BackendHost,
+  type HolderMetadata,
   type ReleaseResult,
   type Watch,
 } from '../backend/index.js';
@@ -14,6 +15,7 @@ import { ownerKey } from './keys.js';
 import type { OwnedKey, OwnedKeys } from './owned.js';
 import type { EtcdSession } from './session.js';
 import { cmp, createdAt, op, rangeAt, revisionOf, type EtcdStore, type WatchSpec } from './store.js';
+import { keyValue, recordOf, type KeyMode } from './value.js';
 
 /** What every resource of one client shares. */
 export interface EtcdContext {
@@ -108,14 +110,15 @@ export abstract class EtcdResource {
   }
 
   /**
-   * Puts the owner's key with `value` unless it has one (Go's Mutex: `If(CreateRevision(key) == 0)`),
-   * and reads `reads` in the same transaction — after the put, so they see it.
+   * Puts the owner's key unless it has one (Go's Mutex: `If(CreateRevision(key) == 0)`), its value
+   * the mode and the holder's record (value.ts), and reads `reads` in the same transaction — after the
+   * put, so they see it. A key found again keeps the record of the attempt that put it.
    */
   protected async enqueue(
     session: EtcdSession,
     owner: string,
     mine: OwnedKey | undefined,
-    value: string,
+    [mode, holder]: readonly [KeyMode, HolderMetadata | undefined],
     reads: readonly IRequestOp[],
   ): Promise<Enqueued> {
     if (mine !== undefined) {
@@ -125,6 +128,7 @@ export abstract class EtcdResource {
       this.ctx.owned.delete(mine); // deleted behind our back (forceUnlock): queue again, at the end
     }
     const key = ownerKey(this.dir, session.hex, owner);
+    const value = keyValue(mode, owner, holder);
     const reply = await this.onSession(session, () =>
       this.ctx.store.txn(
         [cmp.createdAt(key, 0)],
@@ -134,18 +138,32 @@ export abstract class EtcdResource {
     );
     const existing = reply.succeeded ? undefined : rangeAt(reply, 0).kvs[0];
     const revision = existing ? createdAt(existing) : revisionOf(reply.header);
-    const entry = this.ctx.owned.add({ dir: this.dir, owner, key, session, revision });
+    const record = existing ? recordOf(existing.value) : value.slice(mode.length);
+    const entry = this.ctx.owned.add({ dir: this.dir, owner, key, session, revision, record });
     return { entry, ranges: ranges(reply, reads), created: reply.succeeded };
   }
 
   /** Puts the owner's key only if the queue is empty: a try that will not wait never queues. */
-  protected async take(session: EtcdSession, owner: string, value: string): Promise<OwnedKey | undefined> {
+  protected async take(
+    session: EtcdSession,
+    owner: string,
+    [mode, holder]: readonly [KeyMode, HolderMetadata | undefined],
+  ): Promise<OwnedKey | undefined> {
     const key = ownerKey(this.dir, session.hex, owner);
+    const value = keyValue(mode, owner, holder);
     const reply = await this.onSession(session, () =>
       this.ctx.store.txn([cmp.emptyDir(this.dir)], [op.put(key, value, session.id)]),
     );
     if (!reply.succeeded) return undefined;
-    return this.ctx.owned.add({ dir: this.dir, owner, key, session, revision: revisionOf(reply.header) });
+    const revision = revisionOf(reply.header);
+    return this.ctx.owned.add({
+      dir: this.dir,
+      owner,
+      key,
+      session,
+      revision,
+      record: value.slice(mode.length),
+    });
   }
 
   /**

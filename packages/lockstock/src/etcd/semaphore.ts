@@ -11,6 +11,7 @@ import { familyKey } from './keys.js';
 import type { OwnedKey } from './owned.js';
 import { BUSY, EtcdResource, EXPIRED, isDelete, type EtcdContext } from './resource.js';
 import { cmp, createdAt, keyOf, op, rangeAt, rangeByCreation, revisionOf } from './store.js';
+import { holderOf } from './value.js';
 
 /**
  * N permits as one queue: the first N keys by create revision hold one each (a waiter holds when
@@ -39,18 +40,24 @@ export class SemaphoreResource extends EtcdResource implements LockResource {
     this.permitsKey = `${root}/permits`;
   }
 
-  protected async attemptOn({ owner, waiting }: AttemptRequest): Promise<AttemptResult> {
+  protected async attemptOn({ owner, waiting, holder }: AttemptRequest): Promise<AttemptResult> {
     const mine = this.mine(owner);
     const session = await this.ctx.session();
     if (mine?.held) {
       // One permit per owner: an owner holding one waits for its own release, as on other backends.
       return waiting ? this.waitForDeletion(session, mine.key, mine.revision + 1) : BUSY;
     }
-    const { entry, ranges, created } = await this.enqueue(session, owner, mine, '', [
-      op.byCreation(this.dir, 'Ascend', this.permits, { keysOnly: true }),
-      op.get(this.permitsKey),
-      op.count(this.dir),
-    ]);
+    const { entry, ranges, created } = await this.enqueue(
+      session,
+      owner,
+      mine,
+      ['', holder],
+      [
+        op.byCreation(this.dir, 'Ascend', this.permits, { keysOnly: true }),
+        op.get(this.permitsKey),
+        op.count(this.dir),
+      ],
+    );
     const [holders, stored, all] = ranges as [IRangeResponse, IRangeResponse, IRangeResponse];
     await this.checkPermits(entry, stored);
     if (holders.kvs.some((kv) => keyOf(kv) === entry.key)) return this.grant(entry, 'holds', true);
@@ -106,12 +113,13 @@ export class SemaphoreResource extends EtcdResource implements LockResource {
     return 'expired'; // never asked: holds have no lease of their own
   }
 
-  /** The first N keys hold; the longest time to live among their leases. */
+  /** The first N keys hold (each named in heldBy); the longest time to live among their leases. */
   async inspect(): Promise<LockInfo> {
     const range = await this.ctx.store.range(rangeByCreation(this.dir, 'Ascend', this.permits));
-    if (range.kvs.length === 0) return { held: false, holders: 0, remainingMs: undefined };
+    if (range.kvs.length === 0) return { held: false, holders: 0, remainingMs: undefined, heldBy: [] };
     const remainingMs = await this.ctx.store.remainingMs(range.kvs.map((kv) => kv.lease));
-    return { held: true, holders: range.kvs.length, remainingMs };
+    const heldBy = range.kvs.map((kv) => holderOf(this.dir, kv));
+    return { held: true, holders: range.kvs.length, remainingMs, heldBy };
   }
 
   /** Stores a new count for every client; waiters watch it and look again. */

@@ -82,7 +82,12 @@ describe('etcd backend: what it offers and refuses', () => {
     expect(info.remainingMs).toBeGreaterThan(0);
     expect(info.remainingMs).toBeLessThanOrEqual(10_000);
     await second.release();
-    expect(await b.mutex(name).inspect()).toEqual({ held: false, holders: 0, remainingMs: undefined });
+    expect(await b.mutex(name).inspect()).toEqual({
+      held: false,
+      holders: 0,
+      remainingMs: undefined,
+      heldBy: [],
+    });
   });
 
   it('a waiter that gives up takes its key out of the queue', async () => {
