@@ -35,6 +35,19 @@ describe('a split sale across OS processes when a part loses its master', () => 
     console.log(`split sale, master restarted empty: ${JSON.stringify(report)}`);
     expect(report.accepted - report.lostAcknowledged).toBe(sale.stock);
   }, 600_000);
+
+  // No restart, no dropped connection: the service's check on reconnection never runs. The part must
+  // still come back from the record (the fault awaits it), the sale hold on the record as above, and
+  // the acknowledged orders the wiped stream held unread are counted, never resold as extra stock.
+  it('master-flushed: part 0’s master FLUSHALLed mid-sale, its process up — the part is noticed and rebuilt from the record; holds on the record', async () => {
+    const report = await runSplitSale({
+      ...sale,
+      fault: { kind: 'master-flushed', part: 0, afterAccepted: 1_000 },
+    });
+    console.log(`split sale, master flushed: ${JSON.stringify(report)}`);
+    expect(report.fault?.outageMs).toBeGreaterThan(0);
+    expect(report.accepted - report.lostAcknowledged).toBe(sale.stock);
+  }, 600_000);
 });
 
 // The oracle can fail: a serve that tells one buyer "sold out" without a proof, while the other parts

@@ -1,4 +1,4 @@
-import { Cluster } from 'ioredis';
+import { Cluster, Redis } from 'ioredis';
 import type { RedisCluster, RedisServer } from '@lockstock/servers';
 import { ORDER_GROUP } from '../../src/sale/keys.js';
 import type { PartKeys } from '../../src/sale/shards/layout.js';
@@ -12,8 +12,11 @@ import { until } from '../helpers/until.js';
  *   Replication is asynchronous: writes the replica had not received are lost with the master.
  * - `master-restarted-empty`: the master (no replica, no persistence) is SIGKILLed and restarted on
  *   its port with its cluster config and none of its data: the part, its stream, its transfers gone.
+ * - `master-flushed`: the master's data is wiped (`FLUSHALL`, sent by the test) while its process stays
+ *   up: the same loss as `master-restarted-empty`, but no connection drops, so nothing reconnects —
+ *   the service's check on reconnection never runs; it must notice the part missing some other way.
  */
-export type PartFaultKind = 'master-failover' | 'master-restarted-empty';
+export type PartFaultKind = 'master-failover' | 'master-restarted-empty' | 'master-flushed';
 
 export interface PartFault {
   readonly kind: PartFaultKind;
@@ -28,7 +31,10 @@ export interface PartFaultReport {
   readonly kind: PartFaultKind;
   readonly part: number;
   readonly injectedAfterAccepted: number;
-  /** ms from the SIGKILL to another node serving the slot (failover) or the restarted master up. */
+  /**
+   * ms from the SIGKILL to another node serving the slot (failover) or the restarted master up; for
+   * `master-flushed`, from the FLUSHALL to the part back in Redis, rebuilt from the record (no flag).
+   */
   readonly outageMs: number;
 }
 
@@ -52,6 +58,7 @@ export async function injectPartFault(
     admin.disconnect();
   }
   const owner: RedisServer = await cluster.masterOf(slot);
+  if (fault.kind === 'master-flushed') return flushMaster(cluster, owner, fault, keys, accepted);
   const began = performance.now();
   await owner.kill();
   if (fault.kind === 'master-restarted-empty') {
@@ -65,6 +72,38 @@ export async function injectPartFault(
   }
   const outageMs = Math.round(performance.now() - began);
   if (fault.kind === 'master-failover') await owner.restart(); // rejoins as the new master's replica
+  return { kind: fault.kind, part: fault.part, injectedAfterAccepted: accepted, outageMs };
+}
+
+/** FLUSHALL on the part's master, on a connection of its own; resolves once the part is rebuilt. */
+async function flushMaster(
+  cluster: RedisCluster,
+  owner: RedisServer,
+  fault: PartFault,
+  keys: PartKeys,
+  accepted: number,
+): Promise<PartFaultReport> {
+  const direct = new Redis(owner.port, owner.host, { lazyConnect: true });
+  const began = performance.now();
+  try {
+    await direct.connect();
+    await direct.flushall();
+  } finally {
+    direct.disconnect();
+  }
+  const redis = new Cluster(cluster.startupNodes);
+  try {
+    // Nothing here restarts, reconnects or tells the service: the part comes back only if the service
+    // notices on its own. A part never rebuilt fails the row here, naming it.
+    await until(
+      `part ${fault.part} to be rebuilt after its master's FLUSHALL`,
+      async () => (await redis.exists(keys.stock)) === 1 && (await redis.exists(keys.recovering)) === 0,
+      60_000,
+    );
+  } finally {
+    redis.disconnect();
+  }
+  const outageMs = Math.round(performance.now() - began);
   return { kind: fault.kind, part: fault.part, injectedAfterAccepted: accepted, outageMs };
 }
 
