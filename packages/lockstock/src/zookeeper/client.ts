@@ -12,6 +12,7 @@ import {
 } from '../backend/index.js';
 import { InvalidLockOptionError } from '../locks/errors.js';
 import type { CountDownLatch, Election, Leader } from '../locks/types.js';
+import { holderOfData } from './holders.js';
 import { ZooKeeperCountDownLatch } from './latch.js';
 import { OwnNodes } from './nodes.js';
 import { DEFAULT_ROOT, lockPath, sortQueue, tokenOf, validateRoot, type Family } from './paths.js';
@@ -66,6 +67,9 @@ const ZOOKEEPER_CAPABILITIES: BackendCapabilities = Object.freeze({
     'counter-semaphore':
       'a ZooKeeper permit is an ephemeral node that ends with its holder’s session; a permit that outlives a crashed holder (Redisson’s RSemaphore) would need persistent nodes nobody cleans up — use semaphore()',
   }),
+  // In the data of each holder's node, written with its create (holders.ts): no extra write.
+  // Elections run on a mutex queue of their own: a leader's record is its node's.
+  holderMetadata: Object.freeze(['mutex', 'reentrant', 'fair', 'read-write', 'semaphore'] as const),
 });
 
 /** What forceUnlock can do with each thing the backend made. */
@@ -144,7 +148,8 @@ export class ZooKeeperBackend implements LockBackend {
         if (head === undefined) return undefined;
         try {
           const { data, stat } = await this.session.getData(`${parent}/${head.name}`);
-          const value = proclaimedValue(data.toString());
+          // The owner from the head's record, or its data whole (a candidate of an older client).
+          const value = proclaimedValue(holderOfData(data).owner);
           return value === undefined ? undefined : { value, fencingToken: tokenOf(stat) };
         } catch (error) {
           if (codeOf(error) !== NO_NODE) throw error; // the head left meanwhile: read again

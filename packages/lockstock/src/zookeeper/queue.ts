@@ -5,12 +5,14 @@ import {
   type BackendUnreachableError,
   type AttemptResult,
   type ExtendStatus,
+  type HolderMetadata,
   type LockInfo,
   type LockResource,
   type ReleaseResult,
 } from '../backend/index.js';
 import { LockLostError } from '../locks/errors.js';
 import { grantNode, releaseNode, watchOwnNode, type SeenNode } from './grant.js';
+import { nodeData, readHolders } from './holders.js';
 import type { OwnNode, OwnNodes } from './nodes.js';
 import { sortQueue, type QueueEntry } from './paths.js';
 import { codeOf, NO_NODE, unanswered } from './session.js';
@@ -89,15 +91,19 @@ export abstract class QueueResource implements LockResource {
     return this.nodes.serialize(this.key(request.owner), () => this.attemptNow(request));
   }
 
-  /** Checked before queueing: a refusal of its own (an upgrade), or a grant without queueing. */
+  /**
+   * Checked before queueing: a refusal of its own (an upgrade), or a grant without queueing (whose
+   * node carries `holder`, as a queued one does).
+   */
   protected before(
     _owner: string,
     _queued: OwnNode | undefined,
+    _holder: HolderMetadata | undefined,
   ): Promise<AttemptResult | undefined> | undefined {
     return undefined;
   }
 
-  private async attemptNow({ owner, waiting }: AttemptRequest): Promise<AttemptResult> {
+  private async attemptNow({ owner, waiting, holder }: AttemptRequest): Promise<AttemptResult> {
     const { nodes } = this;
     const { session } = nodes;
     const current = nodes.current(this.key(owner));
@@ -123,7 +129,7 @@ export abstract class QueueResource implements LockResource {
     // No connection: a waiter sleeps until there is one (or fails once connectTimeoutMs passed),
     // rather than queueing calls in the driver that a waitMs could not cut short.
     if (waiting && session.disconnected) return session.rideOut();
-    const early = await this.before(owner, node);
+    const early = await this.before(owner, node, holder);
     if (early !== undefined) return early;
     const trust = session.trust;
     const created = node === undefined; // made by this try: a refused first try deletes it
@@ -133,7 +139,9 @@ export abstract class QueueResource implements LockResource {
       for (let round = 1; ; round++) {
         // A lock's hold watches its own node (lost when deleted behind its back): armed with the create.
         const own = this.options.internal ? undefined : watchOwnNode(nodes, node);
-        const joined = await nodes.join(node, Buffer.from(owner), own?.watcher);
+        // The node's data is the holder's record (holders.ts), written with the create: inspect() reads
+        // it. Written once per node: acquiredAt is when the attempt that created it was made (it queued).
+        const joined = await nodes.join(node, nodeData(owner, holder), own?.watcher);
         const queue = joined?.queue;
         const index = queue?.findIndex((entry) => entry.name === node.name) ?? -1;
         if (joined === undefined || queue === undefined || index < 0) {
@@ -218,10 +226,12 @@ export abstract class QueueResource implements LockResource {
     return this.held(owner)?.holds ?? 0;
   }
 
+  /** The holders' nodes, and who they are from each one's data (a node gone since the list is left out). */
   async inspect(): Promise<LockInfo> {
-    const queue = sortQueue(await this.nodes.children(this.parent));
-    const holders = this.holders(queue).length;
-    return { held: holders > 0, holders, remainingMs: undefined };
+    const holding = this.holders(sortQueue(await this.nodes.children(this.parent)));
+    const holders = holding.length;
+    const heldBy = await readHolders(this.nodes.session, this.parent, holding);
+    return { held: holders > 0, holders, remainingMs: undefined, heldBy };
   }
 
   /** The nodes that hold the lock right now (the head, for an exclusive queue). */

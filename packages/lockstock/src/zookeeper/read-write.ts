@@ -1,5 +1,6 @@
-import type { AttemptResult } from '../backend/index.js';
+import type { AttemptResult, HolderMetadata } from '../backend/index.js';
 import { LockUpgradeError } from '../locks/errors.js';
+import { nodeData } from './holders.js';
 import type { OwnNode, OwnNodes } from './nodes.js';
 import { formatSequence, sortQueue, type QueueEntry } from './paths.js';
 import { ExclusiveQueue, QueueResource, type Verdict } from './queue.js';
@@ -55,6 +56,7 @@ export class ReadQueue extends QueueResource {
   protected override async before(
     owner: string,
     queued: OwnNode | undefined,
+    holder: HolderMetadata | undefined,
   ): Promise<AttemptResult | undefined> {
     const writer = this.writeSide.held(owner);
     if (queued !== undefined || writer?.name === undefined) return undefined;
@@ -62,7 +64,7 @@ export class ReadQueue extends QueueResource {
     if (sequence === undefined) return undefined;
     const trust = this.nodes.session.trust;
     const node = this.nodes.add(this.key(owner), this.parent, 'read');
-    await this.nodes.ensure(node, Buffer.from(owner), formatSequence(sequence));
+    await this.nodes.ensure(node, nodeData(owner, holder), formatSequence(sequence));
     const granted = await this.grant(node, trust, false);
     if (granted !== 'vanished') return granted;
     node.drop();

@@ -6,12 +6,14 @@ import {
   type BackendUnreachableError,
   type AttemptResult,
   type ExtendStatus,
+  type HolderMetadata,
   type LockInfo,
   type LockResource,
   type ReleaseResult,
   type Watch,
 } from '../backend/index.js';
 import { PermitsMismatchError } from '../locks/errors.js';
+import { nodeData, readHolders } from './holders.js';
 import { createWithParents, type OwnNode, type OwnNodes } from './nodes.js';
 import { sortQueue } from './paths.js';
 import { grantNode, releaseNode } from './grant.js';
@@ -79,7 +81,7 @@ export class SemaphoreResource implements LockResource {
     });
   }
 
-  private async attemptNow({ owner, waiting }: AttemptRequest): Promise<AttemptResult> {
+  private async attemptNow({ owner, waiting, holder }: AttemptRequest): Promise<AttemptResult> {
     await this.checkPermits();
     let { node } = this.nodes.current(this.key(owner));
     if (node?.gone) {
@@ -88,7 +90,7 @@ export class SemaphoreResource implements LockResource {
     }
     if (node && node.holds > 0) return new Busy(undefined, waiting ? dropWatch(node) : undefined);
     if (node === undefined && !this.gate.held(owner) && !this.gate.queued(owner)) {
-      const outright = await this.takeOutright(owner);
+      const outright = await this.takeOutright(owner, holder);
       if (outright !== undefined) return outright;
       if (!waiting) return new Busy(undefined);
     }
@@ -97,7 +99,7 @@ export class SemaphoreResource implements LockResource {
       if (gate instanceof Busy) return gate; // waits on its predecessor in the gate
     }
     try {
-      return await this.takePermit(owner, node, waiting);
+      return await this.takePermit(owner, node, waiting, holder);
     } catch (error) {
       if (!waiting) await this.giveUp(owner); // a first try leaves nothing behind
       throw error;
@@ -111,12 +113,12 @@ export class SemaphoreResource implements LockResource {
    * their creation until they held), so it ranked at least `permits` and counted more than `permits`
    * — it could not hold. Uncontended acquires skip the gate's two writes and a round trip.
    */
-  private async takeOutright(owner: string): Promise<AttemptResult | undefined> {
+  private async takeOutright(owner: string, holder: HolderMetadata | undefined): Promise<AttemptResult | undefined> {
     const { nodes } = this;
     const trust = nodes.session.trust;
     const node = nodes.add(this.key(owner), this.leasePath, 'lease');
     try {
-      const leases = await nodes.enqueue(node, Buffer.from(owner));
+      const leases = await nodes.enqueue(node, nodeData(owner, holder));
       const rank = leases?.findIndex((lease) => lease.name === node.name) ?? -1;
       if (rank >= 0 && rank < this.permits) {
         const granted = await grantNode(nodes, node, {
@@ -139,6 +141,7 @@ export class SemaphoreResource implements LockResource {
     owner: string,
     queued: OwnNode | undefined,
     waiting: boolean,
+    holder: HolderMetadata | undefined,
   ): Promise<AttemptResult> {
     const { nodes } = this;
     const { session } = nodes;
@@ -146,7 +149,8 @@ export class SemaphoreResource implements LockResource {
     const node = queued ?? nodes.add(this.key(owner), this.leasePath, 'lease');
     for (let round = 1; ; round++) {
       const leases = session.newWatch();
-      const children = await nodes.enqueue(node, Buffer.from(owner), waiting ? leases.watcher : undefined);
+      const data = nodeData(owner, holder); // the holder's record, as a lock's node (holders.ts)
+      const children = await nodes.enqueue(node, data, waiting ? leases.watcher : undefined);
       if (children === undefined) {
         leases.watch.cancel();
         if (round >= MAX_ROUNDS) throw new Error(`semaphore "${this.name}": our lease node keeps vanishing`);
@@ -211,10 +215,12 @@ export class SemaphoreResource implements LockResource {
   }
 
   async inspect(): Promise<LockInfo> {
-    const leases = sortQueue(await this.nodes.children(this.leasePath)).length;
-    // The gate's holder may have a lease node beyond the permits while it waits: not a holder.
-    const holders = Math.min(leases, this.permits);
-    return { held: holders > 0, holders, remainingMs: undefined };
+    // The gate's holder may have a lease node beyond the permits while it waits: not a holder. A
+    // holder's node ranked below the permits when it was granted and only moves up, so the holders
+    // are among the first `permits` nodes (with, for a moment, a waiter's about to be granted).
+    const holding = sortQueue(await this.nodes.children(this.leasePath)).slice(0, this.permits);
+    const heldBy = await readHolders(this.nodes.session, this.leasePath, holding);
+    return { held: holding.length > 0, holders: holding.length, remainingMs: undefined, heldBy };
   }
 
   /** Stores a new permit count for every client (waiters watching it re-check). */
