@@ -162,6 +162,45 @@ describe('a split sale recovered, reconciled and settled part by part', () => {
     });
   });
 
+  // A master wiped (FLUSHALL, or restarted empty) before any pipeline read the receiver's credit: the
+  // donor finished the transfer (its pending entry gone), the credit and its stream entry are lost.
+  // The units left the donor for good; the rebuilt receiver must hold them, or the sale sells less
+  // than its stock and its transfer steps never balance.
+  it('rebuilds a receiver part that lost a credit no pipeline had read: the units are not lost', async () => {
+    const sale = await env.service.createSale({ name: 'credit lost', stock: 30, shards: 3 });
+    const parts = partsOf(sale);
+    const [p0] = parts as [PartKeys];
+    await buyAll(sale, usersOf(0, 3, 14, 'l')); // part 0's 10, then units moved in
+    const credits = Object.keys(await env.redis.hgetall(p0.credits));
+    expect(credits.length).toBeGreaterThan(0);
+    expect(await Promise.all(parts.map((k) => env.redis.hlen(k.transfers)))).toEqual([0, 0, 0]);
+    await losePart(p0); // its 14 orders and its credits, unread
+    // The donors' transfer-out entries reach the record (part 0's stream, gone, lent for the drain).
+    await env.redis.xgroup('CREATE', p0.stream, 'order-writers', '0', 'MKSTREAM');
+    await env.pipeline().drain();
+    await env.redis.del(p0.stream);
+    await recover();
+    // Nothing of part 0 was recorded, so it holds its share and every unit it was credited.
+    const left = await Promise.all(parts.map(async (k) => Number(await env.redis.get(k.stock))));
+    expect(left.reduce((a, b) => a + b, 0)).toBe(30);
+    const [drift] = await reconcile(
+      { redis: env.redis, db: env.db, service: env.service },
+      { saleIds: [sale.id] },
+    );
+    expect(drift).toMatchObject({ drift: 0, recordedUnits: 0, transferUnits: 0 });
+    // The lost credits are credits again (never made twice), and their steps reach the record.
+    expect(Object.keys(await env.redis.hgetall(p0.credits)).sort()).toEqual(credits.sort());
+    await env.pipeline().drain();
+    const { rows } = await env.db.query<{ kind: string; n: number }>(
+      'SELECT kind, count(*)::int AS n FROM stock_moves WHERE sale_id = $1 GROUP BY kind ORDER BY kind',
+      [sale.id],
+    );
+    expect(rows).toEqual([
+      { kind: 'in', n: credits.length },
+      { kind: 'out', n: credits.length },
+    ]);
+  });
+
   it('reconciles per part: a drifted part is reported and repaired to what the record allows', async () => {
     const sale = await env.service.createSale({ name: 'drifted', stock: 30, shards: 3 });
     const parts = partsOf(sale);

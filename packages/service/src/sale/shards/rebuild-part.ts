@@ -17,7 +17,8 @@ import type { MoveEntry, OrderEntry, SettlementEntry } from '../store/decide.js'
 import { records } from '../store/records.js';
 import type { Sale } from '../types.js';
 import { partAllocation, type PartAllocation, type RecordedMove } from './allocation.js';
-import { initialShares, partKeys, partOfUser, type PartKeys, type SaleLayout } from './layout.js';
+import { initialShares, layoutKeys, partKeys, partOfUser, type PartKeys, type SaleLayout } from './layout.js';
+import { findLostCredits, restoreLostCredits } from './lost-credits.js';
 import { partScripts } from './scripts.js';
 import { partQueries } from './sql/queries.js';
 
@@ -30,6 +31,8 @@ export interface PartRebuildReport extends RebuildReport {
   readonly pendingTransfers: number;
   /** Transfers credited to the part (each marked in `credits`, so none is credited twice). */
   readonly credits: number;
+  /** Of those, credits Redis lost before the record had them: put back, their step appended again. */
+  readonly lostCredits: number;
 }
 
 /**
@@ -69,18 +72,18 @@ export async function rebuildPart(
   const holdings = unrecorded.holdings;
 
   const share = initialShares(record.stock, parts)[part] ?? 0;
-  const { allocation, pending, credited } = partAllocation(
-    share,
-    part,
-    record.moves,
-    moves.map((m) => ({ ...m })),
-  );
+  const inStream = moves.map((m) => ({ ...m }));
+  // Credits lost with the part's data before any pipeline read them: their units are the part's.
+  const allKeys = layoutKeys(layout, deps.keyPrefix ?? DEFAULT_KEY_PREFIX);
+  const lost = await findLostCredits(redis, sale.id, part, allKeys, record.moves, inStream);
+  const { allocation, pending, credited } = partAllocation(share, part, record.moves, [...inStream, ...lost]);
   const pendingUnits = pending.reduce((sum, t) => sum + t.units, 0);
   const remaining = Math.max(0, allocation - record.sold - unrecorded.units);
 
   const buyers = [...holdings].filter(([, units]) => units > 0).length;
   if (!(await restoreState(scripts, keys, token, { ...record, holdings }))) return undefined;
   if (!(await restoreTransfers(scripts, keys, token, pending, pendingUnits, credited))) return undefined;
+  if (!(await restoreLostCredits(scripts, keys, token, lost))) return undefined;
 
   const floor = record.newest ? formatStreamId(record.newest) : '';
   if (!(await finishRebuild(scripts, keys, token, sale, remaining, floor))) return undefined;
@@ -96,6 +99,7 @@ export async function rebuildPart(
     floor,
     pendingTransfers: pending.length,
     credits: credited.length,
+    lostCredits: lost.length,
     pipelinesWaitedMs: pipelines.waitedMs,
     pipelinesFencedOut: pipelines.fencedOut,
   };

@@ -13,6 +13,7 @@ export const partScripts = {
   transferIn: script('transfer-in'),
   transferDone: script('transfer-done'),
   rebuildTransfers: script('rebuild-transfers'),
+  restoreLostCredit: script('restore-lost-credit'),
   snapshot: script('part-snapshot'),
   state: script('part-state'),
 };
