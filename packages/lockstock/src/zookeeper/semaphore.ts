@@ -113,7 +113,10 @@ export class SemaphoreResource implements LockResource {
    * their creation until they held), so it ranked at least `permits` and counted more than `permits`
    * — it could not hold. Uncontended acquires skip the gate's two writes and a round trip.
    */
-  private async takeOutright(owner: string, holder: HolderMetadata | undefined): Promise<AttemptResult | undefined> {
+  private async takeOutright(
+    owner: string,
+    holder: HolderMetadata | undefined,
+  ): Promise<AttemptResult | undefined> {
     const { nodes } = this;
     const trust = nodes.session.trust;
     const node = nodes.add(this.key(owner), this.leasePath, 'lease');

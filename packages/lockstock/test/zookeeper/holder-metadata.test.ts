@@ -26,7 +26,9 @@ const lockName = (label: string) => `zk-hm-${label}-${process.pid}-${++unique}`;
 
 const call = <T>(fn: (done: (error: unknown, value: T) => void) => void): Promise<T> =>
   new Promise((resolve, reject) =>
-    fn((error, value) => (error ? reject(error instanceof Error ? error : new Error(String(error))) : resolve(value))),
+    fn((error, value) =>
+      error ? reject(error instanceof Error ? error : new Error(String(error))) : resolve(value),
+    ),
   );
 
 /** The data of a queue's nodes, in sequence order, as ZooKeeper has it. */
