@@ -101,7 +101,7 @@ export class ExclusiveResource extends RedisResource implements LockResource {
   }
 
   release(owner: string, offer: HandOffOffer | undefined): Promise<ReleaseResult> {
-    return this.releaseWithTurns(this.scripts.release, this.releaseKeys, this.waitKey, owner, offer, true);
+    return this.releaseWithTurns(this.scripts.release, this.releaseKeys, this.waitKey, owner, offer);
   }
 
   async extend(owner: string, leaseMs: number): Promise<ExtendStatus> {

@@ -61,14 +61,14 @@ export abstract class RedisResource {
     waitKey: string,
     owner: string,
     offer: HandOffOffer | undefined,
-    storesHolder = false,
   ): Promise<ReleaseResult> {
     const { clientId, turnWindowMs, turns } = this.ctx;
     const args: ScriptArg[] = offer
       ? [owner, turns.offerMode(waitKey), clientId, turnWindowMs, offer.owner, offer.leaseMs ?? 0]
       : [owner, 'notify', clientId, turnWindowMs];
-    // The waiter a release hands the lock to is the holder now: its record replaces the last one.
-    if (offer && storesHolder) args.push(holderRecord(offer.owner, offer.holder));
+    // The waiter a release hands the lock to is the holder now: its record ('' for none) replaces the
+    // last one.
+    if (offer) args.push(holderRecord(offer.owner, offer.holder));
     const reply = await this.run(script, keys, args);
     if (Array.isArray(reply)) return { outcome: 'released', handedOffToken: Number(reply[0]) };
     return releaseResult(reply);

@@ -95,7 +95,7 @@ export class SemaphoreResource extends RedisResource implements LockResource {
       this.storedRecordKey(owner),
       offer ? this.storedRecordKey(offer.owner) : this.waitKey,
     ];
-    return this.releaseWithTurns(LOCK_SCRIPTS.semaphoreRelease, keys, this.waitKey, owner, offer, true);
+    return this.releaseWithTurns(LOCK_SCRIPTS.semaphoreRelease, keys, this.waitKey, owner, offer);
   }
 
   setPermits(permits: number): Promise<void> {
