@@ -15,6 +15,7 @@ import { pgliteDatabase, postgresDatabase, type Database } from '../sale/store/d
 import { migrate } from '../sale/store/migrate.js';
 import { serveDatabase } from '../sale/store/remote-db.js';
 import { RecoveryMonitor } from '../sale/recovery/monitor.js';
+import { admissionRestore } from '../sale/admission/restore.js';
 import type { HostMessage, OrderThreadData, ThreadMessage } from './order-thread-host.js';
 import { lowerThisThreadPriority } from './thread-priority.js';
 import { logDestination } from './log-format.js';
@@ -65,7 +66,10 @@ async function start() {
     // The sweeper expires orders on this thread's own connection: it waits, as the HTTP thread's
     // purchases do, until that connection has seen every sale checked against the record (a Redis
     // that came back older would otherwise expire orders the record already holds as paid).
-    const recovery = data.pipelines > 0 ? new RecoveryMonitor({ redis, db, logger }) : undefined;
+    const recovery =
+      data.pipelines > 0
+        ? new RecoveryMonitor({ redis, db, admission: admissionRestore(redis, db), logger })
+        : undefined;
     await recovery?.start();
     const sweeper = recovery
       ? new ExpirySweeper(redis, {

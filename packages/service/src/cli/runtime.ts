@@ -23,6 +23,7 @@ import { readRecordFsync, type DurabilityReport } from '../sale/health.js';
 import { RaffleService } from '../sale/raffle/raffles.js';
 import { RaffleRunner } from '../sale/raffle/runner.js';
 import { RecoveryMonitor } from '../sale/recovery/monitor.js';
+import { admissionRestore } from '../sale/admission/restore.js';
 import { startOrderThread, ThreadedRegistry, type OrderThread } from './order-thread-host.js';
 import { assertScheme, connectionCode, HINTS, UnreachableError } from './unreachable.js';
 import type { Resources } from './lifecycle.js';
@@ -222,6 +223,7 @@ export async function startRuntime(options: RuntimeOptions, resources: Resources
     ? new RecoveryMonitor({
         redis,
         db,
+        admission: admissionRestore(redis, db),
         logger,
         beforeAdmitting: () => ids.confirm(),
         onRebuilt: (_saleId, cause) => metrics.rebuilds.inc({ cause }),

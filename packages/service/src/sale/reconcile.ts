@@ -8,6 +8,7 @@ import { records } from './store/records.js';
 import type { SaleRedis } from './redis.js';
 import { inspectSale, type SaleCondition } from './recovery/inspect.js';
 import { RecoveryMonitor } from './recovery/monitor.js';
+import { admissionRestore } from './admission/restore.js';
 import { reconcileSplit, type PartDrift } from './shards/reconcile-split.js';
 
 const snapshotScript = loadLuaScript(new URL('./reconcile-snapshot.lua', import.meta.url));
@@ -67,7 +68,9 @@ export async function reconcile(
     (s) => !options.saleIds || options.saleIds.includes(s.id),
   );
   const report: SaleDrift[] = [];
-  const recovery = options.repair ? new RecoveryMonitor({ redis, db, keyPrefix: prefix }) : undefined;
+  const recovery = options.repair
+    ? new RecoveryMonitor({ redis, db, admission: admissionRestore(redis, db, prefix), keyPrefix: prefix })
+    : undefined;
   try {
     for (const sale of sales) report.push(await reconcileSale(sale, recovery));
   } finally {

@@ -262,10 +262,14 @@ export class SaleService {
     return records.listOpenSales(this.deps.db);
   }
 
-  /** Warms every open sale Redis does not have (at startup); returns the ids warmed now. */
+  /**
+   * Warms every open sale Redis does not have (at startup); returns the ids warmed now. Each sale's
+   * room (or "no room" marker) is written from the record first: a sale Redis can sell always has it.
+   */
   async warmOpenSales(): Promise<string[]> {
     const warmed: string[] = [];
     for (const sale of await this.listOpenSales()) {
+      await this.rooms.restore(sale.id);
       if (await this.warm(sale, sale.stock - sale.persistedSold)) warmed.push(sale.id);
     }
     return warmed;

@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { saleKeys } from '../../src/sale/keys.js';
 import { roomKeys } from '../../src/sale/room/keys.js';
 import { apiClient } from '../helpers/api-client.js';
 import { useServeProcesses } from '../helpers/serve-processes.js';
@@ -80,7 +81,10 @@ describe('waiting room across two serve processes', () => {
     ).toEqual([]);
     expect(refusals.slice(0, BUYERS)).toContain('admission_required');
     expect(answers.filter((s) => s === 202)).toHaveLength(STOCK);
-    expect(answers.filter((s) => s !== 202).every((s) => s === 409)).toBe(true);
+    expect(
+      answers.filter((s) => s !== 202).every((s) => s === 409),
+      String(answers),
+    ).toBe(true);
     expect(admittedBy.size).toBe(2); // both processes handed out admissions
 
     // From the record: PostgreSQL's orders (once the pipelines have written them) and the room's
@@ -118,4 +122,65 @@ describe('waiting room across two serve processes', () => {
       );
     });
   }, 120_000);
+
+  it('fails closed: after Redis lost a sale and its room, no purchase without an admission is recorded while PostgreSQL is down', async () => {
+    // Two room sales, created on process 0; process 1 never looks at either before the outage, so
+    // it learns their rooms only from Redis or the record.
+    const create = async (name: string) => {
+      const created = await post(stack.server(0), '/api/sales', 'admin', {
+        name,
+        stock: 5,
+        room: { ratePerSec: 1, shuffleSeconds: 600 }, // nobody is admitted during this test
+      });
+      expect(created.status).toBe(201);
+      return String(created.body.id);
+    };
+    const rebuilt = await create('room rebuilt by the recovery');
+    const roomless = await create('room deleted behind the service');
+
+    // Redis loses everything; the processes' monitors rebuild both sales from the record.
+    await redis.flushall();
+    await until(
+      'both sales rebuilt in Redis',
+      async () => (await redis.exists(saleKeys(rebuilt).stock, saleKeys(roomless).stock)) === 2,
+      60_000,
+    );
+    // The rebuild put each room back with the stock (judged from Redis itself).
+    expect(await redis.hget(roomKeys(rebuilt).config, 'rate')).toBe('1');
+    expect(await redis.hget(roomKeys(roomless).config, 'rate')).toBe('1');
+    // An adversary (or a partial loss) takes one room away again while its stock stays.
+    await redis.del(roomKeys(roomless).config);
+
+    await stack.postgres.stopImmediately();
+    try {
+      const bypass = await post(stack.server(1), `/api/sales/${rebuilt}/orders`, 'never-admitted-1');
+      expect(bypass.status, JSON.stringify(bypass.body)).toBe(403);
+      expect(bypass.body.error).toBe('admission_required');
+      // Its room unknown (not in Redis, the record down): refused as unavailable, never sold.
+      const blind = await post(stack.server(1), `/api/sales/${roomless}/orders`, 'never-admitted-2');
+      expect(blind.status, JSON.stringify(blind.body)).toBe(503);
+      expect(blind.body.error).toBe('service_unavailable');
+    } finally {
+      await stack.postgres.restart();
+    }
+    // Once the record answers again, the room is put back and still guards the sale.
+    await until(
+      'the record to answer through process 1',
+      async () =>
+        (await post(stack.server(1), `/api/sales/${roomless}/orders`, 'never-admitted-2')).status !== 503,
+      60_000,
+    );
+    expect(await redis.hget(roomKeys(roomless).config, 'rate')).toBe('1');
+    expect(
+      (await post(stack.server(1), `/api/sales/${roomless}/orders`, 'never-admitted-2')).body.error,
+    ).toBe('admission_required');
+
+    // From what was recorded: no reservation entered either sale's stream, and the record holds no
+    // order of either (the stream is read first: an entry leaves it only once it is recorded).
+    for (const saleId of [rebuilt, roomless]) {
+      expect(await redis.xlen(saleKeys(saleId).stream)).toBe(0);
+      const orders = await stack.db.query('SELECT id FROM orders WHERE sale_id = $1', [saleId]);
+      expect(orders.rows).toEqual([]);
+    }
+  }, 180_000);
 });

@@ -47,6 +47,10 @@ export function useServeProcesses(count: number, secret: string) {
     get db() {
       return state.db;
     },
+    /** The record's server: stop and restart it for a database outage. */
+    get postgres(): PostgresServer {
+      return state.postgres;
+    },
     get processes(): readonly CliProcess[] {
       return state.processes;
     },

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { ExpirySweeper } from '../../src/sale/lifecycle/sweeper.js';
 import { reconcile } from '../../src/sale/reconcile.js';
 import { RecoveryMonitor } from '../../src/sale/recovery/monitor.js';
+import { admissionRestore } from '../../src/sale/admission/restore.js';
 import { layoutKeys, layoutOf, partOfUser, type PartKeys } from '../../src/sale/shards/layout.js';
 import { recordLayouts } from '../../src/sale/shards/record-layouts.js';
 import { partScripts } from '../../src/sale/shards/scripts.js';
@@ -73,7 +74,12 @@ async function scanAll(pattern: string): Promise<string[]> {
 }
 
 async function recover(): Promise<RecoveryMonitor> {
-  const monitor = new RecoveryMonitor({ redis: env.redis, db: env.db, checkEveryMs: 0 });
+  const monitor = new RecoveryMonitor({
+    redis: env.redis,
+    db: env.db,
+    admission: admissionRestore(env.redis, env.db),
+    checkEveryMs: 0,
+  });
   await monitor.start();
   await monitor.stop();
   return monitor;

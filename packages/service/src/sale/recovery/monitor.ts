@@ -1,5 +1,6 @@
 import { RedisLockClient } from 'lockstock';
 import { DEFAULT_KEY_PREFIX } from 'lockstock/redis';
+import type { AdmissionRestore } from '../admission/restore.js';
 import { activeSalesKey, saleKeys } from '../keys.js';
 import { silentLogger, type Logger } from '../logger.js';
 import type { SaleRedis } from '../redis.js';
@@ -33,6 +34,8 @@ export type RebuildCause = Exclude<SaleCondition['kind'], 'ok'>;
 export interface RecoveryMonitorOptions {
   redis: SaleRedis;
   db: Database;
+  /** Puts a rebuilt sale's admission state (its waiting room, a raffle's cursor) back before its stock. */
+  admission: AdmissionRestore;
   keyPrefix?: string;
   logger?: Logger;
   /**

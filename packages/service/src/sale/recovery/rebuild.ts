@@ -1,4 +1,5 @@
 import { ScriptRunner } from 'lockstock/redis';
+import type { AdmissionRestore } from '../admission/restore.js';
 import type { SaleKeys } from '../keys.js';
 import { parseStreamEntry } from '../pipeline/stream.js';
 import type { SaleRedis } from '../redis.js';
@@ -6,7 +7,6 @@ import type { Database, Queryable } from '../store/db.js';
 import type { OrderEntry, SettlementEntry } from '../store/decide.js';
 import { records } from '../store/records.js';
 import type { Sale } from '../types.js';
-import { forgetCursor, keyPrefixOf } from '../raffle/waitlist.js';
 import { fencePipelines, type PipelineFenceOptions } from './fence.js';
 import { recoveryQueries } from './queries.js';
 import {
@@ -43,7 +43,8 @@ export interface RebuildReport {
  * applied yet. The caller holds the sale's recovery lock; `token` fences every write (see begin.lua).
  *
  * 1. The flag goes up (begin.lua): nothing sells, settles or expires in this sale from here on, so
- *    Redis's side stands still while it is read.
+ *    Redis's side stands still while it is read. The sale's admission state (its waiting room) is
+ *    put back from the record (`deps.admission`).
  * 2. The order pipelines are fenced (fence.ts): each has recorded what it read before the flag went
  *    up — entries a Redis that restarted empty no longer has, so only the record can count them — or
  *    can no longer record it.
@@ -61,7 +62,12 @@ export interface RebuildReport {
  * the flag): what was written is rewritten by whoever holds it now.
  */
 export async function rebuildSale(
-  deps: { redis: SaleRedis; db: Database; pipelineFence?: PipelineFenceOptions },
+  deps: {
+    redis: SaleRedis;
+    db: Database;
+    admission: AdmissionRestore;
+    pipelineFence?: PipelineFenceOptions;
+  },
   sale: Sale,
   keys: SaleKeys,
   token: string,
@@ -69,8 +75,9 @@ export async function rebuildSale(
   const { redis, db } = deps;
   const scripts = new ScriptRunner(redis);
   await scripts.run(recoveryScripts.begin, [keys.recovering], [token]);
-  // A Redis that came back older may hold an older raffle cursor: it is read again from the record.
-  if (sale.admission === 'raffle') await forgetCursor(redis, sale.id, keyPrefixOf(keys));
+  // The sale's admission (its waiting room, a raffle's cursor) goes back before its stock: a sale
+  // Redis can sell always has its room there, even for a process that starts while the record is down.
+  await deps.admission.restore(sale);
   const pipelines = await fencePipelines(db, deps.pipelineFence);
 
   const entries = await readWholeStream(redis, keys.stream, (raw) => parseStreamEntry(sale.id, raw));

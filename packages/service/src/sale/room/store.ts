@@ -2,7 +2,6 @@ import { DEFAULT_KEY_PREFIX } from 'lockstock/redis';
 import { readAsset } from '../../support/assets.js';
 import { isRecordId } from '../ids/canonical.js';
 import type { SaleRedis } from '../redis.js';
-import { isDatabaseUnavailable } from '../unavailable.js';
 import type { Queryable } from '../store/db.js';
 import { roomKeys } from './keys.js';
 import type { RoomSettings } from './settings.js';
@@ -36,7 +35,8 @@ const NO_SALE_MS = 1000;
  * and Redis (the room's config hash, which the room's scripts read). A sale's room never changes
  * after creation, so each process remembers the answer per sale once it knows the sale exists. Redis
  * is asked first; a sale without a room there is looked up in the record, which puts a room Redis
- * lost back (so a sale Redis forgot is never sold without its room).
+ * lost back; with the record down too, the room is unknown and the purchase is refused with a 503
+ * (fail closed: a sale Redis forgot is never sold without its room).
  */
 export class RoomStore {
   private readonly known = new Map<string, Room | 'none'>();
@@ -110,26 +110,29 @@ export class RoomStore {
       this.known.set(saleId, room);
       return room;
     }
-    let rows: RoomRow[];
-    try {
-      ({ rows } = await this.db.query<RoomRow>(queries.getRoom, [saleId]));
-    } catch (error) {
-      // The record is down, and Redis has no room for this sale. A sale's room goes into Redis before
-      // its stock and stays as long as the stock does, so a sale Redis can sell has its room there:
-      // this one has none. Not remembered: the record is asked again once it is back (selling must go
-      // on while PostgreSQL is down — the pipeline waits for it, the purchase never did). A sale that
-      // is not in Redis at all fails its reservation as missing, and its rebuild needs the record.
-      if (isDatabaseUnavailable(error)) return 'none';
-      throw error;
-    }
-    const row = rows[0];
-    if (!row) {
+    // Redis has no room for this sale: the record says. If the record is down, the room cannot be
+    // known and the error goes up as a 503 (fail closed). Answering "no room" there once sold a sale
+    // whose room Redis had lost to buyers never admitted. A sale Redis can sell has its room (or its
+    // "no room" marker) there: creation, the start-up warm and every rebuild write it before the stock.
+    const found = await this.restore(saleId);
+    if (found === 'no_sale') {
       if (this.missing.size > 10_000) this.missing.clear();
       this.missing.set(saleId, Date.now() + NO_SALE_MS);
-      return 'no_sale';
     }
+    return found;
+  }
+
+  /**
+   * Puts a sale's room (or its "no room" marker) back into Redis from the record, whatever this
+   * process remembers: a rebuild and the start-up warm call it before the stock returns. Throws when
+   * the record cannot be read.
+   */
+  async restore(saleId: string): Promise<Room | 'none' | 'no_sale'> {
+    const { rows } = await this.db.query<RoomRow>(queries.getRoom, [saleId]);
+    const row = rows[0];
+    if (!row) return 'no_sale';
     if (row.rate_per_sec === null) {
-      await this.openNone(saleId); // a sale of before the marker, or Redis lost it: put it back
+      await this.openNone(saleId);
       return 'none';
     }
     const room: Room = {
@@ -141,7 +144,7 @@ export class RoomStore {
       shuffleSeconds: Number(row.shuffle_seconds),
       noticeSeconds: Number(row.notice_seconds),
     };
-    await this.open(saleId, room); // Redis lost it: the record puts it back
+    await this.open(saleId, room);
     return room;
   }
 }
