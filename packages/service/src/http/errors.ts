@@ -14,6 +14,7 @@ export const ERROR_STATUS = {
   admission_invalid: 403,
   admission_expired: 403,
   admission_not_yet: 403,
+  admission_used: 403,
   ticket_invalid: 403,
   pow_required: 403,
   pow_invalid: 403,

@@ -1,5 +1,5 @@
 import { Type } from '@fastify/type-provider-typebox';
-import { MAX_POW_BITS, MAX_ROOM_RATE } from '../sale/room/settings.js';
+import { MAX_ACTIVE, MAX_POW_BITS, MAX_ROOM_RATE } from '../sale/room/settings.js';
 
 /** Schemas of the waiting room (routes/room.ts; the sale's `room` option in schemas.ts). */
 
@@ -49,6 +49,14 @@ export const RoomSettingsBody = Type.Object(
           'arrivals within one window of this length, and all before the start, are admitted in random order (default 10)',
       }),
     ),
+    maxActive: Type.Optional(
+      Type.Integer({
+        minimum: 0,
+        maximum: MAX_ACTIVE,
+        description:
+          'at most this many buyers admitted and not yet done (neither bought nor lapsed) at once, over every process (0: no cap; default 0)',
+      }),
+    ),
   },
   {
     additionalProperties: false,
@@ -65,6 +73,7 @@ export const RoomSettingsView = Type.Object({
   admissionSeconds: Type.Integer(),
   shuffleSeconds: Type.Integer(),
   noticeSeconds: Type.Integer(),
+  maxActive: Type.Integer(),
 });
 
 export const JoinBody = Type.Object(
@@ -118,4 +127,7 @@ export const RoomStatsView = Type.Object({
   admitted: Type.Integer({ description: 'buyers admitted so far' }),
   joined: Type.Integer({ description: 'buyers who took a place so far' }),
   powBits: Type.Integer(),
+  active: Type.Integer({ description: 'buyers admitted and not yet done (neither bought nor lapsed)' }),
+  maxActive: Type.Integer({ description: 'the cap on active buyers (0: none)' }),
+  paused: Type.Boolean({ description: 'whether the room admits nobody for now (the operator paused it)' }),
 });

@@ -1,5 +1,7 @@
 import { DEFAULT_KEY_PREFIX, loadLuaScript, ScriptRunner } from 'lockstock/redis';
 import { ID_PATTERN, saleKeys, type SaleKeys } from './keys.js';
+import { roomKeys } from './room/keys.js';
+import { AdmittedSplitPurchase } from './room/split-admission.js';
 import { SaleRecoveringError } from './recovery/errors.js';
 import { LayoutCache, isSplit } from './shards/layout.js';
 import { SplitReserver, type SplitSale, type TransferWaitOutcome } from './shards/split-reserver.js';
@@ -11,6 +13,7 @@ import { PhaseWriteBatcher } from './write-batch.js';
 
 const reserveScript = loadLuaScript(new URL('./reserve.lua', import.meta.url));
 const reserveIdempotentScript = loadLuaScript(new URL('./reserve-idempotent.lua', import.meta.url));
+const reserveAdmittedScript = loadLuaScript(new URL('./reserve-admitted.lua', import.meta.url));
 
 /**
  * The reservation scripts' refusal codes, in one place (-4, sold out with nothing left, is a table;
@@ -23,7 +26,12 @@ const REFUSALS: Record<number, RefusalCode> = {
   [-5]: 'limit_reached',
   [-6]: 'idempotency_key_reused',
   [-7]: 'sold_out',
+  [-9]: 'admission_used',
+  [-10]: 'admission_not_yet',
+  [-11]: 'admission_expired',
 };
+/** reserve-admitted.lua's answer for a sale whose room is not in Redis: a 503, never a sale without it. */
+const ROOM_MISSING = -12;
 
 /** A reservation request. Ids must match ID_PATTERN (the caller validates user input first). */
 export interface ReserveRequest {
@@ -33,6 +41,11 @@ export interface ReserveRequest {
   idempotencyKey?: string;
   /** The purchase's W3C traceparent when it is traced: kept in its stream entry (support/tracing.ts). */
   traceparent?: string;
+  /**
+   * A sale with a waiting room: the admitted-at of the buyer's signed admission. It is checked and
+   * spent in the reservation's own step, on the Redis clock (one admission buys one order).
+   */
+  admittedAt?: number;
 }
 
 /** How long an Idempotency-Key is remembered. */
@@ -80,11 +93,15 @@ type Reply = number | string | [number, number];
 export class Reserver {
   private readonly scripts: ScriptRunner;
   private readonly batcher: PhaseWriteBatcher | undefined;
-  private readonly keysBySale = new Map<string, { keys: SaleKeys; list: string[]; split?: SplitSale }>();
+  private readonly keysBySale = new Map<
+    string,
+    { keys: SaleKeys; list: string[]; room: string[]; split?: SplitSale }
+  >();
   private readonly layouts: LayoutCache;
   private readonly split: SplitReserver;
   /** Moves units between the parts of split sales. */
   readonly transfers: Transfers;
+  private readonly admittedSplit: AdmittedSplitPurchase;
 
   private readonly soldOut: SoldOutCache | undefined;
 
@@ -99,6 +116,7 @@ export class Reserver {
     this.batcher = options.batchWritesPerPhase ? new PhaseWriteBatcher(redis) : undefined;
     this.layouts = options.layouts ?? new LayoutCache(redis, keyPrefix);
     this.transfers = new Transfers(redis, this.scripts, nextOrderId, options.onTransferError);
+    this.admittedSplit = new AdmittedSplitPurchase(redis, this.scripts, keyPrefix);
     this.split = new SplitReserver(this.scripts, this.transfers, {
       ...(this.soldOut ? { soldOut: this.soldOut } : {}),
       ...(this.batcher ? { beforeCall: () => this.batcher?.hold() } : {}),
@@ -111,9 +129,11 @@ export class Reserver {
     if (!entry) {
       if (this.keysBySale.size >= 1024) this.keysBySale.clear();
       const keys = saleKeys(saleId, this.keyPrefix);
+      const room = roomKeys(saleId, this.keyPrefix);
       entry = {
         keys,
         list: [keys.notBefore, keys.open, keys.stock, keys.buyers, keys.stream, keys.recovering],
+        room: [room.config, room.admitted, room.spent, room.active],
       };
       this.keysBySale.set(saleId, entry);
     }
@@ -134,13 +154,33 @@ export class Reserver {
     const ticket = soldOut ? soldOut.ticket(saleId) : -1;
     this.batcher?.hold();
     let reply: Reply;
-    const { traceparent } = request;
-    if (idempotencyKey === undefined) {
+    const { traceparent, admittedAt } = request;
+    if (idempotencyKey !== undefined && !ID_PATTERN.test(idempotencyKey)) {
+      throw new TypeError('invalid idempotency key');
+    }
+    if (admittedAt !== undefined) {
+      reply = (await this.scripts.run(
+        reserveAdmittedScript,
+        [
+          ...list,
+          idempotencyKey === undefined ? keys.stock : keys.idempotency(userId, idempotencyKey),
+          ...entry.room,
+        ],
+        [
+          userId,
+          quantity,
+          orderId,
+          IDEMPOTENCY_TTL_SECONDS,
+          idempotencyKey ?? '',
+          admittedAt,
+          ...(traceparent ? [traceparent] : []),
+        ],
+      )) as Reply;
+    } else if (idempotencyKey === undefined) {
       const args = [userId, quantity, orderId];
       if (traceparent) args.push(traceparent);
       reply = (await this.scripts.run(reserveScript, list, args)) as Reply;
     } else {
-      if (!ID_PATTERN.test(idempotencyKey)) throw new TypeError('invalid idempotency key');
       const args = [userId, quantity, orderId, IDEMPOTENCY_TTL_SECONDS, idempotencyKey];
       if (traceparent) args.push(traceparent);
       reply = (await this.scripts.run(
@@ -156,6 +196,8 @@ export class Reserver {
       return SOLD_OUT;
     }
     if (reply === RECOVERING) throw new SaleRecoveringError(saleId);
+    if (reply === ROOM_MISSING)
+      throw new SaleRecoveringError(saleId, `sale ${saleId}'s waiting room is not in Redis`);
     if (reply === NOT_FOUND) {
       // A split sale has no stock on its own tag: learnt here, once per sale and process.
       const layout = await this.layouts.get(saleId);
@@ -170,8 +212,11 @@ export class Reserver {
   }
 
   private reserveSplit(split: SplitSale, request: ReserveRequest, orderId: string): Promise<Reservation> {
-    if (request.idempotencyKey !== undefined && !ID_PATTERN.test(request.idempotencyKey))
-      throw new TypeError('invalid idempotency key');
+    if (request.admittedAt !== undefined) {
+      return this.admittedSplit.reserve(request, split.parts, () =>
+        this.split.reserve(split, request, orderId, IDEMPOTENCY_TTL_SECONDS),
+      );
+    }
     return this.split.reserve(split, request, orderId, IDEMPOTENCY_TTL_SECONDS);
   }
 }

@@ -53,7 +53,16 @@ export interface NewSale {
 
 /** Why a reservation was refused (each maps to one HTTP status in http/errors.ts). */
 export type RefusalCode =
-  'not_found' | 'not_started' | 'ended' | 'sold_out' | 'limit_reached' | 'idempotency_key_reused';
+  | 'not_found'
+  | 'not_started'
+  | 'ended'
+  | 'sold_out'
+  | 'limit_reached'
+  | 'idempotency_key_reused'
+  // A sale with a waiting room: the admission, checked and spent on the Redis clock (room/lua/admission.lua).
+  | 'admission_used'
+  | 'admission_not_yet'
+  | 'admission_expired';
 
 export type Reservation =
   | { readonly ok: true; readonly orderId: string; readonly duplicate: boolean }

@@ -10,6 +10,7 @@ import { leadingZeroBits, powHash, solveChallenge } from '../../src/sale/room/po
 import { RoomSigner } from '../../src/sale/room/signed.js';
 import { SaleService } from '../../src/sale/service.js';
 import { useSaleStack } from '../helpers/sale.js';
+import { until } from '../helpers/until.js';
 
 const env = useSaleStack();
 const SECRET = 'room-secret-0123456789abcdef';
@@ -27,12 +28,16 @@ afterAll(async () => {
   await app.close();
 });
 
-async function createSale(room: Record<string, number> | undefined, stock = 20): Promise<string> {
+async function createSale(
+  room: Record<string, number> | undefined,
+  stock = 20,
+  sale: Record<string, number> = {},
+): Promise<string> {
   const created = await app.inject({
     method: 'POST',
     url: '/api/sales',
     headers: bearer('admin', true),
-    payload: { name: 'room sale', stock, ...(room ? { room } : {}) },
+    payload: { name: 'room sale', stock, ...sale, ...(room ? { room } : {}) },
   });
   expect(created.statusCode, created.body).toBe(201);
   return String(created.json().id);
@@ -94,6 +99,7 @@ describe('waiting room (HTTP)', () => {
       admissionSeconds: 300,
       shuffleSeconds: 1,
       noticeSeconds: 0,
+      maxActive: 0,
     });
     const before = await orderCount(saleId);
 
@@ -152,18 +158,136 @@ describe('waiting room (HTTP)', () => {
       exp: Date.now() + 60_000,
     });
     expect((await check(saleId, 'dan', foreign)).json().error).toBe('ticket_invalid');
-    const expiredAdmission = signer.sign('admission', { s: saleId, u: 'dan', exp: Date.now() - 1 });
-    expect((await buy(app, saleId, 'dan', expiredAdmission)).json().error).toBe('admission_expired');
-    // An admission is valid only after its notice period: learning of it sooner buys nothing sooner.
-    const early = signer.sign('admission', {
-      s: saleId,
-      u: 'dan',
-      nbf: Date.now() + 60_000,
-      exp: Date.now() + 120_000,
-    });
+    // An admission is judged in the reservation, against the room's record in Redis and on the Redis
+    // clock: one made long ago has lapsed; one still in its notice period is not valid yet (learning
+    // of it sooner buys nothing sooner); one the record does not hold (replaced, or never made) is not
+    // this buyer's to spend. Each is signed here, so only Redis can tell.
+    const [seconds] = await env.redis.time();
+    const redisNow = Number(seconds) * 1000;
+    const admissionAt = async (at: number) => {
+      await env.redis.hset(roomKeys(saleId).admitted, 'dan', at);
+      return signer.sign('admission', { s: saleId, u: 'dan', at, exp: at + 1 });
+    };
+    const lapsed = await admissionAt(redisNow - 3_600_000);
+    expect((await buy(app, saleId, 'dan', lapsed)).json().error).toBe('admission_expired');
+    const early = await admissionAt(redisNow + 60_000);
     expect((await buy(app, saleId, 'dan', early)).json().error).toBe('admission_not_yet');
+    const replaced = signer.sign('admission', { s: saleId, u: 'dan', at: redisNow - 1000, exp: redisNow });
+    expect((await buy(app, saleId, 'dan', replaced)).json().error).toBe('admission_used');
+    const unnamed = signer.sign('admission', { s: saleId, u: 'dan', exp: redisNow + 60_000 });
+    expect((await buy(app, saleId, 'dan', unnamed)).json().error).toBe('admission_invalid');
+    expect(await orderCount(saleId)).toEqual({ stream: 0, stock: '20' });
     const wrongKind = signer.sign('ticket', { s: saleId, u: 'dan', exp: Date.now() + 60_000 });
     expect((await buy(app, saleId, 'dan', wrongKind)).json().error).toBe('admission_invalid');
+  });
+
+  it('one admission buys one order, however many purchases race with it; a keyed retry still gets its order', async () => {
+    // A generous per-user limit: only the admission stands between a buyer and a second order.
+    const saleId = await createSale({ ratePerSec: 1000, noticeSeconds: 0, shuffleSeconds: 1 }, 20, {
+      perUserLimit: 10,
+    });
+    const hal = await admissionOf(saleId, 'hal');
+    const racing = Array.from({ length: 12 }, (_, i) =>
+      i % 2 === 0
+        ? buy(app, saleId, 'hal', hal)
+        : app.inject({
+            method: 'POST',
+            url: `/api/sales/${saleId}/orders`,
+            headers: { ...bearer('hal'), admission: hal, 'idempotency-key': `race-${i}` },
+          }),
+    );
+    const answers = await Promise.all(racing);
+    expect(answers.filter((a) => a.statusCode === 202)).toHaveLength(1);
+    for (const refused of answers.filter((a) => a.statusCode !== 202)) {
+      expect([refused.statusCode, refused.json().error]).toEqual([403, 'admission_used']);
+    }
+    // From the stream (what the pipeline records): one order, Hal's.
+    const entries = await env.redis.xrange(saleKeys(saleId).stream, '-', '+');
+    expect(entries.map(([, fields]) => fields[fields.indexOf('user') + 1])).toEqual(['hal']);
+
+    // Ivy buys with a key; her retries get that order back after the admission is spent, and after
+    // it has lapsed (judged on the Redis clock); a new key does not buy again.
+    const ivy = await admissionOf(saleId, 'ivy');
+    const keyed = (key: string) =>
+      app.inject({
+        method: 'POST',
+        url: `/api/sales/${saleId}/orders`,
+        headers: { ...bearer('ivy'), admission: ivy, 'idempotency-key': key },
+      });
+    const first = await keyed('ivy-1');
+    expect(first.statusCode, first.body).toBe(202);
+    expect((await keyed('ivy-1')).json()).toEqual(first.json());
+    // Every admission of the room lapses now (on the Redis clock: an admission lasts admitMs).
+    await env.redis.hset(roomKeys(saleId).config, 'admitMs', 1);
+    expect((await keyed('ivy-1')).json()).toEqual(first.json());
+    expect((await keyed('ivy-2')).json().error).toBe('admission_used');
+    expect(await env.redis.xlen(saleKeys(saleId).stream)).toBe(2);
+    // Asking the room again says the admission is spent; joining again queues Ivy anew.
+    const standing = await join(saleId, 'ivy');
+    expect(standing.statusCode, standing.body).toBe(201);
+  });
+
+  it('admits no more active buyers than its cap; a purchase frees a slot; a paused room admits nobody, and stays paused in the record', async () => {
+    const saleId = await createSale({ ratePerSec: 1000, noticeSeconds: 0, shuffleSeconds: 1, maxActive: 2 });
+    const tickets = new Map<string, string>();
+    for (const user of ['ken', 'lea', 'max', 'ned'])
+      tickets.set(user, (await join(saleId, user)).json().ticket);
+    const standingOf = async (user: string) =>
+      (await check(saleId, user, tickets.get(user) as string)).json() as Record<string, string & number>;
+    const admitted = async () => Object.keys(await env.redis.hgetall(roomKeys(saleId).admitted)).sort();
+    // Past the first shuffle window the pace would admit all four at once: the cap admits two.
+    await until(
+      'the first window to end and two admitted',
+      async () => {
+        await standingOf('ken');
+        return (await admitted()).length === 2;
+      },
+      30_000,
+    );
+    for (const user of ['ken', 'lea', 'max', 'ned']) await standingOf(user);
+    const firstTwo = await admitted();
+    expect(firstTwo).toHaveLength(2);
+    const stats = async () =>
+      (await app.inject({ method: 'GET', url: `/api/sales/${saleId}/room` })).json() as Record<
+        string,
+        number
+      >;
+    expect(await stats()).toMatchObject({ active: 2, maxActive: 2, waiting: 2, paused: false });
+
+    // One of them buys: its slot is free, and the next in line is admitted.
+    const buyer = firstTwo[0] as string;
+    const pass = (await standingOf(buyer)).admission;
+    expect((await buy(app, saleId, buyer, pass)).statusCode).toBe(202);
+    const waiting = ['ken', 'lea', 'max', 'ned'].filter((u) => !firstTwo.includes(u));
+    for (const user of waiting) await standingOf(user);
+    expect(await admitted()).toHaveLength(3);
+    expect(await stats()).toMatchObject({ active: 2, waiting: 1 });
+
+    // Paused: the slot the next purchase frees stays empty until the room is resumed.
+    const pause = (action: string, user = 'admin', admin = true) =>
+      app.inject({
+        method: 'POST',
+        url: `/api/sales/${saleId}/room/${action}`,
+        headers: bearer(user, admin),
+      });
+    expect((await pause('pause', 'eve', false)).statusCode).toBe(403);
+    const paused = await pause('pause');
+    expect(paused.statusCode, paused.body).toBe(200);
+    expect(paused.json()).toMatchObject({ paused: true });
+    const second = firstTwo[1] as string;
+    expect((await buy(app, saleId, second, (await standingOf(second)).admission)).statusCode).toBe(202);
+    for (const user of waiting) await standingOf(user);
+    expect(await admitted()).toHaveLength(3);
+    expect(await stats()).toMatchObject({ active: 1, waiting: 1, paused: true });
+    // The switch is in the record: a room Redis lost comes back paused.
+    await env.redis.del(roomKeys(saleId).config);
+    expect(await env.service.rooms.restore(saleId)).toMatchObject({ maxActive: 2 });
+    expect(await env.redis.hget(roomKeys(saleId).config, 'paused')).toBe('1');
+
+    expect((await pause('resume')).json()).toMatchObject({ paused: false });
+    for (const user of waiting) await standingOf(user);
+    expect(await admitted()).toHaveLength(4);
+    expect(await stats()).toMatchObject({ active: 2, waiting: 0 });
   });
 
   it('asks for proof of work before a ticket when the room is set so; a challenge buys one place', async () => {

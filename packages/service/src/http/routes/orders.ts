@@ -27,6 +27,10 @@ const REFUSAL_MESSAGES: Record<RefusalCode, string> = {
   sold_out: SOLD_OUT_MESSAGE,
   limit_reached: 'You already hold as many units of this sale as one buyer may.',
   idempotency_key_reused: 'This Idempotency-Key was used for a different request.',
+  admission_used:
+    'Your admission has bought its order (one admission, one order): join the waiting room again to buy more.',
+  admission_not_yet: 'Your admission is not valid yet: it becomes valid at its admissionValidFrom.',
+  admission_expired: 'Your admission lapsed unused: join the room again.',
 };
 
 /** The fast path's answer, serialised once: a JSON string is sent as it is. */
@@ -97,6 +101,7 @@ export const ordersRoutes: FastifyPluginAsyncTypebox<OrdersRouteOptions> = async
           userId: caller.userId,
           quantity: request.body.quantity ?? 1,
           ...(idempotencyKey ? { idempotencyKey } : {}),
+          ...(request.admittedAt === undefined ? {} : { admittedAt: request.admittedAt }),
         },
         traceContextOf(request),
       );

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { RoomRefusal, RoomStanding, WaitingRoom } from '../../sale/room/room.js';
-import { authenticate } from '../auth.js';
+import { authenticate, requireAdmin } from '../auth.js';
 import { ApiError, sendError } from '../errors.js';
 import { ChallengeView, CheckBody, JoinBody, RoomStatsView, StandingView } from '../room-schemas.js';
 import { errorResponses, SaleIdParams } from '../schemas.js';
@@ -124,12 +124,52 @@ export const roomRoutes: FastifyPluginAsyncTypebox<RoomRouteOptions> = async (ap
       return stats;
     },
   );
+
+  // The operator's switch: a paused room admits nobody (the queue keeps its order, admissions made
+  // stay valid); resumed, it admits at its pace again. Kept in the record (room/store.ts).
+  for (const [action, paused] of [
+    ['pause', true],
+    ['resume', false],
+  ] as const) {
+    app.post(
+      `/api/sales/:id/room/${action}`,
+      {
+        preHandler: requireAdmin,
+        schema: {
+          summary: paused
+            ? 'Pause the waiting room (admin): nobody is admitted until it is resumed'
+            : 'Resume a paused waiting room (admin): admissions go on at its pace',
+          security: [{ bearer: [] }],
+          params: SaleIdParams,
+          response: { 200: RoomStatsView, ...errorResponses(400, 401, 403, 404, 429, 503) },
+        },
+      },
+      async (request) => {
+        const id = request.params.id;
+        if (!(await room.rooms.setPaused(id, paused))) {
+          throw new ApiError('no_room', `Sale ${id} has no waiting room.`);
+        }
+        const stats = await room.stats(id);
+        if (!stats) throw new ApiError('no_room', `Sale ${id} has no waiting room.`);
+        return stats;
+      },
+    );
+  }
 };
 
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The admitted-at of the buyer's admission, for a sale with a waiting room (requireAdmission). */
+    admittedAt?: number;
+  }
+}
+
 /**
- * preHandler of the purchase route: a sale with a waiting room sells only to buyers with a valid
- * admission (header `Admission`), so the room cannot be bypassed. A sale known to have no room costs
- * a Map lookup; the first purchase of a sale in a process looks its room up (room/store.ts).
+ * preHandler of the purchase route: a sale with a waiting room sells only to buyers with an
+ * admission signed here for them (header `Admission`), so the room cannot be bypassed; the
+ * reservation then checks it is valid now and spends it, on the Redis clock (one admission, one
+ * order). A sale known to have no room costs a Map lookup; the first purchase of a sale in a process
+ * looks its room up (room/store.ts).
  */
 export function requireAdmission(room: WaitingRoom) {
   const check = (
@@ -140,12 +180,14 @@ export function requireAdmission(room: WaitingRoom) {
     const { id } = request.params as { id: string };
     if (found === 'no_sale') return new ApiError('not_found', 'There is no such sale.');
     const admission = request.headers.admission;
-    const refusal = room.checkAdmission(
+    const checked = room.checkAdmission(
       id,
       callerOf(request).userId,
       typeof admission === 'string' ? admission : undefined,
     );
-    return refusal && new ApiError(refusal.code, refusal.message);
+    if (!checked.ok) return new ApiError(checked.code, checked.message);
+    request.admittedAt = checked.admittedAt;
+    return undefined;
   };
   return (request: FastifyRequest, _reply: FastifyReply, done: (error?: Error) => void) => {
     const { id } = request.params as { id: string };

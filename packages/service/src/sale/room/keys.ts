@@ -5,7 +5,10 @@ import { DEFAULT_KEY_PREFIX } from 'lockstock/redis';
  * touch one Cluster slot, the same as the sale's purchases.
  */
 export interface RoomKeys {
-  /** hash: the room's settings {rate, openAt, shuffleMs, admitMs (notice included), noticeMs, powBits, ticketMs}; written before the stock */
+  /**
+   * hash: the room's settings {rate, openAt, shuffleMs, admitMs (notice included), noticeMs, powBits,
+   * ticketMs, maxActive (0: no cap), paused (1: admits nobody)}; written before the stock
+   */
   readonly config: string;
   /** hash: the pace {credit, last} and counts {admitted, joined, firstJoin} */
   readonly state: string;
@@ -13,6 +16,10 @@ export interface RoomKeys {
   readonly queue: string;
   /** hash: buyer → when they were admitted (ms, Redis clock): the record of admissions */
   readonly admitted: string;
+  /** hash: buyer → admitted-at of the admission they spent (one admission buys one order) */
+  readonly spent: string;
+  /** sorted set: buyers admitted and not yet done, scored by their admission's end (ms, Redis clock) */
+  readonly active: string;
   /** string per proof-of-work challenge, set when it is spent (expires with the challenge) */
   spentChallenge(nonce: string): string;
 }
@@ -24,6 +31,8 @@ export function roomKeys(saleId: string, prefix = DEFAULT_KEY_PREFIX): RoomKeys 
     state: `${base}:state`,
     queue: `${base}:queue`,
     admitted: `${base}:admitted`,
+    spent: `${base}:spent`,
+    active: `${base}:active`,
     spentChallenge: (nonce) => `${base}:pow:${nonce}`,
   };
 }

@@ -22,7 +22,7 @@ export type RoomRefusalCode =
   | 'admission_required'
   | 'admission_invalid'
   | 'admission_expired'
-  | 'admission_not_yet';
+  | 'admission_used';
 
 export interface RoomRefusal {
   readonly ok: false;
@@ -61,6 +61,11 @@ export interface RoomStats {
   readonly admitted: number;
   readonly joined: number;
   readonly powBits: number;
+  /** Admitted and not yet done (neither bought nor lapsed). */
+  readonly active: number;
+  /** The cap on `active` (0: none). */
+  readonly maxActive: number;
+  readonly paused: boolean;
 }
 
 const refuse = (code: RoomRefusalCode, message: string): RoomRefusal => ({ ok: false, code, message });
@@ -133,7 +138,7 @@ export class WaitingRoom {
     const fraction = (randomInt(2 ** 47) * 2 + randomInt(2)) / 2 ** 48;
     const reply = (await this.scripts.run(
       joinScript,
-      [keys.config, keys.state, keys.queue, keys.admitted, spent.key],
+      [keys.config, keys.state, keys.queue, keys.admitted, keys.spent, keys.active, spent.key],
       [userId, fraction.toFixed(15), spent.until],
     )) as Array<number | string>;
     const status = Number(reply[0]);
@@ -172,13 +177,19 @@ export class WaitingRoom {
     const keys = roomKeys(saleId, this.prefix);
     const reply = (await this.scripts.run(
       checkScript,
-      [keys.config, keys.state, keys.queue, keys.admitted],
+      [keys.config, keys.state, keys.queue, keys.admitted, keys.spent, keys.active],
       [userId, payload.q],
     )) as Array<number | string>;
     const status = Number(reply[0]);
     if (status === -1) return NO_ROOM;
     if (status === 2) {
       return refuse('admission_expired', 'Your admission lapsed unused: join the room again.');
+    }
+    if (status === 3) {
+      return refuse(
+        'admission_used',
+        'Your admission has bought its order (one admission, one order): join the room again to buy more.',
+      );
     }
     const held = { ticket, ticketExpiresAt: payload.exp };
     return this.standing(saleId, userId, room, held, {
@@ -200,9 +211,12 @@ export class WaitingRoom {
         ok: true,
         state: 'admitted',
         ticket,
+        // `at` names this admission in Redis: the reservation checks and spends it there, on the
+        // Redis clock (nbf and exp are for the buyer's information).
         admission: this.signer.sign('admission', {
           s: saleId,
           u: userId,
+          at: at.admittedAt,
           nbf: admissionValidFrom,
           exp: admissionExpiresAt,
         }),
@@ -225,10 +239,15 @@ export class WaitingRoom {
   }
 
   /**
-   * Whether `admission` lets `userId` buy in `saleId` now: signed here, for this buyer and sale, not
-   * expired. No round trip: the purchase pays one HMAC.
+   * The admission `userId` presents for `saleId`: its admitted-at when it is signed here for this
+   * buyer and sale (one HMAC, no round trip), else the refusal. Whether it is valid now, and unspent,
+   * is the reservation's to decide, on the Redis clock (lua/admission.lua).
    */
-  checkAdmission(saleId: string, userId: string, admission: string | undefined): RoomRefusal | undefined {
+  checkAdmission(
+    saleId: string,
+    userId: string,
+    admission: string | undefined,
+  ): { ok: true; admittedAt: number } | RoomRefusal {
     if (admission === undefined) {
       return refuse(
         'admission_required',
@@ -236,20 +255,10 @@ export class WaitingRoom {
       );
     }
     const payload = this.signer.open('admission', admission);
-    if (!payload || payload.s !== saleId || payload.u !== userId || typeof payload.exp !== 'number') {
+    if (!payload || payload.s !== saleId || payload.u !== userId || typeof payload.at !== 'number') {
       return refuse('admission_invalid', 'The admission is not valid for this buyer and sale.');
     }
-    const now = Date.now();
-    if (typeof payload.nbf === 'number' && payload.nbf > now) {
-      return refuse(
-        'admission_not_yet',
-        `Your admission is valid from ${new Date(payload.nbf).toISOString()} (in ${Math.ceil((payload.nbf - now) / 1000)} s).`,
-      );
-    }
-    if (payload.exp <= now) {
-      return refuse('admission_expired', 'Your admission lapsed unused: join the room again.');
-    }
-    return undefined;
+    return { ok: true, admittedAt: payload.at };
   }
 
   /** The room's counts for the dashboard (undefined: no room). */
@@ -257,7 +266,7 @@ export class WaitingRoom {
     const keys = roomKeys(saleId, this.prefix);
     const reply = (await this.scripts.run(
       statsScript,
-      [keys.config, keys.state, keys.queue, keys.admitted],
+      [keys.config, keys.state, keys.queue, keys.admitted, keys.active],
       [],
     )) as Array<number | string>;
     if (reply.length === 0) return undefined;
@@ -267,6 +276,9 @@ export class WaitingRoom {
       admitted: Number(reply[2]),
       joined: Number(reply[3]),
       powBits: Number(reply[4]),
+      active: Number(reply[5]),
+      maxActive: Number(reply[6]),
+      paused: reply[7] === '1',
     };
   }
 }

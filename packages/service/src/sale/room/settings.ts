@@ -25,6 +25,12 @@ export interface RoomSettings {
    * first admission comes when the first window ends (this long after the sale starts).
    */
   readonly shuffleSeconds: number;
+  /**
+   * At most this many buyers admitted and not yet done (neither bought nor lapsed) at once, over every
+   * serve process: the room's capacity, beside its pace (0: the pace alone). A purchase or a lapsed
+   * admission frees its slot.
+   */
+  readonly maxActive: number;
 }
 
 export const ROOM_DEFAULTS = {
@@ -33,10 +39,12 @@ export const ROOM_DEFAULTS = {
   admissionSeconds: 300,
   shuffleSeconds: 10,
   noticeSeconds: 2,
+  maxActive: 0,
 } as const;
 
 export const MAX_ROOM_RATE = 100_000;
 export const MAX_POW_BITS = 32;
+export const MAX_ACTIVE = 1_000_000;
 const MAX_SECONDS = 7 * 24 * 60 * 60;
 
 /** Checks a room's settings and fills in the defaults (the HTTP schema checks the same bounds). */
@@ -56,6 +64,9 @@ export function validateRoomSettings(input: Partial<RoomSettings>): RoomSettings
   ) {
     throw new SaleInputError('room.noticeSeconds must be an integer from 0 to 60');
   }
+  if (!Number.isInteger(settings.maxActive) || settings.maxActive < 0 || settings.maxActive > MAX_ACTIVE) {
+    throw new SaleInputError(`room.maxActive must be an integer from 0 (no cap) to ${MAX_ACTIVE}`);
+  }
   for (const name of ['ticketSeconds', 'admissionSeconds', 'shuffleSeconds'] as const) {
     const value = settings[name];
     if (!Number.isInteger(value) || value < 1 || value > MAX_SECONDS) {
@@ -69,5 +80,6 @@ export function validateRoomSettings(input: Partial<RoomSettings>): RoomSettings
     admissionSeconds: settings.admissionSeconds,
     shuffleSeconds: settings.shuffleSeconds,
     noticeSeconds: settings.noticeSeconds,
+    maxActive: settings.maxActive,
   };
 }

@@ -7,7 +7,7 @@ import { roomKeys } from './keys.js';
 import type { RoomSettings } from './settings.js';
 
 const sql = (name: string) => readAsset(new URL(`./sql/${name}.sql`, import.meta.url));
-const queries = { insertRoom: sql('insert-room'), getRoom: sql('get-room') };
+const queries = { insertRoom: sql('insert-room'), getRoom: sql('get-room'), setPaused: sql('set-paused') };
 
 /** A sale's room as the scripts and routes need it: its settings and when the sale starts. */
 export interface Room extends RoomSettings {
@@ -25,6 +25,8 @@ interface RoomRow {
   admission_seconds: number | null;
   shuffle_seconds: number | null;
   notice_seconds: number | null;
+  max_active: number | null;
+  paused: boolean | null;
 }
 
 /** How long "no such sale" is believed (a sale created meanwhile is refused as missing that long). */
@@ -61,11 +63,15 @@ export class RoomStore {
       room.admissionSeconds,
       room.shuffleSeconds,
       room.noticeSeconds,
+      room.maxActive,
     ]);
   }
 
-  /** Puts a recorded sale's room into Redis: before its stock, so nobody buys before the room is on. */
-  async open(saleId: string, room: Room): Promise<void> {
+  /**
+   * Puts a recorded sale's room into Redis: before its stock, so nobody buys before the room is on.
+   * `paused`: the record's switch (a room Redis lost comes back as the operator left it).
+   */
+  async open(saleId: string, room: Room, paused = false): Promise<void> {
     await this.redis.hset(roomKeys(saleId, this.prefix).config, {
       rate: room.ratePerSec,
       openAt: room.openAt,
@@ -74,6 +80,8 @@ export class RoomStore {
       noticeMs: room.noticeSeconds * 1000,
       powBits: room.powBits,
       ticketMs: room.ticketSeconds * 1000,
+      maxActive: room.maxActive,
+      paused: paused ? 1 : 0,
     });
     this.known.set(saleId, room);
   }
@@ -143,9 +151,23 @@ export class RoomStore {
       admissionSeconds: Number(row.admission_seconds),
       shuffleSeconds: Number(row.shuffle_seconds),
       noticeSeconds: Number(row.notice_seconds),
+      maxActive: Number(row.max_active ?? 0),
     };
-    await this.open(saleId, room);
+    await this.open(saleId, room, row.paused === true);
     return room;
+  }
+
+  /**
+   * The operator's switch: a paused room admits nobody (its queue keeps its order; admissions made
+   * stay valid), a resumed one admits at its pace again, saving up no burst from the pause. Kept in
+   * the record, then put into Redis with the rest of the room. False: the sale has no room.
+   */
+  async setPaused(saleId: string, paused: boolean): Promise<boolean> {
+    if (!isRecordId(saleId)) return false;
+    const { rows } = await this.db.query(queries.setPaused, [saleId, paused]);
+    if (rows.length === 0) return false;
+    await this.restore(saleId);
+    return true;
   }
 }
 
@@ -158,5 +180,6 @@ function roomOfConfig(config: Record<string, string>): Room {
     admissionSeconds: (Number(config.admitMs) - Number(config.noticeMs ?? 0)) / 1000,
     shuffleSeconds: Number(config.shuffleMs) / 1000,
     noticeSeconds: Number(config.noticeMs ?? 0) / 1000,
+    maxActive: Number(config.maxActive ?? 0),
   };
 }

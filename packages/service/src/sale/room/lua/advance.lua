@@ -1,8 +1,9 @@
 --[[
   Included by the room's scripts (not run alone): admits waiting buyers at the room's pace.
 
-  advance(config, state, queue, admitted, now) — `config` is the room's settings (a table read from
-  its hash), `state`, `queue` and `admitted` are key names, `now` the Redis time in ms.
+  advance(config, state, queue, admitted, active, now) — `config` is the room's settings (a table
+  read from its hash), `state`, `queue`, `admitted` and `active` are key names, `now` the Redis time
+  in ms.
 
   Nobody is admitted before the end of the first shuffle window (openAt + shuffleMs): whoever comes
   before the sale starts or within its first window is admitted in random order, not as they came
@@ -13,9 +14,14 @@
   scripts, so whoever waited at this call waited since the previous one: the credit of that time is
   theirs. With nobody left waiting the credit is cut to 1 (an empty room saves up no burst), so the
   admitted by time t are never more than 1 + rate × (t − first join) in total.
+
+  Active buyers: every admission is in `active` until it is spent (reserve-admitted.lua removes it)
+  or its time is up (its score); with `maxActive` > 0 at most that many are admitted and not done at
+  once: a call admits no more than the free slots, and a room held back by its cap saves up no burst
+  either (credit cut to 1). Paused (`paused` = 1), it admits nobody and saves up nothing.
   Returns the number admitted now.
 ]]
-local function advance(config, state, queue, admitted, now)
+local function advance(config, state, queue, admitted, active, now)
   local rate = tonumber(config.rate)
   local admitFrom = tonumber(config.openAt) + tonumber(config.shuffleMs)
   local saved = redis.call('hmget', state, 'credit', 'last')
@@ -23,19 +29,36 @@ local function advance(config, state, queue, admitted, now)
   local last = tonumber(saved[2] or '0')
   if last < admitFrom then last = admitFrom end
   if now <= last then return 0 end
+  redis.call('zremrangebyscore', active, '-inf', now) -- lapsed admissions free their slots
+  if config.paused == '1' then
+    redis.call('hset', state, 'credit', '0', 'last', now)
+    return 0
+  end
   local waiting = redis.call('zcard', queue)
   credit = credit + (now - last) * rate / 1000
   local n = math.floor(credit)
   if n > waiting then n = waiting end
+  local held = false
+  local cap = tonumber(config.maxActive or '0')
+  if cap > 0 then
+    local free = cap - redis.call('zcard', active)
+    if free < 0 then free = 0 end
+    if n > free then
+      n = free
+      held = true
+    end
+  end
   if n > 0 then
+    local ends = now + tonumber(config.admitMs)
     local popped = redis.call('zpopmin', queue, n)
     for i = 1, #popped, 2 do
       redis.call('hset', admitted, popped[i], now)
+      redis.call('zadd', active, ends, popped[i])
     end
     credit = credit - n
     redis.call('hincrby', state, 'admitted', n)
   end
-  if waiting == n and credit > 1 then credit = 1 end
+  if (waiting == n or held) and credit > 1 then credit = 1 end
   redis.call('hset', state, 'credit', string.format('%.6f', credit), 'last', now)
   return n
 end

@@ -3,36 +3,43 @@
   proof-of-work challenge in the same step, so a challenge buys at most one place.
 
   KEYS[1]  config: hash of the room's settings {rate, openAt, shuffleMs,
-           admitMs (from admission to its end, notice included), noticeMs, powBits, ticketMs}
+           admitMs (from admission to its end, notice included), noticeMs, powBits, ticketMs,
+           maxActive, paused}
   KEYS[2]  state: hash {credit, last, admitted, joined, firstJoin}
   KEYS[3]  queue: sorted set {buyer: score}; the lowest scores are admitted first
   KEYS[4]  admitted: hash {buyer: admitted at, ms on the Redis clock}
-  KEYS[5]  the challenge's spent marker (any key on the tag when ARGV[3] is '')
+  KEYS[5]  spent: hash {buyer: admitted at of the admission they bought with}
+  KEYS[6]  active: sorted set {buyer: when their admission ends}
+  KEYS[7]  the challenge's spent marker (any key on the tag when ARGV[3] is '')
   ARGV[1]  buyer id
   ARGV[2]  a random fraction in [0, 1) (the caller's CSPRNG): the buyer's order within its window
   ARGV[3]  '' without a challenge; else the challenge's expiry (ms since the epoch): the marker lives
            until then
 
   The score is window + fraction, where window = floor((now − openAt) / shuffleMs), 0 before the sale
-  starts: buyers of one window are in random order, windows in arrival order.
+  starts: buyers of one window are in random order, windows in arrival order. A buyer whose admission
+  lapsed or was spent on an order joins again as a newcomer.
 
   Returns  {-1} no room; {-2} the challenge was spent already;
-           {1, admitted at, now} admitted (and not expired);
+           {1, admitted at, now} admitted (and neither expired nor spent);
            {0, position (1: next), score, now, rate} waiting.
 ]]
 -- @include advance.lua
 local config = roomConfig(KEYS[1])
 if not config then return {-1} end
 if ARGV[3] ~= '' then
-  if not redis.call('set', KEYS[5], '1', 'NX', 'PXAT', ARGV[3]) then return {-2} end
+  if not redis.call('set', KEYS[7], '1', 'NX', 'PXAT', ARGV[3]) then return {-2} end
 end
 local now = redisNowMs()
 local user = ARGV[1]
-advance(config, KEYS[2], KEYS[3], KEYS[4], now)
+advance(config, KEYS[2], KEYS[3], KEYS[4], KEYS[6], now)
 local admittedAt = tonumber(redis.call('hget', KEYS[4], user) or '0')
 if admittedAt > 0 then
-  if admittedAt + tonumber(config.admitMs) > now then return {1, admittedAt, now} end
-  redis.call('hdel', KEYS[4], user) -- the admission lapsed unused: queue again, as a newcomer
+  local spent = tonumber(redis.call('hget', KEYS[5], user) or '0') == admittedAt
+  if not spent and admittedAt + tonumber(config.admitMs) > now then return {1, admittedAt, now} end
+  -- the admission lapsed unused, or bought its order: queue again, as a newcomer
+  redis.call('hdel', KEYS[4], user)
+  redis.call('hdel', KEYS[5], user)
 end
 local score = redis.call('zscore', KEYS[3], user)
 if not score then
@@ -43,7 +50,7 @@ if not score then
   redis.call('hincrby', KEYS[2], 'joined', 1)
   redis.call('hsetnx', KEYS[2], 'firstJoin', now)
   -- A buyer joining an empty room with credit saved is admitted now, not at the next call.
-  advance(config, KEYS[2], KEYS[3], KEYS[4], now + 0)
+  advance(config, KEYS[2], KEYS[3], KEYS[4], KEYS[6], now + 0)
   admittedAt = tonumber(redis.call('hget', KEYS[4], user) or '0')
   if admittedAt > 0 then return {1, admittedAt, now} end
 end
