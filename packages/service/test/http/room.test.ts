@@ -227,6 +227,29 @@ describe('waiting room (HTTP)', () => {
     expect(standing.statusCode, standing.body).toBe(201);
   });
 
+  it('a split sale spends the admission before the reservation and gives it back on a refusal', async () => {
+    const saleId = await createSale({ ratePerSec: 1000, noticeSeconds: 0, shuffleSeconds: 1 }, 2, {
+      shards: 2,
+      perUserLimit: 10,
+    });
+    const tom = await admissionOf(saleId, 'tom');
+    // More than the stock: refused, and the admission is given back (then buys what is there).
+    const tooMany = await app.inject({
+      method: 'POST',
+      url: `/api/sales/${saleId}/orders`,
+      headers: { ...bearer('tom'), admission: tom },
+      payload: { quantity: 3 },
+    });
+    expect([tooMany.statusCode, tooMany.json().error]).toEqual([409, 'sold_out']);
+    const answers = await Promise.all(Array.from({ length: 6 }, () => buy(app, saleId, 'tom', tom)));
+    expect(answers.filter((a) => a.statusCode === 202)).toHaveLength(1);
+    expect(answers.filter((a) => a.statusCode !== 202).map((a) => a.json().error)).toEqual(
+      Array(5).fill('admission_used'),
+    );
+    const stats = (await app.inject({ method: 'GET', url: `/api/sales/${saleId}` })).json();
+    expect(stats).toMatchObject({ shards: 2, remaining: 1, sold: 1 });
+  });
+
   it('admits no more active buyers than its cap; a purchase frees a slot; a paused room admits nobody, and stays paused in the record', async () => {
     const saleId = await createSale({ ratePerSec: 1000, noticeSeconds: 0, shuffleSeconds: 1, maxActive: 2 });
     const tickets = new Map<string, string>();
