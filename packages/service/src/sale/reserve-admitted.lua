@@ -3,7 +3,7 @@
   spent with the reservation, in one step, so one admission buys one order (room/lua/admission.lua).
   A repeated Idempotency-Key answers its original order first, whatever became of the admission
   since (a retry after the admission was spent or lapsed still gets its order). A refusal (sold out,
-  the limit) spends nothing.
+  the limit) spends nothing; sold out frees the buyer's active slot.
 
   KEYS[1..6] as in reserve.lua
   KEYS[7]  the (user, key) record "<orderId>:<quantity>" (reserve-idempotent.lua); without a key,
@@ -45,5 +45,9 @@ if result == 1 then
   if idem then
     redis.call('set', KEYS[7], ARGV[3] .. ':' .. ARGV[2], 'EX', ARGV[4])
   end
+elseif type(result) == 'table' or result == -7 then
+  -- Sold out: the buyer is done for now and frees its active slot (the admission stays valid, should
+  -- units come back), so a full room never waits for the lapse of buyers who found nothing to buy.
+  redis.call('zrem', KEYS[11], ARGV[1])
 end
 return result

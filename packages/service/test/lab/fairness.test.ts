@@ -50,6 +50,7 @@ describe('lab: who gets the units', () => {
     while (hypergeometricTail(400, bots, 40, k) >= 0.001) k++;
     expect(row('raffle').toBots).toBeLessThan(k);
     expect(row('waiting room').toBots).toBeLessThan(k);
+    expect(row('waiting room, capped').toBots).toBeLessThan(k);
     expect(fairnessHtml(rows)).toContain('<table class="fairness">');
   }, 120_000);
 });

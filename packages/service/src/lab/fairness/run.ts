@@ -27,7 +27,7 @@ export interface FairnessOptions {
   seed?: number;
 }
 
-export type FairnessPolicy = 'first come' | 'waiting room' | 'raffle';
+export type FairnessPolicy = 'first come' | 'waiting room' | 'waiting room, capped' | 'raffle';
 
 export interface FairnessRow {
   readonly policy: FairnessPolicy;
@@ -96,7 +96,12 @@ export async function runFairness(env: LabEnv, input: FairnessOptions = {}): Pro
   const pipeline = new OrderPipeline(env.redis, env.db);
   const deps = { env, options, service, room, raffles, pipeline };
   try {
-    return [await firstCome(deps), await waitingRoom(deps), await raffle(deps)];
+    return [
+      await firstCome(deps),
+      await waitingRoom(deps),
+      await waitingRoom(deps, { capped: true }),
+      await raffle(deps),
+    ];
   } finally {
     await pipeline.stop();
     await service.close();
@@ -175,16 +180,23 @@ async function firstCome(deps: Deps): Promise<FairnessRow> {
   return tally(deps, 'first come', sale.id, buyers, requests, started);
 }
 
-async function waitingRoom(deps: Deps): Promise<FairnessRow> {
+/**
+ * The room paced by rate alone, or `capped`: twice the rate, and at most a tenth of the stock admitted
+ * and not yet done at once (`maxActive`), people taking 100–600 ms to check out after their admission
+ * becomes valid (bots none), so the cap, not the pace, is what holds the crowd back.
+ */
+async function waitingRoom(deps: Deps, { capped = false } = {}): Promise<FairnessRow> {
   const { options, service, room } = deps;
   // Paced so the whole crowd is admitted in about 3 s; everyone arrives in the first shuffle window
   // (2 s), and admissions start when it ends.
-  const ratePerSec = Math.max(1, Math.ceil(options.buyers / 3));
+  const ratePerSec = Math.max(1, Math.ceil(options.buyers / 3)) * (capped ? 2 : 1);
+  const maxActive = capped ? Math.max(1, Math.ceil(options.stock / 10)) : 0;
   const sale = await service.createSale({
-    name: 'lab fairness: waiting room',
+    name: `lab fairness: waiting room${capped ? ', capped' : ''}`,
     stock: options.stock,
-    room: { ratePerSec, shuffleSeconds: 2 },
+    room: { ratePerSec, shuffleSeconds: 2, maxActive },
   });
+  const random = seeded(options.seed + 1);
   const buyers = crowd(options, `wr${sale.id}`);
   const requests = { bot: 0, human: 0 };
   const started = performance.now();
@@ -197,6 +209,9 @@ async function waitingRoom(deps: Deps): Promise<FairnessRow> {
       count();
       let standing = await room.join(sale.id, buyer.id);
       while (standing.ok && standing.state === 'waiting') {
+        // Sold out (the page says so): whoever still waits leaves. A capped room would otherwise
+        // keep them until the admissions of those who found nothing to buy lapse.
+        if (service.refuseFromMemory(sale.id)) return;
         const pause = standing.checkWithinMs * 0.8;
         await sleep(buyer.bot ? pause / options.botFactor : pause);
         count();
@@ -206,6 +221,7 @@ async function waitingRoom(deps: Deps): Promise<FairnessRow> {
       // Everyone admitted hears of it before it is valid: bots and people buy when it starts (a few
       // ms after: a timer may fire a ms early, and the reservation judges on the Redis clock).
       await sleep(Math.max(0, standing.admissionValidFrom - Date.now()) + 5);
+      if (capped && !buyer.bot) await sleep(100 + Math.floor(random() * 500)); // checking out
       count();
       await service.buy({
         saleId: sale.id,
@@ -215,7 +231,7 @@ async function waitingRoom(deps: Deps): Promise<FairnessRow> {
       });
     }),
   );
-  return tally(deps, 'waiting room', sale.id, buyers, requests, started);
+  return tally(deps, capped ? 'waiting room, capped' : 'waiting room', sale.id, buyers, requests, started);
 }
 
 async function raffle(deps: Deps): Promise<FairnessRow> {

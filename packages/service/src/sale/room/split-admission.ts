@@ -48,7 +48,7 @@ export class AdmittedSplitPurchase {
     }
     const refusal = REFUSALS[spent];
     if (refusal) return { ok: false, code: refusal };
-    const giveBack = () => this.scripts.run(spendScript, keys, [userId, admittedAt, 'return']);
+    const giveBack = (mode = 'return') => this.scripts.run(spendScript, keys, [userId, admittedAt, mode]);
     let result: Reservation;
     try {
       result = await reserve();
@@ -56,7 +56,9 @@ export class AdmittedSplitPurchase {
       await giveBack().catch(() => undefined); // Redis may be down: the admission then stays spent
       throw error;
     }
-    if (!result.ok || result.duplicate) await giveBack();
+    if (!result.ok || result.duplicate) {
+      await giveBack(!result.ok && result.code === 'sold_out' ? 'return-idle' : 'return');
+    }
     return result;
   }
 }
