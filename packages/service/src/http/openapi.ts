@@ -14,6 +14,7 @@ export const OPERATIONS: Readonly<Record<string, { operationId: string; tag: Tag
   'POST /api/sales/:id/room/tickets': { operationId: 'joinRoom', tag: 'waiting room' },
   'POST /api/sales/:id/room/check': { operationId: 'checkRoom', tag: 'waiting room' },
   'GET /api/sales/:id/room': { operationId: 'getRoom', tag: 'waiting room' },
+  'GET /.well-known/jwks.json': { operationId: 'admissionKeys', tag: 'waiting room' },
   'POST /api/sales/:id/room/pause': { operationId: 'pauseRoom', tag: 'waiting room' },
   'POST /api/sales/:id/room/resume': { operationId: 'resumeRoom', tag: 'waiting room' },
   'POST /api/sales/:id/raffle/entries': { operationId: 'enterRaffle', tag: 'raffle' },

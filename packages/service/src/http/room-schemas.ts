@@ -131,3 +131,17 @@ export const RoomStatsView = Type.Object({
   maxActive: Type.Integer({ description: 'the cap on active buyers (0: none)' }),
   paused: Type.Boolean({ description: 'whether the room admits nobody for now (the operator paused it)' }),
 });
+
+/** The published key set admissions are signed with (RFC 7517; Ed25519 keys per RFC 8037). */
+export const JwksView = Type.Object({
+  keys: Type.Array(
+    Type.Object({
+      kty: Type.Literal('OKP'),
+      crv: Type.Literal('Ed25519'),
+      x: Type.String({ description: 'the public key, base64url' }),
+      kid: Type.String({ description: 'its RFC 7638 thumbprint: the `kid` of the admissions it signs' }),
+      use: Type.Literal('sig'),
+      alg: Type.Literal('EdDSA'),
+    }),
+  ),
+});

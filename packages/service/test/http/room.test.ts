@@ -1,3 +1,4 @@
+import { createPublicKey, verify, type JsonWebKeyInput } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -7,6 +8,7 @@ import type { HttpConfig } from '../../src/http/config.js';
 import { saleKeys } from '../../src/sale/keys.js';
 import { roomKeys } from '../../src/sale/room/keys.js';
 import { leadingZeroBits, powHash, solveChallenge } from '../../src/sale/room/pow.js';
+import { AdmissionKeys, verifyAdmission, type Jwks } from '../../src/sale/room/admission-token.js';
 import { RoomSigner } from '../../src/sale/room/signed.js';
 import { SaleService } from '../../src/sale/service.js';
 import { useSaleStack } from '../helpers/sale.js';
@@ -164,21 +166,83 @@ describe('waiting room (HTTP)', () => {
     // this buyer's to spend. Each is signed here, so only Redis can tell.
     const [seconds] = await env.redis.time();
     const redisNow = Number(seconds) * 1000;
+    const keys = new AdmissionKeys(SECRET);
+    const signed = (at: number) => keys.sign({ saleId, userId: 'dan', at, validFrom: at, expiresAt: at + 1 });
     const admissionAt = async (at: number) => {
       await env.redis.hset(roomKeys(saleId).admitted, 'dan', at);
-      return signer.sign('admission', { s: saleId, u: 'dan', at, exp: at + 1 });
+      return signed(at);
     };
     const lapsed = await admissionAt(redisNow - 3_600_000);
     expect((await buy(app, saleId, 'dan', lapsed)).json().error).toBe('admission_expired');
     const early = await admissionAt(redisNow + 60_000);
     expect((await buy(app, saleId, 'dan', early)).json().error).toBe('admission_not_yet');
-    const replaced = signer.sign('admission', { s: saleId, u: 'dan', at: redisNow - 1000, exp: redisNow });
-    expect((await buy(app, saleId, 'dan', replaced)).json().error).toBe('admission_used');
-    const unnamed = signer.sign('admission', { s: saleId, u: 'dan', exp: redisNow + 60_000 });
-    expect((await buy(app, saleId, 'dan', unnamed)).json().error).toBe('admission_invalid');
+    expect((await buy(app, saleId, 'dan', signed(redisNow - 1000))).json().error).toBe('admission_used');
+    // Signed with another secret's key, or an HMAC token of the room's own: not an admission.
+    const foreignKey = new AdmissionKeys('another-secret-0123456789');
+    const alien = foreignKey.sign({
+      saleId,
+      userId: 'dan',
+      at: redisNow,
+      validFrom: redisNow,
+      expiresAt: redisNow,
+    });
+    expect((await buy(app, saleId, 'dan', alien)).json().error).toBe('admission_invalid');
     expect(await orderCount(saleId)).toEqual({ stream: 0, stock: '20' });
     const wrongKind = signer.sign('ticket', { s: saleId, u: 'dan', exp: Date.now() + 60_000 });
     expect((await buy(app, saleId, 'dan', wrongKind)).json().error).toBe('admission_invalid');
+  });
+
+  it('admissions are Ed25519 JWTs another service checks with the published key set alone', async () => {
+    const saleId = await createSale({ ratePerSec: 1000, noticeSeconds: 0, shuffleSeconds: 1 });
+    const admission = await admissionOf(saleId, 'oli');
+    const published = await app.inject({ method: 'GET', url: '/.well-known/jwks.json' });
+    expect(published.statusCode).toBe(200);
+    const jwks = published.json() as Jwks;
+    expect(jwks.keys).toEqual([
+      {
+        kty: 'OKP',
+        crv: 'Ed25519',
+        x: expect.any(String),
+        kid: expect.any(String),
+        use: 'sig',
+        alg: 'EdDSA',
+      },
+    ]);
+    // A standard compact JWS: header.claims.signature, checked here with node:crypto from the JWK.
+    const [header, claims, signature] = admission.split('.') as [string, string, string];
+    const key = createPublicKey({ key: jwks.keys[0] as object, format: 'jwk' } as JsonWebKeyInput);
+    expect(verify(null, Buffer.from(`${header}.${claims}`), key, Buffer.from(signature, 'base64url'))).toBe(
+      true,
+    );
+    expect(JSON.parse(Buffer.from(header, 'base64url').toString())).toEqual({
+      alg: 'EdDSA',
+      typ: 'JWT',
+      kid: jwks.keys[0]?.kid,
+    });
+    // The verifier another service runs: for this buyer and sale, within its window.
+    const checked = verifyAdmission(admission, jwks, { saleId, userId: 'oli' });
+    expect(checked).toMatchObject({ ok: true, claims: { sub: 'oli', aud: `lockstock:sale:${saleId}` } });
+    expect(verifyAdmission(admission, jwks, { saleId, userId: 'pat' })).toMatchObject({ ok: false });
+    expect(verifyAdmission(admission, jwks, { saleId: '999999', userId: 'oli' })).toMatchObject({
+      ok: false,
+    });
+    const later = Date.now() + 3_600_000;
+    expect(verifyAdmission(admission, jwks, { saleId, userId: 'oli', now: later })).toEqual({
+      ok: false,
+      reason: 'expired',
+    });
+    // One byte of the claims changed (another buyer named): the signature no longer holds.
+    const forgedClaims = Buffer.from(
+      Buffer.from(claims, 'base64url').toString().replace('"sub":"oli"', '"sub":"pat"'),
+    ).toString('base64url');
+    const forged = `${header}.${forgedClaims}.${signature}`;
+    expect(verifyAdmission(forged, jwks, { saleId, userId: 'pat' })).toEqual({
+      ok: false,
+      reason: 'bad signature',
+    });
+    expect((await buy(app, saleId, 'pat', forged)).json().error).toBe('admission_invalid');
+    const other = new AdmissionKeys('another-secret-0123456789').jwks;
+    expect(verifyAdmission(admission, other, { saleId, userId: 'oli' })).toMatchObject({ ok: false });
   });
 
   it('one admission buys one order, however many purchases race with it; a keyed retry still gets its order', async () => {

@@ -3,7 +3,14 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { RoomRefusal, RoomStanding, WaitingRoom } from '../../sale/room/room.js';
 import { authenticate, requireAdmin } from '../auth.js';
 import { ApiError, sendError } from '../errors.js';
-import { ChallengeView, CheckBody, JoinBody, RoomStatsView, StandingView } from '../room-schemas.js';
+import {
+  ChallengeView,
+  CheckBody,
+  JoinBody,
+  JwksView,
+  RoomStatsView,
+  StandingView,
+} from '../room-schemas.js';
 import { errorResponses, SaleIdParams } from '../schemas.js';
 
 export interface RoomRouteOptions {
@@ -122,6 +129,21 @@ export const roomRoutes: FastifyPluginAsyncTypebox<RoomRouteOptions> = async (ap
       const stats = await room.stats(request.params.id);
       if (!stats) throw new ApiError('no_room', `Sale ${request.params.id} has no waiting room.`);
       return stats;
+    },
+  );
+
+  // Admissions are Ed25519 JWTs: any service checks them with this key set, without the secret.
+  app.get(
+    '/.well-known/jwks.json',
+    {
+      schema: {
+        summary: 'The public keys admissions are signed with (a JSON Web Key Set, EdDSA / Ed25519)',
+        response: { 200: JwksView },
+      },
+    },
+    async (_request, reply) => {
+      void reply.header('cache-control', 'public, max-age=300');
+      return room.admissions.jwks;
     },
   );
 

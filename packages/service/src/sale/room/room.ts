@@ -3,6 +3,7 @@ import { DEFAULT_KEY_PREFIX, loadLuaScript, ScriptRunner } from 'lockstock/redis
 import type { SaleRedis } from '../redis.js';
 import { roomKeys } from './keys.js';
 import { checkProofOfWork, issueChallenge, type PowChallenge } from './pow.js';
+import { AdmissionKeys } from './admission-token.js';
 import { RoomSigner } from './signed.js';
 import type { Room, RoomStore } from './store.js';
 
@@ -81,6 +82,8 @@ const NO_SALE = refuse('not_found', 'There is no such sale.');
 export class WaitingRoom {
   private readonly scripts: ScriptRunner;
   private readonly signer: RoomSigner;
+  /** Admissions are Ed25519 JWTs: other services check them with the published key set. */
+  readonly admissions: AdmissionKeys;
   private readonly prefix: string;
 
   constructor(
@@ -91,6 +94,7 @@ export class WaitingRoom {
   ) {
     this.scripts = new ScriptRunner(redis);
     this.signer = new RoomSigner(secret);
+    this.admissions = new AdmissionKeys(secret);
     this.prefix = prefix ?? DEFAULT_KEY_PREFIX;
   }
 
@@ -212,13 +216,13 @@ export class WaitingRoom {
         state: 'admitted',
         ticket,
         // `at` names this admission in Redis: the reservation checks and spends it there, on the
-        // Redis clock (nbf and exp are for the buyer's information).
-        admission: this.signer.sign('admission', {
-          s: saleId,
-          u: userId,
+        // Redis clock (nbf and exp are for the holder's information, and for other services).
+        admission: this.admissions.sign({
+          saleId,
+          userId,
           at: at.admittedAt,
-          nbf: admissionValidFrom,
-          exp: admissionExpiresAt,
+          validFrom: admissionValidFrom,
+          expiresAt: admissionExpiresAt,
         }),
         admittedAt: at.admittedAt,
         admissionValidFrom,
@@ -240,7 +244,7 @@ export class WaitingRoom {
 
   /**
    * The admission `userId` presents for `saleId`: its admitted-at when it is signed here for this
-   * buyer and sale (one HMAC, no round trip), else the refusal. Whether it is valid now, and unspent,
+   * buyer and sale (one Ed25519 check, no round trip), else the refusal. Whether it is valid now, and unspent,
    * is the reservation's to decide, on the Redis clock (lua/admission.lua).
    */
   checkAdmission(
@@ -254,11 +258,9 @@ export class WaitingRoom {
         'This sale has a waiting room: join it (POST /api/sales/:id/room/tickets) and buy once admitted, sending the admission in the Admission header.',
       );
     }
-    const payload = this.signer.open('admission', admission);
-    if (!payload || payload.s !== saleId || payload.u !== userId || typeof payload.at !== 'number') {
-      return refuse('admission_invalid', 'The admission is not valid for this buyer and sale.');
-    }
-    return { ok: true, admittedAt: payload.at };
+    const claims = this.admissions.open(admission, saleId, userId);
+    if (!claims) return refuse('admission_invalid', 'The admission is not valid for this buyer and sale.');
+    return { ok: true, admittedAt: claims.at };
   }
 
   /** The room's counts for the dashboard (undefined: no room). */

@@ -1,12 +1,13 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 
 /**
- * Small signed tokens for the waiting room (queue tickets, admissions, proof-of-work challenges):
+ * Small signed tokens the waiting room reads back itself (queue tickets, proof-of-work challenges;
+ * admissions, which other services check too, are Ed25519 JWTs: admission-token.ts):
  * `<payload, base64url JSON>.<HMAC-SHA256, base64url>`. The key is derived from the service's secret
  * for this use only, and each kind signs under its own label, so a token of one kind (or a bearer
  * token) is never accepted as another.
  */
-export type TokenKind = 'ticket' | 'admission' | 'pow';
+export type TokenKind = 'ticket' | 'pow';
 
 export class RoomSigner {
   private readonly key: Buffer;
