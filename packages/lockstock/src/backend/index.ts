@@ -18,6 +18,7 @@ export {
   type AttemptResult,
   type ExtendStatus,
   type HandOffOffer,
+  type LatchResource,
   type LockHolder,
   type LockInfo,
   type LockResource,

@@ -3,12 +3,13 @@ import {
   proclaimedValue,
   type BackendCapabilities,
   type BackendHost,
+  type LatchResource,
   type LockBackend,
   type LockResource,
   type SubscribeWakes,
 } from '../backend/index.js';
 import { InvalidLockOptionError } from '../locks/errors.js';
-import type { CountDownLatch, Election, Leader } from '../locks/types.js';
+import type { Election, Leader } from '../locks/types.js';
 import type { MySqlLockContext } from './context.js';
 import { mysql, type Pool, type PoolOptions, type ResultSetHeader } from './driver.js';
 import { interrupted } from './errors.js';
@@ -254,7 +255,7 @@ export class MySqlBackend implements LockBackend {
    * killed connection held ends too. Between the look and the kill the holder may have released, and
    * its connection taken another lock: an administrator's tool, not a lock operation.
    */
-  async forceUnlock(made: LockResource | CountDownLatch): Promise<boolean> {
+  async forceUnlock(made: LockResource | LatchResource): Promise<boolean> {
     if (!(made instanceof ExclusiveResource) && !(made instanceof PermitResource)) {
       throw new InvalidLockOptionError('lock', 'a lock created by this client', made);
     }

@@ -226,5 +226,35 @@ export interface LockResource {
   unreachable?(): BackendUnreachableError | undefined;
 }
 
+/**
+ * The store's part of a count-down latch (LockBackend.latch): the count, kept where every client sees
+ * it, and how a waiter learns that it reached zero. The core owns the rest (core/latch.ts): it checks
+ * the count given to trySetCount, and a waiter reads the count, sleeps until a wake-up on
+ * `wakeChannel` or the watch of `watchCount` fires (or backs off, given neither), and reads again.
+ */
+export interface LatchResource {
+  readonly name: string;
+  /**
+   * Where the count down that reaches zero publishes (delivered by the backend's `subscribe`);
+   * undefined when waiters watch (`watchCount`) or back off.
+   */
+  readonly wakeChannel: string | undefined;
+  /** Stores `count` (a positive integer) unless the latch is counting already: true if stored. */
+  trySetCount(count: number): Promise<boolean>;
+  /**
+   * One count down, never below zero: the count left. The one that reaches zero must wake the
+   * waiters: publish on `wakeChannel`, or change what `watchCount` watches (delete the count).
+   */
+  countDown(): Promise<number>;
+  /** The count left (0 when never set or already released). */
+  count(): Promise<number>;
+  /**
+   * Stores that watch (ZooKeeper, etcd): undefined when the count is zero now, else a watch that
+   * fires when the count changes or goes (the waiter reads again then). Without it, waiters read
+   * `count()` on each wake-up.
+   */
+  watchCount?(): Promise<Watch | undefined>;
+}
+
 /** Wake-up delivery of a backend (pub/sub, watches). Resolves once the subscription is active. */
 export type SubscribeWakes = (channel: string, onWake: (wake: Wake) => void) => Promise<() => void>;
