@@ -88,7 +88,7 @@ const CAPABILITIES: BackendCapabilities = Object.freeze({
 });
 
 /**
- * The PostgreSQL backend: advisory locks held by pinned sessions (see PinnedSession), waiting in
+ * The PostgreSQL backend: advisory locks held by pinned sessions (see PostgresSession), waiting in
  * PostgreSQL's lock queue (BlockingWait), semaphores as N advisory locks woken by NOTIFY, fencing
  * tokens from one sequence. A dropped connection loses exactly the holds it carried, at once.
  */
