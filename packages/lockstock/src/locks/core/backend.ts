@@ -18,8 +18,18 @@
  */
 import { brandedInstanceOf, SPI_BRAND, SPI_VERSION } from '../../support/brand.js';
 import type { BackendUnreachableError, LockLostReason } from '../errors.js';
-import type { ReleaseOutcome } from '../types.js';
 import type { HolderMetadata, LockHolderInfo } from './holder.js';
+
+/** What `release()` found. It never deletes another owner's lock. */
+export type ReleaseOutcome =
+  /** This hold was the last one; the lock is free (or handed to the next waiter). */
+  | 'released'
+  /** A reentrant hold was released but the same owner still holds the lock (outer holds remain). */
+  | 'still_held'
+  /** Another owner holds the lock now (ours had expired and was taken); nothing was changed. */
+  | 'not_owner'
+  /** There was no hold to release: it had expired or was deleted. */
+  | 'expired';
 
 /** One try at taking a lock. */
 export interface AttemptRequest {

@@ -8,31 +8,9 @@
 import type { Election, KindName, Lock } from '../types.js';
 import type { LatchResource, LockResource, SubscribeWakes } from './backend.js';
 import type { LockCore } from './context.js';
+import type { LockFamily } from './family.js';
 
-/** The lock families a client offers; each backend says which it supports. */
-export type LockFamily =
-  | 'mutex'
-  | 'reentrant'
-  | 'fair'
-  | 'spin'
-  | 'read-write'
-  | 'semaphore'
-  | 'counter-semaphore'
-  | 'latch'
-  | 'election';
-
-/** Every lock family, in the order reports list them (a backend's capabilities name its gaps). */
-export const LOCK_FAMILIES: readonly LockFamily[] = [
-  'mutex',
-  'reentrant',
-  'fair',
-  'spin',
-  'read-write',
-  'semaphore',
-  'counter-semaphore',
-  'latch',
-  'election',
-];
+export { LOCK_FAMILIES, type LockFamily } from './family.js';
 
 /**
  * What a backend's locks can promise, for reports and for the core: how holds end, where fencing
