@@ -64,6 +64,7 @@ export {
 export {
   BackendUnreachableError,
   ForeignBackendResultError,
+  IncompatibleBackendError,
   LockBackendError,
   UnsupportedLockKindError,
   type LockLostReason,

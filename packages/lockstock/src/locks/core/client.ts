@@ -20,6 +20,7 @@ import { KINDS } from './kind.js';
 import { CoreLatch } from './latch.js';
 import { CoreLock } from './lock.js';
 import { CoreReentrantLock, CoreSemaphore } from './lock-variants.js';
+import { checkBackendSpi } from './spi-version.js';
 import { MultiLock } from './multi-lock.js';
 import type { LockBackend, LockFamily, OpenBackend } from './spi.js';
 
@@ -96,6 +97,17 @@ export class LockClientBase<B extends LockBackend = LockBackend>
       sessionLost: core.sessionLost,
       lock: (resource, kind) => new CoreLock(core, resource, KINDS[KIND_KEYS[kind]]),
     });
+    try {
+      checkBackendSpi(this.backend);
+    } catch (error) {
+      // Refused before any lock: close what the backend may have opened, and the core.
+      this.closed = true;
+      stopLockCore(core);
+      Promise.resolve()
+        .then(() => this.backend.close())
+        .catch((failure: unknown) => core.reportError(failure));
+      throw error;
+    }
   }
 
   /** A non-reentrant mutex: a fresh owner per acquire. */

@@ -60,6 +60,12 @@ export interface BackendHost extends Pick<LockCore, 'events' | 'reportError' | '
 export interface LockBackend {
   /** Shown in errors and reports: 'redis', 'redlock', 'zookeeper', 'etcd', 'postgres', 'local'... */
   readonly name: string;
+  /**
+   * The SPI version the backend was written for (`SPI_VERSION` of the lockstock it was built
+   * against). A client refuses another with IncompatibleBackendError. Left out, the client checks the
+   * backend's shape instead (SPI 1 declared no version).
+   */
+  readonly spiVersion?: number;
   readonly capabilities: BackendCapabilities;
   /** Wake-up delivery for resources that name a `wakeChannel`; resolves once subscribed. */
   readonly subscribe?: SubscribeWakes;
