@@ -35,6 +35,7 @@ export type {
 export type { LockHolderInfo } from './locks/core/holder.js';
 export {
   ForeignBackendResultError,
+  IncompatibleBackendError,
   InvalidLockOptionError,
   LockAbortedError,
   LockBackendError,

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { importCycles } from './helpers/cycles.js';
 import { importsOf, layerViolations, sourceFiles } from './helpers/layers.js';
 
 const src = new URL('../src', import.meta.url);
@@ -112,5 +113,11 @@ describe('architecture of the lock library', () => {
 
   it('built-in backends use the core only through the published SPI and the public root API', () => {
     expect(spiViolations()).toEqual([]);
+  });
+
+  it('has no import circles, type-only imports included', () => {
+    // A circle ties its modules together: none can be read, moved or tested alone, and a value
+    // import along one can see a half-initialised module. Each entry is one circle, as a path.
+    expect(importCycles(src)).toEqual([]);
   });
 });

@@ -18,6 +18,7 @@ export {
   type AttemptResult,
   type ExtendStatus,
   type HandOffOffer,
+  type LatchResource,
   type LockHolder,
   type LockInfo,
   type LockResource,
@@ -63,6 +64,7 @@ export {
 export {
   BackendUnreachableError,
   ForeignBackendResultError,
+  IncompatibleBackendError,
   LockBackendError,
   UnsupportedLockKindError,
   type LockLostReason,
@@ -70,5 +72,7 @@ export {
 export { newOwnerId } from '../locks/owner.js';
 export { assertFence } from '../locks/fencing/fence.js';
 export { SPI_VERSION } from '../support/brand.js';
-export { ServerWait, type ServerWaitHooks } from './server-wait.js';
+export { PinnedSession, type ConnectionEvents } from './pinned-session.js';
+export { adoptQueuedWait, ServerWait, type ServerWaitHooks } from './server-wait.js';
+export { SessionPool, type SessionPoolOptions } from './session-pool.js';
 export { SessionChecks, type CheckedSession, type SessionChecksOptions } from './session-checks.js';

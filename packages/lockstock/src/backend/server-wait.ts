@@ -1,4 +1,4 @@
-import type { Watch } from './index.js';
+import { Busy, type Watch } from '../locks/core/backend.js';
 
 /** Delays between tries to cancel a wait that had not started waiting yet when first asked, ms. */
 const CANCEL_RETRIES_MS = [0, 20, 100, 500, 2_000];
@@ -113,4 +113,27 @@ export class ServerWait<S> {
       }
     })().catch((error: unknown) => this.hooks.report(error));
   }
+}
+
+/**
+ * What an attempt makes of the wait its owner's session has queued on the server, before trying the
+ * lock itself: the granted lock (`taken`: the wait and its token, when `fits` it — the mode asked for),
+ * or a refusal that keeps the wait's place in the server's queue (its watch, when the caller waits),
+ * or undefined when no wait is queued. A wait being cancelled is awaited first: the server answers the
+ * cancel (or the grant that beat it) shortly.
+ */
+export async function adoptQueuedWait<W extends ServerWait<unknown>>(
+  session: { readonly wait: W | undefined },
+  waiting: boolean,
+  fits: (wait: W) => boolean = () => true,
+): Promise<{ readonly taken: W; readonly token: number } | Busy | undefined> {
+  for (let wait = session.wait; wait !== undefined; wait = session.wait) {
+    if (wait.state === 'cancelling') {
+      await wait.done;
+      continue;
+    }
+    if (wait.state === 'granted' && fits(wait)) return { taken: wait, token: wait.take() };
+    return waiting ? new Busy(undefined, wait.watch()) : new Busy(undefined);
+  }
+  return undefined;
 }

@@ -4,16 +4,17 @@ import {
   type BackendCapabilities,
   type BackendHost,
   type LockBackend,
+  type LatchResource,
   type LockClientOptions,
   type LockResource,
 } from '../backend/index.js';
 import { InvalidLockOptionError } from '../locks/errors.js';
-import type { CountDownLatch, Election } from '../locks/types.js';
+import type { Election } from '../locks/types.js';
 import { etcd3 } from './driver.js';
 import { EtcdElection } from './election.js';
 import { ExclusiveResource, type ExclusiveOptions } from './exclusive.js';
 import type { Family } from './keys.js';
-import { EtcdCountDownLatch } from './latch.js';
+import { EtcdLatch } from './latch.js';
 import { OwnedKeys } from './owned.js';
 import { readWriteResources } from './read-write.js';
 import { EtcdResource, type EtcdContext } from './resource.js';
@@ -136,8 +137,8 @@ export class EtcdBackend implements LockBackend {
     return new SemaphoreResource(this.ctx, name, permits);
   }
 
-  countDownLatch(name: string): CountDownLatch {
-    return new EtcdCountDownLatch(this.ctx, name);
+  latch(name: string): LatchResource {
+    return new EtcdLatch(this.ctx, name);
   }
 
   /**
@@ -150,8 +151,8 @@ export class EtcdBackend implements LockBackend {
     return new EtcdElection(name, this.host.lock(resource, 'mutex'), this.ctx, resource.dir);
   }
 
-  async forceUnlock(made: LockResource | CountDownLatch): Promise<boolean> {
-    if (made instanceof EtcdResource || made instanceof EtcdCountDownLatch) return made.clear();
+  async forceUnlock(made: LockResource | LatchResource): Promise<boolean> {
+    if (made instanceof EtcdResource || made instanceof EtcdLatch) return made.clear();
     throw new InvalidLockOptionError('lock', 'a lock created by this client', made);
   }
 

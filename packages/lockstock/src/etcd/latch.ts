@@ -1,19 +1,17 @@
-import { Busy, monotonicNow, resolveAcquireOptions } from '../backend/index.js';
-import { InvalidLockOptionError } from '../locks/errors.js';
-import type { CountDownLatch } from '../locks/types.js';
+import type { LatchResource, Watch } from '../backend/index.js';
 import { familyKey } from './keys.js';
 import type { EtcdContext } from './resource.js';
 import { cmp, op, rangeAt, revisionOf } from './store.js';
 
-const RELEASED = { value: true, more: true } as const;
-
 /**
  * Redisson's CountDownLatch in one key without a lease (`<name>/latch`, the count as its value): a
  * count is not a hold, it outlives its clients. Counting down is compare-and-swap on the key's mod
- * revision; the last count down deletes the key, and that deletion is what every waiter watches.
+ * revision; the last count down deletes the key, and that deletion is what every waiter watches
+ * (watchCount; the core's wait loop sleeps on it).
  */
-export class EtcdCountDownLatch implements CountDownLatch {
+export class EtcdLatch implements LatchResource {
   readonly key: string;
+  readonly wakeChannel = undefined; // waiters watch the key's deletion (watchCount)
 
   constructor(
     private readonly ctx: EtcdContext,
@@ -23,10 +21,6 @@ export class EtcdCountDownLatch implements CountDownLatch {
   }
 
   async trySetCount(count: number): Promise<boolean> {
-    if (!Number.isSafeInteger(count) || count < 1) {
-      throw new InvalidLockOptionError('count', 'a positive integer', count);
-    }
-    this.ctx.host.assertOpen(this.name);
     const reply = await this.ctx.store.txn(
       [cmp.createdAt(this.key, 0)],
       [op.put(this.key, String(count), undefined)],
@@ -35,7 +29,6 @@ export class EtcdCountDownLatch implements CountDownLatch {
   }
 
   async countDown(): Promise<number> {
-    this.ctx.host.assertOpen(this.name);
     for (;;) {
       const now = await this.ctx.store.range({ key: Buffer.from(this.key) });
       const kv = now.kvs[0];
@@ -49,7 +42,6 @@ export class EtcdCountDownLatch implements CountDownLatch {
   }
 
   async count(): Promise<number> {
-    this.ctx.host.assertOpen(this.name);
     const now = await this.ctx.store.range({ key: Buffer.from(this.key) });
     return now.kvs[0] === undefined ? 0 : Number(now.kvs[0].value.toString());
   }
@@ -60,36 +52,13 @@ export class EtcdCountDownLatch implements CountDownLatch {
     return Number(reply.responses[0]?.response_delete_range.deleted ?? 0) > 0;
   }
 
-  async wait(options: { waitMs?: number; signal?: AbortSignal } = {}): Promise<boolean> {
-    const { waitMs, signal } = resolveAcquireOptions(options, Infinity);
-    this.ctx.host.assertOpen(this.name);
-    const startedAt = monotonicNow();
-    if ((await this.count()) === 0) return true;
-    const released = await this.ctx.host.waiters.wait<true, undefined>({
-      key: this.key,
-      lockName: this.name,
-      channel: undefined,
-      ordering: 'server-order', // every waiter looks on its own watch: all are released at zero
-      owner: '',
-      ticket: undefined,
-      attempt: () => this.check(),
-      deadline: waitMs === Infinity ? Infinity : startedAt + waitMs,
-      signal,
-      abandon: () => undefined,
-      heldUntil: () => Infinity,
-      leave: () => undefined,
-    });
-    return released === true;
-  }
-
-  /** Released when the key is gone; otherwise a watch on its deletion. */
-  private async check(): Promise<typeof RELEASED | Busy> {
+  /** Undefined when the key is gone (released); otherwise a watch on its deletion. */
+  async watchCount(): Promise<Watch | undefined> {
     const reply = await this.ctx.store.txn([], [op.get(this.key)]);
-    if (rangeAt(reply, 0).kvs.length === 0) return RELEASED;
-    const watch = this.ctx.store.watch(
+    if (rangeAt(reply, 0).kvs.length === 0) return undefined;
+    return this.ctx.store.watch(
       { key: this.key, from: revisionOf(reply.header) + 1, deletesOnly: true },
       () => true,
     );
-    return new Busy(undefined, watch);
   }
 }

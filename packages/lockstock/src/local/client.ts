@@ -1,16 +1,12 @@
 import {
-  Busy,
   LockClientBase,
-  monotonicNow,
-  resolveAcquireOptions,
   type BackendCapabilities,
-  type BackendHost,
   type LockBackend,
+  type LatchResource,
   type LockClientOptions,
   type LockResource,
 } from '../backend/index.js';
 import { InvalidLockOptionError } from '../locks/errors.js';
-import type { CountDownLatch } from '../locks/types.js';
 import { LocalExclusive, LocalFair, LocalResource } from './exclusive.js';
 import { LocalRead, LocalSemaphore, LocalWrite } from './shared.js';
 import { ANY, LocalStore } from './store.js';
@@ -52,10 +48,7 @@ export class LocalBackend implements LockBackend {
   readonly capabilities = LOCAL_CAPABILITIES;
   readonly store: LocalStore;
 
-  constructor(
-    private readonly host: BackendHost,
-    namespace: string,
-  ) {
+  constructor(namespace: string) {
     this.store = LocalStore.shared(namespace);
   }
 
@@ -91,11 +84,11 @@ export class LocalBackend implements LockBackend {
     return new LocalSemaphore(this.store, name, key('counter-semaphore', name), permits, 'none');
   }
 
-  countDownLatch(name: string): CountDownLatch {
-    return new LocalLatch(this.store, this.host, name);
+  latch(name: string): LatchResource {
+    return new LocalLatch(this.store, name);
   }
 
-  async forceUnlock(made: LockResource | CountDownLatch): Promise<boolean> {
+  async forceUnlock(made: LockResource | LatchResource): Promise<boolean> {
     if (made instanceof LocalResource) return made.forceUnlock();
     if (made instanceof LocalLatch) return made.reset();
     throw new InvalidLockOptionError('lock', 'a lock created by this client', made);
@@ -109,25 +102,20 @@ export class LocalBackend implements LockBackend {
 /** Each family keeps its own state per name (a mutex and a semaphore named alike are two locks). */
 const key = (family: string, name: string): string => `${family}\0${name}`;
 
-/** Redisson's CountDownLatch in the store: waiters are woken when the count reaches zero. */
-class LocalLatch implements CountDownLatch {
+/** Redisson's CountDownLatch in the store: the count down to zero publishes, waking every waiter. */
+class LocalLatch implements LatchResource {
+  readonly wakeChannel: string;
   private readonly key: string;
-  private readonly channel: string;
 
   constructor(
     private readonly store: LocalStore,
-    private readonly host: BackendHost,
     readonly name: string,
   ) {
     this.key = key('latch', name);
-    this.channel = `${this.key}:wake`;
+    this.wakeChannel = `${this.key}:wake`;
   }
 
   async trySetCount(count: number): Promise<boolean> {
-    if (!Number.isSafeInteger(count) || count < 1) {
-      throw new InvalidLockOptionError('count', 'a positive integer', count);
-    }
-    this.host.assertOpen(this.name);
     const state = this.store.state(this.key);
     if (state.latch > 0) return false;
     state.latch = count;
@@ -135,19 +123,17 @@ class LocalLatch implements CountDownLatch {
   }
 
   async countDown(): Promise<number> {
-    this.host.assertOpen(this.name);
     const state = this.store.state(this.key);
     if (state.latch === 0) return 0;
     state.latch--;
     if (state.latch === 0) {
       this.store.tidy(this.key, state);
-      this.store.publish(this.channel, ANY);
+      this.store.publish(this.wakeChannel, ANY);
     }
     return state.latch;
   }
 
   async count(): Promise<number> {
-    this.host.assertOpen(this.name);
     return this.store.state(this.key).latch;
   }
 
@@ -156,34 +142,10 @@ class LocalLatch implements CountDownLatch {
     const counting = state.latch > 0;
     state.latch = 0;
     this.store.tidy(this.key, state);
-    this.store.publish(this.channel, ANY);
+    this.store.publish(this.wakeChannel, ANY);
     return counting;
   }
-
-  async wait(options: { waitMs?: number; signal?: AbortSignal } = {}): Promise<boolean> {
-    const { waitMs, signal } = resolveAcquireOptions(options, Infinity);
-    this.host.assertOpen(this.name);
-    const startedAt = monotonicNow();
-    if ((await this.count()) === 0) return true;
-    const released = await this.host.waiters.wait<true, undefined>({
-      key: this.key,
-      lockName: this.name,
-      channel: this.channel,
-      ordering: 'server-order', // every waiter checks on each wake-up: all are released at zero
-      owner: '',
-      ticket: undefined,
-      attempt: async () => (this.store.state(this.key).latch === 0 ? RELEASED : new Busy(undefined)),
-      deadline: waitMs === Infinity ? Infinity : startedAt + waitMs,
-      signal,
-      abandon: () => undefined,
-      heldUntil: () => Infinity,
-      leave: () => undefined,
-    });
-    return released === true;
-  }
 }
-
-const RELEASED = { value: true, more: true } as const;
 
 /**
  * Locks within one process (see LocalBackend): the same API as every other backend's client, for
@@ -195,6 +157,6 @@ export class LocalLockClient extends LockClientBase<LocalBackend> {
     if (typeof namespace !== 'string' || namespace.length === 0) {
       throw new InvalidLockOptionError('namespace', 'a non-empty string', namespace);
     }
-    super((host) => new LocalBackend(host, namespace), options);
+    super(() => new LocalBackend(namespace), options);
   }
 }

@@ -345,3 +345,27 @@ export class ForeignBackendResultError extends LockError {
     );
   }
 }
+
+/**
+ * A lock client was given a backend written for another version of the backend SPI (`spiVersion`,
+ * declared by the backend or recognised by its shape): refused when the client is made, before any
+ * lock could be taken through interfaces the backend does not implement. `changes` says what the
+ * backend must change to run on this lockstock (docs/backend.md, "Backends must").
+ */
+export class IncompatibleBackendError extends Error {
+  override readonly name = 'IncompatibleBackendError';
+  readonly code = 'ERR_INCOMPATIBLE_BACKEND';
+  constructor(
+    readonly backend: string,
+    readonly spiVersion: number,
+    readonly changes: readonly string[],
+  ) {
+    super(
+      `The ${backend} backend was written for lockstock's backend SPI version ${spiVersion}; this lockstock implements version ${SPI_VERSION}. ${
+        changes.length > 0
+          ? `It must change: ${changes.join('; ')}.`
+          : 'Upgrade lockstock to a version that implements it.'
+      } See docs/backend.md, "Backends must".`,
+    );
+  }
+}

@@ -2,22 +2,13 @@
  * The backend-neutral lock API. Code written against these types does not change with the backend
  * (Redis today; ZooKeeper, etcd and SQL implement the same interfaces).
  */
-import type { LockInfo } from './core/backend.js';
+import type { LockInfo, ReleaseOutcome } from './core/backend.js';
 import type { KindName } from './core/kind.js';
 import type { LockLostError, LockLostReason } from './errors.js';
 
-export type { LockInfo, KindName };
-
-/** What `release()` found. It never deletes another owner's lock. */
-export type ReleaseOutcome =
-  /** This hold was the last one; the lock is free (or handed to the next waiter). */
-  | 'released'
-  /** A reentrant hold was released but the same owner still holds the lock (outer holds remain). */
-  | 'still_held'
-  /** Another owner holds the lock now (ours had expired and was taken); nothing was changed. */
-  | 'not_owner'
-  /** There was no hold to release: it had expired or was deleted. */
-  | 'expired';
+// Defined beside the SPI that answers them (a backend's release reports a ReleaseOutcome), so that
+// the SPI's module needs nothing of this one: no import circle between the two.
+export type { LockInfo, KindName, ReleaseOutcome };
 
 /**
  * Options of `acquire()` and `tryAcquire()`: how long to hold (lease or watchdog), how long to wait,

@@ -3,12 +3,13 @@ import {
   proclaimedValue,
   type BackendCapabilities,
   type BackendHost,
+  type LatchResource,
   type LockBackend,
   type LockResource,
   type SubscribeWakes,
 } from '../backend/index.js';
 import { InvalidLockOptionError } from '../locks/errors.js';
-import type { CountDownLatch, Election, Leader } from '../locks/types.js';
+import type { Election, Leader } from '../locks/types.js';
 import type { MySqlLockContext } from './context.js';
 import { mysql, type Pool, type PoolOptions, type ResultSetHeader } from './driver.js';
 import { interrupted } from './errors.js';
@@ -22,10 +23,9 @@ import {
 } from './fencing.js';
 import { electionName, lockName } from './names.js';
 import { PermitResource } from './semaphore.js';
-import type { PinnedSession } from './session.js';
 import { Sessions } from './sessions.js';
 import { fill, SQL } from './sql.js';
-import type { BlockingWait } from './wait.js';
+import type { BlockingWait, MySqlSession } from './session.js';
 
 /**
  * The MySQL or MariaDB backend's own options (MySqlLockClientOptions adds the client's): the server,
@@ -84,7 +84,7 @@ const CAPABILITIES: BackendCapabilities = Object.freeze({
 });
 
 /**
- * The MySQL/MariaDB backend: user locks (GET_LOCK) held by pinned sessions (see PinnedSession), waiting
+ * The MySQL/MariaDB backend: user locks (GET_LOCK) held by pinned sessions (see MySqlSession), waiting
  * in the server's queue (BlockingWait; cancelled with KILL QUERY from a control connection),
  * semaphores as N user locks, fencing tokens from one sequence (MariaDB ≥ 10.3) or a table (one row per
  * lock name), elections on a lock whose last grant the table records. A dropped or killed connection loses exactly its hold, at once.
@@ -132,7 +132,7 @@ export class MySqlBackend implements LockBackend {
         ));
       },
     });
-    const drawToken = async (session: PinnedSession, tokenName: string, owner: string, record: boolean) => {
+    const drawToken = async (session: MySqlSession, tokenName: string, owner: string, record: boolean) => {
       // On MySQL a cancel that raced the grant may end this statement instead of the wait: once more.
       const run = async () => {
         if (record)
@@ -237,7 +237,7 @@ export class MySqlBackend implements LockBackend {
     const resource = new ExclusiveResource(this.ctx, name, electionName(name), CANDIDATE);
     const lock = this.host.lock(resource, 'mutex');
     return new LockElection(name, lock, async (): Promise<Leader | undefined> => {
-      await this.sessions.prepared();
+      await this.sessions.ready();
       const [rows] = await this.control.query(this.ctx.statements.leader, [
         resource.serverName,
         resource.serverName,
@@ -254,7 +254,7 @@ export class MySqlBackend implements LockBackend {
    * killed connection held ends too. Between the look and the kill the holder may have released, and
    * its connection taken another lock: an administrator's tool, not a lock operation.
    */
-  async forceUnlock(made: LockResource | CountDownLatch): Promise<boolean> {
+  async forceUnlock(made: LockResource | LatchResource): Promise<boolean> {
     if (!(made instanceof ExclusiveResource) && !(made instanceof PermitResource)) {
       throw new InvalidLockOptionError('lock', 'a lock created by this client', made);
     }

@@ -1,7 +1,6 @@
 import type { Pool } from './driver.js';
 import type { Sessions } from './sessions.js';
-import type { PinnedSession } from './session.js';
-import type { WaitHooks } from './wait.js';
+import type { MySqlSession, WaitHooks } from './session.js';
 
 /** What every MySQL resource of one lock client shares. */
 export interface MySqlLockContext {
@@ -21,7 +20,7 @@ export interface MySqlLockContext {
    * `owner` as its holder when `record`: elections); undefined when held elsewhere.
    */
   tryTake(
-    session: PinnedSession,
+    session: MySqlSession,
     serverName: string,
     tokenName: string,
     owner: string,

@@ -1,4 +1,5 @@
 import {
+  adoptQueuedWait,
   Busy,
   Granted,
   type AttemptRequest,
@@ -9,9 +10,8 @@ import {
   type ReleaseResult,
 } from '../backend/index.js';
 import type { MySqlLockContext } from './context.js';
-import type { PinnedSession } from './session.js';
 import { SQL } from './sql.js';
-import { BlockingWait } from './wait.js';
+import { BlockingWait, type MySqlSession } from './session.js';
 
 /** How a family of user locks behaves: re-entry, and how its waiters wait. */
 export interface ExclusiveFamily {
@@ -26,7 +26,7 @@ export interface ExclusiveFamily {
 }
 
 /**
- * A lock on one user-lock name (GET_LOCK), held by the owner's pinned session (see PinnedSession):
+ * A lock on one user-lock name (GET_LOCK), held by the owner's pinned session (see MySqlSession):
  * mutex, reentrant, fair and spin locks — all of a name on the same server-side name (names.ts), so
  * they exclude each other as on Redis; an election's lock is one of its own.
  *
@@ -57,19 +57,15 @@ export class ExclusiveResource implements LockResource {
   }
 
   attempt({ owner, waiting }: AttemptRequest): Promise<AttemptResult> {
-    return this.ctx.sessions.use(this.sessionId(owner), (session) => this.attemptIn(session, owner, waiting));
+    return this.ctx.sessions.use(this.sessionId(owner), this.name, (session) =>
+      this.attemptIn(session, owner, waiting),
+    );
   }
 
-  private async attemptIn(session: PinnedSession, owner: string, waiting: boolean): Promise<AttemptResult> {
-    for (let wait = session.wait; wait !== undefined; wait = session.wait) {
-      if (wait.state === 'cancelling') {
-        await wait.done; // the server answers the cancel (or the grant that beat it) shortly
-        continue;
-      }
-      if (wait.state === 'granted') return this.grant(session, wait.take());
-      // Still queued on the server: keep its place.
-      return waiting ? new Busy(undefined, wait.watch()) : new Busy(undefined);
-    }
+  private async attemptIn(session: MySqlSession, owner: string, waiting: boolean): Promise<AttemptResult> {
+    const queued = await adoptQueuedWait(session, waiting);
+    if (queued instanceof Busy) return queued; // still queued on the server: keep its place
+    if (queued) return this.grant(session, queued.token);
     if (session.holds > 0) {
       if (!this.family.reentrant) return new Busy(undefined); // one hold per owner, as on Redis
       return this.grant(session, session.token);
@@ -96,7 +92,7 @@ export class ExclusiveResource implements LockResource {
     return new Busy(undefined, wait.watch());
   }
 
-  private grant(session: PinnedSession, token: number): Granted {
+  private grant(session: MySqlSession, token: number): Granted {
     if (session.holds++ === 0) session.token = token;
     return new Granted(session.token, false, session.lost);
   }
@@ -105,7 +101,7 @@ export class ExclusiveResource implements LockResource {
     const id = this.sessionId(owner);
     // No session (it ended, or never was): the hold is over already.
     if (!this.ctx.sessions.peek(id)?.holds) return { outcome: 'expired' };
-    return this.ctx.sessions.use(id, async (session) => {
+    return this.ctx.sessions.use(id, this.name, async (session) => {
       if (session.holds === 0) return { outcome: 'expired' };
       if (--session.holds > 0) return { outcome: 'still_held' };
       try {

@@ -1,4 +1,5 @@
 import {
+  adoptQueuedWait,
   Busy,
   Granted,
   type AttemptRequest,
@@ -10,9 +11,8 @@ import {
 } from '../backend/index.js';
 import type { MySqlLockContext } from './context.js';
 import { permitNames, serverName } from './names.js';
-import type { PinnedSession } from './session.js';
 import { SQL } from './sql.js';
-import { BlockingWait } from './wait.js';
+import { BlockingWait, type MySqlSession } from './session.js';
 
 /**
  * How long a waiting semaphore caller waits on one permit before it looks at all of them again, ms.
@@ -56,18 +56,15 @@ export class PermitResource implements LockResource {
   }
 
   attempt({ owner, waiting }: AttemptRequest): Promise<AttemptResult> {
-    return this.ctx.sessions.use(this.sessionId(owner), (session) => this.attemptIn(session, owner, waiting));
+    return this.ctx.sessions.use(this.sessionId(owner), this.name, (session) =>
+      this.attemptIn(session, owner, waiting),
+    );
   }
 
-  private async attemptIn(session: PinnedSession, owner: string, waiting: boolean): Promise<AttemptResult> {
-    for (let wait = session.wait; wait !== undefined; wait = session.wait) {
-      if (wait.state === 'cancelling') {
-        await wait.done;
-        continue;
-      }
-      if (wait.state === 'granted') return this.grant(session, wait.serverName, wait.take());
-      return waiting ? new Busy(undefined, wait.watch()) : new Busy(undefined);
-    }
+  private async attemptIn(session: MySqlSession, owner: string, waiting: boolean): Promise<AttemptResult> {
+    const queued = await adoptQueuedWait(session, waiting);
+    if (queued instanceof Busy) return queued; // still queued on the server: keep its place
+    if (queued) return this.grant(session, queued.taken.serverName, queued.token);
     if (session.permit) return new Busy(PERMIT_SLICE_MS); // one permit per owner
     for (const permit of this.names) {
       const token = await this.ctx.tryTake(session, permit, this.tokenName, owner, false);
@@ -83,7 +80,7 @@ export class PermitResource implements LockResource {
     return new Busy(undefined, wait.watch());
   }
 
-  private grant(session: PinnedSession, permit: string, token: number): Granted {
+  private grant(session: MySqlSession, permit: string, token: number): Granted {
     session.permit = permit;
     session.token = token;
     return new Granted(token, true, session.lost);
@@ -92,7 +89,7 @@ export class PermitResource implements LockResource {
   async release(owner: string): Promise<ReleaseResult> {
     const id = this.sessionId(owner);
     if (!this.ctx.sessions.peek(id)?.permit) return { outcome: 'expired' };
-    return this.ctx.sessions.use(id, async (session) => {
+    return this.ctx.sessions.use(id, this.name, async (session) => {
       const { permit } = session;
       if (!permit) return { outcome: 'expired' };
       session.permit = undefined;

@@ -1,81 +1,45 @@
-import type { LockLostReason } from '../backend/index.js';
+import { PinnedSession, ServerWait, type ConnectionEvents } from '../backend/index.js';
 import type { PoolConnection, ResultSetHeader, RowDataPacket } from './driver.js';
 import { endsSession, MySqlSessionError } from './errors.js';
-import type { BlockingWait } from './wait.js';
 
 /** The core (callback) connection under mysql2's promise wrapper: its events are the socket's. */
-interface CoreConnection {
+interface CoreConnection extends ConnectionEvents {
   readonly threadId: number | null;
-  on(event: 'error' | 'end', listener: (error?: Error) => void): unknown;
-  off(event: 'error' | 'end', listener: (error?: Error) => void): unknown;
 }
 
 /**
- * One server session pinned to one owner of one lock: a connection checked out of the pool for as
- * long as the owner holds the lock or waits for it (GET_LOCK's locks belong to the session, so an
- * owner's hold must live in its own). Re-entry is counted here — the server is asked once per
- * session — and the token of the hold is kept for it.
- *
- * The session watches its connection: mysql2 reports a connection the server ended (KILL, a crash, a
- * restart, a dropped socket) as `'end'` and `'error'` at once, without a query. Then `lost` settles
- * and the hold it carried is lost (the core aborts its signal), and the connection is destroyed.
+ * An owner's pinned session (see PinnedSession) holding a MySQL user lock (GET_LOCK): re-entry is
+ * counted here — the server is asked once per session — and the token of the hold is kept for it.
+ * mysql2 reports a connection the server ended (KILL, a crash, a restart, a dropped socket) as 'end'
+ * and 'error' at once, without a query; every statement it runs also settles when the session ends.
  */
-export class PinnedSession {
-  /** Settles once the session ends while in use: the hold it carried is lost. */
-  readonly lost: Promise<LockLostReason>;
-  /** Why it can carry no more holds (it ended), undefined while it can. */
-  ended: Error | undefined;
-  /** A wait of it failed: it may hold a lock granted just before (release-all.sql). */
-  unclean = false;
-  /** Given back to the pool: nothing may use its connection any more. */
-  givenBack = false;
+export class MySqlSession extends PinnedSession<BlockingWait> {
   /** Holds of its lock (re-entry counted here) and the token they share. */
   holds = 0;
   token = 0;
   /** The permit a semaphore owner holds (its server-side name). */
   permit: string | undefined;
-  /** Calls using it now (attempts, releases): it is not given back meanwhile. */
-  users = 0;
-  /** A wait of this owner's queued on the server (see BlockingWait). */
-  wait: BlockingWait | undefined;
   /** The server's connection id, fixed for the connection's life (KILL takes it). */
   readonly connectionId: number;
-  private resolveLost!: (reason: LockLostReason) => void;
-  private tail: Promise<unknown> = Promise.resolve();
   /** Ends the statements running now when the session ends (see guard). */
   private readonly running = new Set<(error: Error) => void>();
-  private readonly core: CoreConnection;
-  private readonly onError = (error?: Error) =>
-    this.end(
-      new MySqlSessionError(`the connection carrying the hold ended: ${error?.message ?? 'closed'}`, {
-        cause: error,
-      }),
-    );
-  private readonly onEnd = () => this.end(new MySqlSessionError('the connection carrying the hold ended'));
 
   constructor(
-    readonly id: string,
+    id: string,
     readonly connection: PoolConnection,
-    /** Told once when the session ends (the registry drops it and destroys the connection). */
-    private readonly onEnded: (session: PinnedSession, error: Error) => void,
+    onEnded: (session: PinnedSession, error: Error) => void,
   ) {
-    this.lost = new Promise((resolve) => (this.resolveLost = resolve));
-    this.core = (connection as unknown as { connection: CoreConnection }).connection;
-    this.connectionId = this.core.threadId ?? connection.threadId;
-    this.core.on('error', this.onError);
-    this.core.on('end', this.onEnd);
+    const core = (connection as unknown as { connection: CoreConnection }).connection;
+    super(id, core, onEnded);
+    this.connectionId = core.threadId ?? connection.threadId;
   }
 
-  /** Whether it carries anything that must keep it out of the pool. */
-  get busy(): boolean {
-    return this.users > 0 || this.holds > 0 || this.permit !== undefined || this.wait !== undefined;
+  protected get holding(): boolean {
+    return this.holds > 0 || this.permit !== undefined;
   }
 
-  /** Runs `fn` after every call queued before it: one owner's calls never interleave. */
-  serial<T>(fn: () => Promise<T>): Promise<T> {
-    const run = this.tail.then(fn);
-    this.tail = run.catch(() => undefined);
-    return run;
+  protected sessionError(message: string, cause?: unknown): Error {
+    return new MySqlSessionError(message, { cause });
   }
 
   /** A SELECT on the pinned connection; a failure that ends the connection ends the session. */
@@ -88,6 +52,13 @@ export class PinnedSession {
   async write(sql: string, values: unknown[]): Promise<ResultSetHeader> {
     const [header] = await this.guard(this.connection.query<ResultSetHeader>(sql, values));
     return header;
+  }
+
+  /** Ends it: the hold it carried is lost, and the statements running on it settle. Idempotent. */
+  override end(error: Error): void {
+    if (this.ended) return;
+    for (const stop of this.running) stop(error);
+    super.end(error);
   }
 
   /**
@@ -116,19 +87,39 @@ export class PinnedSession {
       this.running.delete(stop);
     }
   }
+}
 
-  /** Ends it: the hold it carried is lost. Idempotent. */
-  end(error: Error): void {
-    if (this.ended) return;
-    this.ended = error;
-    for (const stop of this.running) stop(error);
-    this.resolveLost('session_lost');
-    this.onEnded(this, error);
-  }
+export interface WaitHooks {
+  /** Cancels the server-side wait of connection `id` if it still waits; true if it did. */
+  cancel(connectionId: number): Promise<boolean>;
+  /** Draws the fencing token of the lock the wait was granted (draw-token.sql). */
+  drawToken(session: MySqlSession): Promise<number>;
+  /** Gives back a lock the wait obtained after its waiter had left. */
+  giveBack(wait: BlockingWait): Promise<void>;
+  /** The wait is over (granted and taken, or failed): the session may be given back. */
+  settled(wait: BlockingWait): void;
+  report(error: unknown): void;
+}
 
-  /** Stops watching the connection (it goes back to the pool or is destroyed). */
-  detach(): void {
-    this.core.off('error', this.onError);
-    this.core.off('end', this.onEnd);
+/**
+ * A waiter queued in the server's own queue for a user lock: a blocking GET_LOCK(name, slice) on the
+ * owner's pinned session (wait-lock.sql). Once granted it draws its fencing token (a failure leaves
+ * the lock taken without one: the wait fails and the session is cleaned before pooling); a cancel is
+ * KILL QUERY from a control connection. The protocol (adopting a wait, cancelling it, giving back a
+ * late grant) is ServerWait's, shared with PostgreSQL. (In the session's module: each names the other.)
+ */
+export class BlockingWait extends ServerWait<MySqlSession> {
+  constructor(
+    session: MySqlSession,
+    /** The server-side name waited for (a lock, or one permit of a semaphore). */
+    readonly serverName: string,
+    granted: Promise<boolean>,
+    hooks: WaitHooks,
+  ) {
+    super(session, granted, {
+      ...hooks,
+      drawToken: () => hooks.drawToken(session),
+      cancel: () => hooks.cancel(session.connectionId),
+    });
   }
 }

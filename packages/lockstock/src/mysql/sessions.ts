@@ -1,7 +1,7 @@
-import { SessionChecks } from '../backend/index.js';
+import { SessionPool } from '../backend/index.js';
 import type { Pool } from './driver.js';
 import { MySqlSessionError } from './errors.js';
-import { PinnedSession } from './session.js';
+import { MySqlSession } from './session.js';
 import { SQL } from './sql.js';
 
 export interface SessionsOptions {
@@ -15,115 +15,48 @@ export interface SessionsOptions {
 }
 
 /**
- * The pinned sessions of one lock client, by owner and lock (see PinnedSession): a connection is
- * checked out of the pool when an owner first tries a lock and given back as soon as it holds and
- * waits for nothing — so an owner costs one connection per lock it holds or waits for, and none
- * otherwise. Sessions that end are dropped at once and their connections destroyed (never pooled).
+ * The MySQL backend's pinned sessions (SessionPool): mysql2's pool, release-all.sql before a
+ * connection a failed wait may have left holding a user lock goes back to it, and the connection id
+ * as the probe.
  */
-export class Sessions {
-  private readonly sessions = new Map<string, PinnedSession>();
-  private ready: Promise<void> | undefined;
-  private closed = false;
-  private readonly checks: SessionChecks<PinnedSession>;
-
-  constructor(private readonly options: SessionsOptions) {
-    this.checks = new SessionChecks({
-      checkMs: options.checkMs,
-      sessions: this.sessions,
-      probe: async (session) => {
-        const [row] = await session.rows<{ id: number | string }>(SQL.connectionId);
-        if (Number(row?.id) !== session.connectionId) {
-          throw new MySqlSessionError(
-            `the connection carrying the hold is now server connection ${row?.id}, not ${session.connectionId}`,
-          );
-        }
-      },
+export class Sessions extends SessionPool<MySqlSession> {
+  constructor(private readonly mysql: SessionsOptions) {
+    super({
+      checkMs: mysql.checkMs,
+      report: mysql.report,
       sessionError: (message) => new MySqlSessionError(message),
-      settle: (session) => this.settle(session),
     });
-  }
-
-  /** The live session of `id`, if there is one (no connection is made). */
-  peek(id: string): PinnedSession | undefined {
-    const session = this.sessions.get(id);
-    return session && !session.ended ? session : undefined;
-  }
-
-  /**
-   * Runs `fn` in the session of `id` (made if there is none), after the calls queued on it before;
-   * the session is given back to the pool afterwards if it holds and waits for nothing.
-   */
-  async use<T>(id: string, fn: (session: PinnedSession) => Promise<T>): Promise<T> {
-    const session = this.peek(id) ?? (await this.open(id));
-    session.users++;
-    try {
-      return await session.serial(() => fn(session));
-    } finally {
-      session.users--;
-      this.settle(session);
-    }
-  }
-
-  /**
-   * Gives a session back to the pool once nothing needs it — after dropping the user lock a failed
-   * wait may have left taken (release-all.sql). Ended sessions were destroyed already.
-   */
-  settle(session: PinnedSession): void {
-    if (session.ended || session.busy) return;
-    if (this.sessions.get(session.id) === session) this.sessions.delete(session.id);
-    session.detach();
-    session.givenBack = true;
-    if (!session.unclean) {
-      session.connection.release();
-      return;
-    }
-    session.connection.query(SQL.releaseAll).then(
-      () => session.connection.release(),
-      (error: unknown) => {
-        this.options.report(error);
-        session.connection.destroy();
-      },
-    );
   }
 
   /** Resolves once the server is prepared (the fencing table and sequence); a failure is retried by the next call. */
-  prepared(): Promise<void> {
-    this.ready ??= this.options.prepare().catch((error: unknown) => {
-      this.ready = undefined;
-      throw error;
-    });
-    return this.ready;
+  ready(): Promise<void> {
+    return this.prepared(this.mysql.prepare);
   }
 
-  /** Ends every session (their holds are lost) and destroys their connections. */
-  closeAll(): void {
-    this.closed = true;
-    this.checks.stop();
-    for (const session of [...this.sessions.values()]) session.end(new Error('the lock client was closed'));
+  protected async connect(id: string): Promise<MySqlSession> {
+    await this.ready();
+    const connection = await this.mysql.pool.getConnection();
+    return new MySqlSession(id, connection, this.sessionEnded);
   }
 
-  private async open(id: string): Promise<PinnedSession> {
-    if (this.closed) throw new Error('the lock client was closed');
-    await this.prepared();
-    const connection = await this.options.pool.getConnection();
-    // Another call may have opened one for the same id meanwhile: one session per owner and lock.
-    const raced = this.peek(id);
-    if (raced) {
-      connection.release();
-      return raced;
-    }
-    const session = new PinnedSession(id, connection, (ended, error) => this.ended(ended, error));
-    this.sessions.set(id, session);
-    this.checks.start();
-    return session;
+  protected cleanUp(session: MySqlSession): Promise<unknown> | undefined {
+    return session.unclean ? session.connection.query(SQL.releaseAll) : undefined;
   }
 
-  private ended(session: PinnedSession, error: Error): void {
-    if (this.sessions.get(session.id) === session) this.sessions.delete(session.id);
-    if (session.givenBack) return; // the pool's connection now, no longer ours to destroy
-    session.detach();
-    // A connection whose session ended (or is no longer trusted) is never pooled again.
+  protected giveBack(session: MySqlSession): void {
+    session.connection.release();
+  }
+
+  protected destroy(session: MySqlSession): void {
     session.connection.destroy();
-    if (!this.closed) this.options.report(error);
+  }
+
+  protected async probe(session: MySqlSession): Promise<void> {
+    const [row] = await session.rows<{ id: number | string }>(SQL.connectionId);
+    if (Number(row?.id) !== session.connectionId) {
+      throw new MySqlSessionError(
+        `the connection carrying the hold is now server connection ${row?.id}, not ${session.connectionId}`,
+      );
+    }
   }
 }

@@ -1,4 +1,5 @@
 import {
+  adoptQueuedWait,
   Busy,
   Granted,
   type AttemptRequest,
@@ -12,9 +13,8 @@ import { LockUpgradeError } from '../locks/errors.js';
 import type { PostgresLockContext } from './context.js';
 import { sqlState } from './errors.js';
 import { lockKey } from './keys.js';
-import type { Mode, PinnedSession } from './session.js';
 import { SCOPE_SQL, SQL } from './sql.js';
-import { BlockingWait } from './wait.js';
+import { BlockingWait, type Mode, type PostgresSession } from './session.js';
 
 /** How a family of advisory locks behaves: its mode, re-entry, and how its waiters wait. */
 export interface AdvisoryFamily {
@@ -30,7 +30,7 @@ export interface AdvisoryFamily {
 }
 
 /**
- * A lock on one advisory-lock key, held by the owner's pinned session (see PinnedSession): mutex,
+ * A lock on one advisory-lock key, held by the owner's pinned session (see PostgresSession): mutex,
  * reentrant, fair and spin locks and both sides of a read-write lock (shared advisory locks for the
  * read side) — all of a name on the same key, so they exclude each other as on Redis.
  *
@@ -70,17 +70,11 @@ export class AdvisoryLockResource implements LockResource {
     );
   }
 
-  private async attemptIn(session: PinnedSession, owner: string, waiting: boolean): Promise<AttemptResult> {
+  private async attemptIn(session: PostgresSession, owner: string, waiting: boolean): Promise<AttemptResult> {
     const { mode } = this.family;
-    for (let wait = session.wait; wait !== undefined; wait = session.wait) {
-      if (wait.state === 'cancelling') {
-        await wait.done; // the server answers the cancel (or the grant that beat it) shortly
-        continue;
-      }
-      if (wait.state === 'granted' && wait.mode === mode) return this.grant(session, wait.take());
-      // Still queued on the server: keep its place.
-      return waiting ? new Busy(undefined, wait.watch()) : new Busy(undefined);
-    }
+    const queued = await adoptQueuedWait(session, waiting, (wait) => wait.mode === mode);
+    if (queued instanceof Busy) return queued; // still queued on the server: keep its place
+    if (queued) return this.grant(session, queued.token);
     if (session.holds[mode] > 0) {
       if (!this.family.reentrant) return new Busy(undefined); // one hold per owner, as on Redis
       return this.grant(session, session.tokens[mode]);
@@ -116,14 +110,14 @@ export class AdvisoryLockResource implements LockResource {
     return new Busy(undefined, wait.watch());
   }
 
-  private grant(session: PinnedSession, token: number): Granted {
+  private grant(session: PostgresSession, token: number): Granted {
     const { mode } = this.family;
     if (session.holds[mode]++ === 0) session.tokens[mode] = token;
     return new Granted(session.tokens[mode], mode === 'shared', session.lost);
   }
 
   /** Scope 'transaction': every hold lives in a transaction of the session, begun before its first try. */
-  private async begin(session: PinnedSession): Promise<void> {
+  private async begin(session: PostgresSession): Promise<void> {
     if (this.ctx.sessions.scope !== 'transaction' || session.inTransaction) return;
     await session.query('BEGIN', [], this.name);
     session.inTransaction = true;
@@ -148,7 +142,7 @@ export class AdvisoryLockResource implements LockResource {
   }
 
   /** Gives the owner's last hold of this mode back to the server. */
-  private async unlock(session: PinnedSession): Promise<'released' | 'expired'> {
+  private async unlock(session: PostgresSession): Promise<'released' | 'expired'> {
     const { mode } = this.family;
     if (this.ctx.sessions.scope === 'transaction') {
       // Transaction-level locks end only with their transaction: while the owner holds the other
@@ -166,7 +160,7 @@ export class AdvisoryLockResource implements LockResource {
   }
 
   /** A late cancel (cancel-wait.sql's window) may hit the unlock: it is sent once more then. */
-  private async unlockQuery(session: PinnedSession, mode: Mode) {
+  private async unlockQuery(session: PostgresSession, mode: Mode) {
     const run = () =>
       session.query<{ released: boolean }>(SQL.unlock, [this.keyText, mode === 'shared'], this.name);
     return run().catch((error: unknown) => {

@@ -1,12 +1,12 @@
 import type {
   BackendCapabilities,
   BackendHost,
+  LatchResource,
   LockBackend,
   LockResource,
   SubscribeWakes,
 } from '../backend/index.js';
 import { InvalidLockOptionError } from '../locks/errors.js';
-import type { CountDownLatch } from '../locks/types.js';
 import { AdvisoryLockResource, type AdvisoryFamily } from './advisory.js';
 import type { PostgresLockContext } from './context.js';
 import { pg, type Pool } from './driver.js';
@@ -88,7 +88,7 @@ const CAPABILITIES: BackendCapabilities = Object.freeze({
 });
 
 /**
- * The PostgreSQL backend: advisory locks held by pinned sessions (see PinnedSession), waiting in
+ * The PostgreSQL backend: advisory locks held by pinned sessions (see PostgresSession), waiting in
  * PostgreSQL's lock queue (BlockingWait), semaphores as N advisory locks woken by NOTIFY, fencing
  * tokens from one sequence. A dropped connection loses exactly the holds it carried, at once.
  */
@@ -203,7 +203,7 @@ export class PostgresBackend implements LockBackend {
    * Ends the sessions holding the lock (pg_terminate_backend): their locks go with them, and their
    * clients lose those holds at once (their connections end). Other holds of those sessions end too.
    */
-  async forceUnlock(made: LockResource | CountDownLatch): Promise<boolean> {
+  async forceUnlock(made: LockResource | LatchResource): Promise<boolean> {
     if (!(made instanceof AdvisoryLockResource) && !(made instanceof PermitResource)) {
       throw new InvalidLockOptionError('lock', 'a lock created by this client', made);
     }

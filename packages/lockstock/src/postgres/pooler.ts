@@ -1,6 +1,6 @@
 import { pg, type Pool } from './driver.js';
 import { TransactionPoolerError } from './errors.js';
-import type { PinnedSession } from './session.js';
+import type { PostgresSession } from './session.js';
 import { SQL } from './sql.js';
 
 /** What sits between the client and PostgreSQL, as far as sessions go. */
@@ -27,12 +27,12 @@ const backendPid = async (client: { query: Pool['query'] }): Promise<number> => 
  *    (pgbouncer reuses the last one first), so B = A, or moves the session: A' ≠ A. Either refuses.
  *
  * A transaction pooler that hands out server connections round-robin can pass step 2 by chance; each
- * session also checks every answer's backend against its first (PinnedSession.query), and refuses as
+ * session also checks every answer's backend against its first (PostgresSession.query), and refuses as
  * soon as one differs.
  */
 export async function checkPooler(
   pool: Pool,
-  session: PinnedSession,
+  session: PostgresSession,
   lockName: string,
   report: (error: unknown) => void,
 ): Promise<PoolerVerdict> {

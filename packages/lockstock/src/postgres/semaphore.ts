@@ -10,7 +10,7 @@ import {
 } from '../backend/index.js';
 import type { PostgresLockContext } from './context.js';
 import { permitChannel, permitKeys } from './keys.js';
-import type { PinnedSession } from './session.js';
+import type { PostgresSession } from './session.js';
 import { SCOPE_SQL, SQL } from './sql.js';
 
 /**
@@ -55,7 +55,7 @@ export class PermitResource implements LockResource {
     return this.ctx.sessions.use(this.sessionId(owner), this.name, (session) => this.attemptIn(session));
   }
 
-  private async attemptIn(session: PinnedSession): Promise<AttemptResult> {
+  private async attemptIn(session: PostgresSession): Promise<AttemptResult> {
     if (session.permit) return new Busy(PERMIT_RECHECK_MS); // one permit per owner
     if (this.ctx.sessions.scope === 'transaction' && !session.inTransaction) {
       await session.query('BEGIN', [], this.name);

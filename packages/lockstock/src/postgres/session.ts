@@ -1,31 +1,19 @@
-import type { LockLostReason } from '../backend/index.js';
+import { PinnedSession, ServerWait, type ConnectionEvents } from '../backend/index.js';
 import type { PoolClient } from './driver.js';
 import { endsSession, PostgresSessionError, TransactionPoolerError } from './errors.js';
-import type { BlockingWait } from './wait.js';
 
 export type Mode = 'exclusive' | 'shared';
 
 /**
- * One server session pinned to one owner of one lock: a connection checked out of the pool for as
- * long as the owner holds the lock or waits for it (advisory locks belong to sessions, so an owner's
- * holds must all live in its own). Re-entry is counted here — the server holds each mode once per
- * session — and the tokens the owner holds are kept for it.
- *
- * The session watches its connection: pg reports a server-side end (pg_terminate_backend, a crash,
- * a dropped socket) as an 'error' on an idle client at once, without a query. Then `lost` settles and
- * every hold it carried is lost (the core aborts their signals), and the connection is destroyed.
+ * An owner's pinned session (see PinnedSession) holding PostgreSQL advisory locks: re-entry is counted
+ * here — the server holds each mode once per session — and the tokens the owner holds are kept for
+ * it. pg reports a server-side end (pg_terminate_backend, a crash, a dropped socket) as an 'error' on
+ * an idle client at once, without a query. Every answer carrying a `pid` must come from the server
+ * backend the first one came from (a pooler that moved the session would otherwise go unnoticed).
  */
-export class PinnedSession {
-  /** Settles once the session ends while in use: every hold it carried is lost. */
-  readonly lost: Promise<LockLostReason>;
-  /** Why it can carry no more holds (it ended), undefined while it can. */
-  ended: Error | undefined;
+export class PostgresSession extends PinnedSession<BlockingWait> {
   /** No new work: a failed statement aborted its transaction (scope 'transaction'). */
   poisoned = false;
-  /** A wait of it failed: it may hold a lock granted just before (see unlock-all.sql). */
-  unclean = false;
-  /** Given back to the pool: nothing may use its connection any more. */
-  givenBack = false;
   /** The open transaction of scope 'transaction' (BEGIN sent, neither COMMIT nor ROLLBACK yet). */
   inTransaction = false;
   /** The server backend, from the first answer: every later answer must come from the same one. */
@@ -34,50 +22,29 @@ export class PinnedSession {
   readonly tokens: Record<Mode, number> = { exclusive: 0, shared: 0 };
   /** The permit a semaphore owner holds. */
   permit: { readonly key: bigint; readonly token: number } | undefined;
-  /** Calls using it now (attempts, releases): it is not given back meanwhile. */
-  users = 0;
-  /** A wait of this owner's queued in PostgreSQL (see BlockingWait). */
-  wait: BlockingWait | undefined;
-  private resolveLost!: (reason: LockLostReason) => void;
-  private tail: Promise<unknown>;
-  private readonly onError = (error: Error) =>
-    this.end(
-      new PostgresSessionError(`the connection carrying the hold ended: ${error.message}`, { cause: error }),
-    );
-  private readonly onEnd = () => this.end(new PostgresSessionError('the connection carrying the hold ended'));
 
   constructor(
-    readonly id: string,
+    id: string,
     readonly client: PoolClient,
-    /** Told once when the session ends (the registry drops it and destroys the connection). */
-    private readonly onEnded: (session: PinnedSession, error: Error) => void,
+    onEnded: (session: PinnedSession, error: Error) => void,
   ) {
-    this.lost = new Promise((resolve) => (this.resolveLost = resolve));
-    this.tail = Promise.resolve();
-    client.on('error', this.onError);
-    client.on('end', this.onEnd);
+    super(id, client as unknown as ConnectionEvents, onEnded);
   }
 
   get serverPid(): number | undefined {
     return this.pid;
   }
 
-  /** Whether it carries anything that must keep it out of the pool. */
-  get busy(): boolean {
-    return (
-      this.users > 0 ||
-      this.holds.exclusive > 0 ||
-      this.holds.shared > 0 ||
-      this.permit !== undefined ||
-      this.wait !== undefined
-    );
+  override get usable(): boolean {
+    return super.usable && !this.poisoned;
   }
 
-  /** Runs `fn` after every call queued before it: one owner's calls never interleave. */
-  serial<T>(fn: () => Promise<T>): Promise<T> {
-    const run = this.tail.then(fn);
-    this.tail = run.catch(() => undefined);
-    return run;
+  protected get holding(): boolean {
+    return this.holds.exclusive > 0 || this.holds.shared > 0 || this.permit !== undefined;
+  }
+
+  protected sessionError(message: string, cause?: unknown): Error {
+    return new PostgresSessionError(message, { cause });
   }
 
   /**
@@ -115,18 +82,41 @@ export class PinnedSession {
     }
     return rows as R[];
   }
+}
 
-  /** Ends it: every hold it carried is lost. Idempotent. */
-  end(error: Error): void {
-    if (this.ended) return;
-    this.ended = error;
-    this.resolveLost('session_lost');
-    this.onEnded(this, error);
-  }
+export interface WaitHooks {
+  /** Cancels the server-side wait of backend `pid` if it still waits; true if it did. */
+  cancel(pid: number): Promise<boolean>;
+  /** Gives back a lock the wait obtained after its waiter had left. */
+  giveBack(wait: BlockingWait): Promise<void>;
+  /** The wait is over (granted and taken, or failed): the session may be given back. */
+  settled(wait: BlockingWait): void;
+  report(error: unknown): void;
+}
 
-  /** Stops watching the connection (it goes back to the pool or is destroyed). */
-  detach(): void {
-    this.client.off('error', this.onError);
-    this.client.off('end', this.onEnd);
+/**
+ * A waiter queued in PostgreSQL's own lock queue: a blocking pg_advisory_lock on the owner's pinned
+ * session (wait-lock.sql), which draws the fencing token with the grant; its lock_timeout is the
+ * wait's time slice, and a cancel is pg_cancel_backend from the pool (cancel-wait.sql). The protocol
+ * (adopting a wait, cancelling it, giving back a late grant) is ServerWait's, shared with MySQL. (In
+ * the session's module: each names the other.)
+ */
+export class BlockingWait extends ServerWait<PostgresSession> {
+  constructor(
+    session: PostgresSession,
+    readonly mode: Mode,
+    query: Promise<Array<{ token: string | number }>>,
+    hooks: WaitHooks,
+  ) {
+    super(
+      session,
+      query.then(() => true),
+      {
+        ...hooks,
+        drawToken: async () => Number((await query)[0]?.token),
+        // No backend pid known yet: no statement of this session reached the server to cancel.
+        cancel: async () => session.serverPid === undefined || hooks.cancel(session.serverPid),
+      },
+    );
   }
 }

@@ -20,15 +20,16 @@ import {
   type BackendHost,
   type LockBackend,
   type LockClientOptions,
+  type LatchResource,
   type LockResource,
   type SubscribeWakes,
 } from '../backend/index.js';
 import { InvalidLockOptionError } from '../locks/errors.js';
-import type { CountDownLatch, Election, Leader } from '../locks/types.js';
+import type { Election, Leader } from '../locks/types.js';
 import { lockBase, type RedisLockContext } from './context.js';
 import { ExclusiveResource } from './exclusive.js';
 import { FairResource } from './fair.js';
-import { RedisCountDownLatch } from './latch.js';
+import { RedisLatch } from './latch.js';
 import { ReadResource, WriteResource } from './read-write.js';
 import type { RedisResource } from './resource.js';
 import { LOCK_SCRIPTS } from './lock-scripts.js';
@@ -216,13 +217,13 @@ export class RedisBackend implements LockBackend {
     return new LockElection(name, this.host.lock(this.track(resource), 'mutex'), readLeader);
   }
 
-  countDownLatch(name: string): CountDownLatch {
-    const latch = new RedisCountDownLatch(this.ctx, name);
+  latch(name: string): LatchResource {
+    const latch = new RedisLatch(this.ctx, name);
     this.resources.set(latch, latch);
     return latch;
   }
 
-  async forceUnlock(made: LockResource | CountDownLatch): Promise<boolean> {
+  async forceUnlock(made: LockResource | LatchResource): Promise<boolean> {
     const resource = this.resources.get(made);
     if (!resource) throw new InvalidLockOptionError('lock', 'a lock created by this client', made);
     const keys = [

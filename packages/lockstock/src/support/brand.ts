@@ -11,8 +11,13 @@
  * instead of guessing.
  */
 
-/** Version of the backend SPI's recognised values; raised when their shape changes incompatibly. */
-export const SPI_VERSION = 1;
+/**
+ * Version of the backend SPI (`lockstock/backend`): raised whenever a backend written for the previous
+ * one must change — the recognised values' shape, or what the interfaces ask and offer. 2: the latch
+ * is a LatchResource and the core waits (BackendHost lost `waiters`); `HandOffOffer` has no `mode`
+ * (docs/backend.md, "Backends must").
+ */
+export const SPI_VERSION = 2;
 
 /** The global symbol every branded object carries, set to its copy's SPI_VERSION. */
 export const SPI_BRAND: unique symbol = Symbol.for('lockstock.spi') as never;

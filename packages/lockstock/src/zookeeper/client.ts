@@ -7,13 +7,14 @@ import {
   type BackendCapabilities,
   type BackendHost,
   type LockBackend,
+  type LatchResource,
   type LockClientOptions,
   type LockResource,
 } from '../backend/index.js';
 import { InvalidLockOptionError } from '../locks/errors.js';
-import type { CountDownLatch, Election, Leader } from '../locks/types.js';
+import type { Election, Leader } from '../locks/types.js';
 import { holderOfData } from './holders.js';
-import { ZooKeeperCountDownLatch } from './latch.js';
+import { ZooKeeperLatch } from './latch.js';
 import { OwnNodes } from './nodes.js';
 import { DEFAULT_ROOT, lockPath, sortQueue, tokenOf, validateRoot, type Family } from './paths.js';
 import { ExclusiveQueue } from './queue.js';
@@ -124,9 +125,9 @@ export class ZooKeeperBackend implements LockBackend {
     return this.track(new SemaphoreResource(this.nodes, name, base, permits));
   }
 
-  countDownLatch(name: string): CountDownLatch {
+  latch(name: string): LatchResource {
     const path = lockPath(this.root, 'latches', name);
-    return this.track(new ZooKeeperCountDownLatch(this.session, this.host, name, path));
+    return this.track(new ZooKeeperLatch(this.session, name, path));
   }
 
   /**
@@ -188,7 +189,7 @@ export class ZooKeeperBackend implements LockBackend {
     );
   }
 
-  async forceUnlock(made: LockResource | CountDownLatch): Promise<boolean> {
+  async forceUnlock(made: LockResource | LatchResource): Promise<boolean> {
     const target = this.made.get(made);
     if (!target) throw new InvalidLockOptionError('lock', 'a lock created by this client', made);
     return target.forceUnlock();

@@ -2,11 +2,11 @@ import {
   BackendUnreachableError,
   type BackendCapabilities,
   type BackendHost,
+  type LatchResource,
   type LockBackend,
   type LockResource,
   type Wake,
 } from '../../src/backend/index.js';
-import type { CountDownLatch } from '../../src/index.js';
 import { SimLatch } from './latch.js';
 import type { Rng } from './random.js';
 import { SimExclusive, SimRead, SimSemaphore, SimWrite } from './resources.js';
@@ -207,11 +207,11 @@ export class SimBackend implements LockBackend {
     return new SimSemaphore(this, name, `counter:${name}`, permits, 'none');
   }
 
-  countDownLatch(name: string): CountDownLatch {
+  latch(name: string): LatchResource {
     return new SimLatch(this, name);
   }
 
-  forceUnlock(_made: LockResource | CountDownLatch): Promise<boolean> {
+  forceUnlock(_made: LockResource | LatchResource): Promise<boolean> {
     return Promise.resolve(false);
   }
 

@@ -1,26 +1,23 @@
-import { Busy, monotonicNow } from '../../src/backend/index.js';
-import type { CountDownLatch } from '../../src/index.js';
+import type { LatchResource, Watch } from '../../src/backend/index.js';
 import type { SimBackend } from './backend.js';
 
-const RELEASED = { value: true, more: true } as const;
 const RECHECK_MS = 250;
-const RECHECK = new Busy(RECHECK_MS);
 
 /**
- * A count-down latch in the simulated store, waited for through the core's wait loop (BackendHost's
- * waiters), as a third-party backend builds one: a wait tries, and tries again on each wake-up.
+ * A count-down latch in the simulated store, as a third-party backend builds one: the store's part
+ * (LatchResource); the core's wait loop reads the count again on each wake-up and each watch.
  * The store remembers when the count reached zero (`zeroAt`), the latch check's reference.
  */
-export class SimLatch implements CountDownLatch {
+export class SimLatch implements LatchResource {
   private readonly key: string;
-  private readonly channel: string;
+  readonly wakeChannel: string;
 
   constructor(
     private readonly backend: SimBackend,
     readonly name: string,
   ) {
     this.key = `latch:${name}`;
-    this.channel = `${this.key}:wake`;
+    this.wakeChannel = `${this.key}:wake`;
   }
 
   trySetCount(count: number): Promise<boolean> {
@@ -40,7 +37,7 @@ export class SimLatch implements CountDownLatch {
       state.permits = state.permits! - 1;
       if (state.permits === 0) {
         store.latchZeroAt ??= store.now();
-        store.publish(this.channel, { to: 'any' });
+        store.publish(this.wakeChannel, { to: 'any' });
       }
       return state.permits;
     });
@@ -54,26 +51,14 @@ export class SimLatch implements CountDownLatch {
     });
   }
 
-  async wait(options: { waitMs?: number; signal?: AbortSignal } = {}): Promise<boolean> {
-    const { host } = this.backend;
-    const waitMs = options.waitMs ?? Infinity;
-    const startedAt = monotonicNow();
-    if ((await this.count()) === 0) return true;
-    const released = await host.waiters.wait<true, undefined>({
-      key: this.key,
-      lockName: this.name,
-      channel: this.channel,
-      ordering: 'server-order', // every waiter tries on each wake-up: all are released at zero
-      owner: '',
-      ticket: undefined,
-      // Wake-ups may be lost (lease mode): a waiter looks again every RECHECK_MS meanwhile.
-      attempt: async () => ((await this.count()) === 0 ? RELEASED : RECHECK),
-      deadline: waitMs === Infinity ? Infinity : startedAt + waitMs,
-      signal: options.signal,
-      abandon: () => undefined,
-      heldUntil: () => Infinity,
-      leave: () => undefined,
-    });
-    return released === true;
+  /**
+   * Wake-ups may be lost (lease mode): besides the channel, a waiter looks again every RECHECK_MS,
+   * by a watch that is only a timer (the SPI's watch, as a store without one polls).
+   */
+  async watchCount(): Promise<Watch | undefined> {
+    if ((await this.count()) === 0) return undefined;
+    let timer: NodeJS.Timeout | undefined;
+    const changed = new Promise<void>((resolve) => (timer = setTimeout(resolve, RECHECK_MS)));
+    return { changed, cancel: () => clearTimeout(timer) };
   }
 }

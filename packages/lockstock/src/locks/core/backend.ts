@@ -18,8 +18,18 @@
  */
 import { brandedInstanceOf, SPI_BRAND, SPI_VERSION } from '../../support/brand.js';
 import type { BackendUnreachableError, LockLostReason } from '../errors.js';
-import type { ReleaseOutcome } from '../types.js';
 import type { HolderMetadata, LockHolderInfo } from './holder.js';
+
+/** What `release()` found. It never deletes another owner's lock. */
+export type ReleaseOutcome =
+  /** This hold was the last one; the lock is free (or handed to the next waiter). */
+  | 'released'
+  /** A reentrant hold was released but the same owner still holds the lock (outer holds remain). */
+  | 'still_held'
+  /** Another owner holds the lock now (ours had expired and was taken); nothing was changed. */
+  | 'not_owner'
+  /** There was no hold to release: it had expired or was deleted. */
+  | 'expired';
 
 /** One try at taking a lock. */
 export interface AttemptRequest {
@@ -224,6 +234,36 @@ export interface LockResource {
    * (LockTimeoutError's `disconnected` and `cause`): the lock may have been free.
    */
   unreachable?(): BackendUnreachableError | undefined;
+}
+
+/**
+ * The store's part of a count-down latch (LockBackend.latch): the count, kept where every client sees
+ * it, and how a waiter learns that it reached zero. The core owns the rest (core/latch.ts): it checks
+ * the count given to trySetCount, and a waiter reads the count, sleeps until a wake-up on
+ * `wakeChannel` or the watch of `watchCount` fires (or backs off, given neither), and reads again.
+ */
+export interface LatchResource {
+  readonly name: string;
+  /**
+   * Where the count down that reaches zero publishes (delivered by the backend's `subscribe`);
+   * undefined when waiters watch (`watchCount`) or back off.
+   */
+  readonly wakeChannel: string | undefined;
+  /** Stores `count` (a positive integer) unless the latch is counting already: true if stored. */
+  trySetCount(count: number): Promise<boolean>;
+  /**
+   * One count down, never below zero: the count left. The one that reaches zero must wake the
+   * waiters: publish on `wakeChannel`, or change what `watchCount` watches (delete the count).
+   */
+  countDown(): Promise<number>;
+  /** The count left (0 when never set or already released). */
+  count(): Promise<number>;
+  /**
+   * Stores that watch (ZooKeeper, etcd): undefined when the count is zero now, else a watch that
+   * fires when the count changes or goes (the waiter reads again then). Without it, waiters read
+   * `count()` on each wake-up.
+   */
+  watchCount?(): Promise<Watch | undefined>;
 }
 
 /** Wake-up delivery of a backend (pub/sub, watches). Resolves once the subscription is active. */

@@ -13,12 +13,14 @@ import type {
   Semaphore,
   SemaphoreOptions,
 } from '../types.js';
-import type { LockResource } from './backend.js';
+import type { LatchResource, LockResource } from './backend.js';
 import { electionOverLock } from './election.js';
 import { createLockCore, stopLockCore, type LockCore } from './context.js';
 import { KINDS } from './kind.js';
+import { CoreLatch } from './latch.js';
 import { CoreLock } from './lock.js';
 import { CoreReentrantLock, CoreSemaphore } from './lock-variants.js';
+import { checkBackendSpi } from './spi-version.js';
 import { MultiLock } from './multi-lock.js';
 import type { LockBackend, LockFamily, OpenBackend } from './spi.js';
 
@@ -70,7 +72,7 @@ export class LockClientBase<B extends LockBackend = LockBackend>
   private readonly cache = new Map<string, Map<string, unknown>>();
   private cachedLocks = 0;
   /** What the backend made behind each lock object (for forceUnlock). */
-  private readonly made = new WeakMap<object, LockResource | CountDownLatch>();
+  private readonly made = new WeakMap<object, LockResource | LatchResource>();
 
   constructor(open: OpenBackend<B>, options: LockClientOptions = {}) {
     super();
@@ -93,9 +95,19 @@ export class LockClientBase<B extends LockBackend = LockBackend>
       reportError: core.reportError,
       assertOpen: core.assertOpen,
       sessionLost: core.sessionLost,
-      waiters: core.waiters,
       lock: (resource, kind) => new CoreLock(core, resource, KINDS[KIND_KEYS[kind]]),
     });
+    try {
+      checkBackendSpi(this.backend);
+    } catch (error) {
+      // Refused before any lock: close what the backend may have opened, and the core.
+      this.closed = true;
+      stopLockCore(core);
+      Promise.resolve()
+        .then(() => this.backend.close())
+        .catch((failure: unknown) => core.reportError(failure));
+      throw error;
+    }
   }
 
   /** A non-reentrant mutex: a fresh owner per acquire. */
@@ -170,8 +182,8 @@ export class LockClientBase<B extends LockBackend = LockBackend>
    */
   countDownLatch(name: string): CountDownLatch {
     return this.cached('latch', name, (backend) => {
-      const latch = this.offered('latch', name, backend.countDownLatch?.bind(backend))(name);
-      return this.track(latch, latch);
+      const resource = this.offered('latch', name, backend.latch?.bind(backend))(name);
+      return this.track(new CoreLatch(this.core, resource), resource);
     });
   }
 
@@ -262,7 +274,7 @@ export class LockClientBase<B extends LockBackend = LockBackend>
     return lock;
   }
 
-  private track<L extends object>(lock: L, made: LockResource | CountDownLatch): L {
+  private track<L extends object>(lock: L, made: LockResource | LatchResource): L {
     this.made.set(lock, made);
     return lock;
   }

@@ -5,7 +5,7 @@ import type { SubscribeWakes } from './backend.js';
 import { Waiters } from './waiter.js';
 import { Watchdog } from './watchdog.js';
 import { familyOf, type KindName } from './kind.js';
-import type { LockFamily } from './spi.js';
+import type { LockFamily } from './family.js';
 
 /**
  * Live holds per lock and owner, in this client: a reentrant owner that already holds a lock must try

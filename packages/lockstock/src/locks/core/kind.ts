@@ -3,7 +3,7 @@
  * re-enters, how the waiters of one client are admitted, and whether several holders fit at once.
  * The waiter and the lock read these fields; no kind is special-cased anywhere else.
  */
-import type { LockFamily } from './spi.js';
+import type { LockFamily } from './family.js';
 
 export interface LockKind {
   /** Reported in events, errors and benchmark rows. */

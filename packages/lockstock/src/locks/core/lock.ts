@@ -4,19 +4,11 @@ import {
   ForeignBackendResultError,
   InvalidLockOptionError,
   LockAbortedError,
-  LockClientClosedError,
   LockTimeoutError,
   LockUpgradeError,
-  NotLockOwnerError,
   type LockLostError,
 } from '../errors.js';
-import {
-  resolveAcquireOptions,
-  validateAdoptOptions,
-  validateOwner,
-  type HoldBudget,
-  type ResolvedAcquireOptions,
-} from '../options.js';
+import { resolveAcquireOptions, type HoldBudget, type ResolvedAcquireOptions } from '../options.js';
 import { currentTaskOwner, newOwnerId } from '../owner.js';
 import { runLocked } from '../run.js';
 import type {
@@ -37,28 +29,15 @@ import {
   type LockResource,
   type ReleaseResult,
 } from './backend.js';
+import { proveHold } from './adopt.js';
 import type { LockCore } from './context.js';
-import {
-  acquireChannel,
-  handoffChannel,
-  type AcquireMessage,
-  type AcquireOutcome,
-  type HandoffMessage,
-} from './diagnostics.js';
 import { Hold, type HoldBackend } from './hold.js';
 import { holderNow } from './holder.js';
 import type { LockKind } from './kind.js';
+import { confirmLateGrant, LATE_GRANT } from './late-grant.js';
 import { Lease, monotonicNow, validUntil } from './lease.js';
+import { observingHandoffs, publishHandoff, traceAcquire, tracingAcquires } from './lock-diagnostics.js';
 import type { Won } from './waiter.js';
-
-/**
- * A grant answered too late to trust, as the waiter sees it: busy, try again at once. Not "when
- * woken": the grant is given back by a release that wakes nobody when no other client is queued (the
- * waiter's own client left the queue when it won), so a waiter told to wait for a wake-up slept on a
- * free lock until its deadline. The give-back is awaited before the retry, so the retry finds the
- * lock free, or given to the client whose turn it is (and then a retry time to sleep).
- */
-const LATE_GRANT = new Busy(0);
 
 /** What a local release needs to hand the lock to a waiting caller directly. */
 interface GrantTicket {
@@ -68,14 +47,6 @@ interface GrantTicket {
   readonly budget: HoldBudget | undefined;
   readonly label: string | undefined;
   readonly traceId: string | undefined;
-}
-
-/** How a failed acquire ended, for the diagnostics. */
-function acquireOutcomeOf(error: unknown): AcquireOutcome {
-  if (error instanceof LockTimeoutError) return 'timeout';
-  if (error instanceof LockAbortedError) return 'aborted';
-  if (error instanceof LockClientClosedError) return 'closed';
-  return 'error';
 }
 
 /**
@@ -115,7 +86,7 @@ export class CoreLock implements Lock, HoldBackend {
     } catch (error) {
       return Promise.reject(error as Error);
     }
-    if (acquireChannel.hasSubscribers) {
+    if (tracingAcquires()) {
       return this.traced(resolved, () => this.acquireWith(resolved, true) as Promise<Hold>);
     }
     return this.acquireWith(resolved, true) as Promise<Hold>;
@@ -128,7 +99,7 @@ export class CoreLock implements Lock, HoldBackend {
     } catch (error) {
       return Promise.reject(error as Error);
     }
-    if (acquireChannel.hasSubscribers) return this.traced(resolved, () => this.tryWith(resolved));
+    if (tracingAcquires()) return this.traced(resolved, () => this.tryWith(resolved));
     return this.tryWith(resolved);
   }
 
@@ -153,30 +124,8 @@ export class CoreLock implements Lock, HoldBackend {
   }
 
   async adopt(owner: string, options: AdoptOptions): Promise<LockHandle> {
-    this.core.assertOpen(this.name);
-    validateOwner(owner);
-    const { fencingToken, leaseMs } = validateAdoptOptions(options);
-    if (this.resource.leases === 'none') {
-      throw new InvalidLockOptionError(
-        'owner',
-        `the owner of a hold with a lease (a ${this.kind.name}'s holds end with their backend session, or have no owner)`,
-        owner,
-      );
-    }
-    const renewed = leaseMs === undefined;
-    const lease = leaseMs ?? this.core.watchdog.timeoutMs;
-    const requestedAt = monotonicNow();
-    let status: ExtendStatus;
-    try {
-      status = await this.resource.extend(owner, lease);
-    } catch (error) {
-      throw backendError(this.name, error);
-    }
-    if (status !== 'extended') {
-      const why = status === 'taken' ? 'another owner holds the lock now' : 'the hold has ended';
-      throw new NotLockOwnerError(this.name, owner, why);
-    }
-    return this.newHold(owner, fencingToken, lease, renewed, requestedAt);
+    const proven = await proveHold(this.core, this.resource, this.kind, owner, options);
+    return this.newHold(owner, proven.fencingToken, proven.leaseMs, proven.renewed, proven.requestedAt);
   }
 
   async isLocked(): Promise<boolean> {
@@ -190,43 +139,14 @@ export class CoreLock implements Lock, HoldBackend {
     });
   }
 
-  /**
-   * An acquire with a subscriber to the acquire TracingChannel: the wait (from the call to the grant
-   * or the failure) is published as start/end/asyncStart/asyncEnd/error, with one context object.
-   */
+  /** An acquire someone listens to (see lock-diagnostics.ts). */
   private traced<H extends Hold | undefined>(
     options: ResolvedAcquireOptions,
     acquire: () => Promise<H>,
   ): Promise<H> {
     // The owner is chosen now rather than in acquireWith (the same choice), so the start names it.
     const owner = (options.owner ??= this.ownerFor(options));
-    const message: AcquireMessage = {
-      name: this.name,
-      kind: this.kind.name,
-      backend: this.core.backendName,
-      owner,
-      waitLimitMs: options.waitMs,
-    };
-    const startedAt = monotonicNow();
-    return acquireChannel.tracePromise(async () => {
-      // A start subscriber (lockstock/otel) may have named the acquire's trace: the hold records it.
-      options.traceId ??= message.traceId;
-      try {
-        const hold = await acquire();
-        message.waitMs = monotonicNow() - startedAt;
-        if (hold === undefined) message.outcome = options.waitMs === 0 ? 'busy' : 'timeout';
-        else {
-          message.outcome = 'acquired';
-          message.fencingToken = hold.fencingToken;
-          message.handle = hold;
-        }
-        return hold;
-      } catch (error) {
-        message.waitMs = monotonicNow() - startedAt;
-        message.outcome = acquireOutcomeOf(error);
-        throw error;
-      }
-    }, message);
+    return traceAcquire(this, owner, options, acquire);
   }
 
   protected ownerFor(options: ResolvedAcquireOptions): string {
@@ -347,7 +267,7 @@ export class CoreLock implements Lock, HoldBackend {
       // client): another owner may hold the lock by now. Never hand out a hold that may be over
       // (Redlock's validity rule, for every backend): confirm it, or give it back and call the try
       // refused.
-      const confirmedAt = await this.confirmLateGrant(owner, leaseMs);
+      const confirmedAt = await confirmLateGrant(this.resource, owner, leaseMs, this.core.reportError);
       if (confirmedAt === undefined) return LATE_GRANT;
       trustedFrom = confirmedAt;
     }
@@ -355,36 +275,6 @@ export class CoreLock implements Lock, HoldBackend {
     // The store ended the hold behind our back (its node deleted): lost now, not on a renewal.
     void result.lost?.then((reason) => hold.markLost(reason)); // markLost never throws
     return { value: hold, more: result.more };
-  }
-
-  /**
-   * A grant whose answer came too late to trust its lease, asked about once more instead of given
-   * back at once: giving it back cost a fair waiter its place in the store's queue, and the retry
-   * was queued behind waiters that came after it (the simulation, fair seed 95). An extend that finds
-   * the hold still the owner's proves nobody else held the lock meanwhile — the owner id is this
-   * acquire's, and a lease that ran out in the store cannot come back — and starts a lease trusted
-   * from the extend's request: returns when that was sent. Otherwise (gone, taken, answered late
-   * again, or failed) the grant is given back if it may still be ours, and the try counts as refused.
-   * The give-back is awaited: the retry (same owner) must not overtake it. Over a transport that may
-   * reorder a client's requests (a pool, multiplexed streams) a give-back sent without waiting
-   * released the retry's own new grant while its handle lived on (the simulation, mutex seed 167
-   * with reordering).
-   */
-  private async confirmLateGrant(owner: string, leaseMs: number): Promise<number | undefined> {
-    const extendedAt = monotonicNow();
-    try {
-      const status = await this.resource.extend(owner, leaseMs);
-      if (status !== 'extended') return undefined; // not ours any more: nothing to give back
-      if (monotonicNow() < validUntil(extendedAt, leaseMs)) return extendedAt;
-    } catch (error) {
-      this.core.reportError(error);
-    }
-    try {
-      await this.resource.release(owner, undefined);
-    } catch (error) {
-      this.core.reportError(error);
-    }
-    return undefined;
   }
 
   private newHold(
@@ -453,7 +343,7 @@ export class CoreLock implements Lock, HoldBackend {
       );
       if (!waiters.granted(key, claim, granted)) {
         granted.release().catch((error: unknown) => this.core.reportError(error)); // the waiter gave up
-      } else if (handoffChannel.hasSubscribers) this.publishHandoff(hold.owner, granted, 'local');
+      } else if (observingHandoffs()) publishHandoff(this, hold.owner, granted, 'local');
       return result.outcome;
     }
     if (result.outcome === 'expired' || result.outcome === 'not_owner') waiters.notGranted(key);
@@ -473,21 +363,7 @@ export class CoreLock implements Lock, HoldBackend {
     const next = claim.ticket;
     const granted = this.newHold(next.owner, token, next.leaseMs, next.renewed, requestedAt, next.budget);
     if (!waiters.granted(key, claim, granted)) granted.release().catch(report);
-    else if (handoffChannel.hasSubscribers) this.publishHandoff(from, granted, 'server');
-  }
-
-  private publishHandoff(from: string, granted: Hold, via: HandoffMessage['via']): void {
-    const message: HandoffMessage = {
-      name: this.name,
-      kind: this.kind.name,
-      backend: this.core.backendName,
-      owner: granted.owner,
-      from,
-      fencingToken: granted.fencingToken,
-      handle: granted,
-      via,
-    };
-    handoffChannel.publish(message);
+    else if (observingHandoffs()) publishHandoff(this, from, granted, 'server');
   }
 
   extend(hold: Hold, leaseMs: number): Promise<ExtendStatus> {

@@ -5,34 +5,12 @@
  * and report its loss. The generic client (core/client.ts) owns everything else: the cache of lock
  * objects, the factories, the wait loop, the watchdog, handles, signals and events.
  */
-import type { CountDownLatch, Election, KindName, Lock } from '../types.js';
-import type { LockResource, SubscribeWakes } from './backend.js';
+import type { Election, KindName, Lock } from '../types.js';
+import type { LatchResource, LockResource, SubscribeWakes } from './backend.js';
 import type { LockCore } from './context.js';
+import type { LockFamily } from './family.js';
 
-/** The lock families a client offers; each backend says which it supports. */
-export type LockFamily =
-  | 'mutex'
-  | 'reentrant'
-  | 'fair'
-  | 'spin'
-  | 'read-write'
-  | 'semaphore'
-  | 'counter-semaphore'
-  | 'latch'
-  | 'election';
-
-/** Every lock family, in the order reports list them (a backend's capabilities name its gaps). */
-export const LOCK_FAMILIES: readonly LockFamily[] = [
-  'mutex',
-  'reentrant',
-  'fair',
-  'spin',
-  'read-write',
-  'semaphore',
-  'counter-semaphore',
-  'latch',
-  'election',
-];
+export { LOCK_FAMILIES, type LockFamily } from './family.js';
 
 /**
  * What a backend's locks can promise, for reports and for the core: how holds end, where fencing
@@ -64,15 +42,12 @@ export interface BackendCapabilities {
 
 /**
  * What the client gives its backend: its events (`connectionError`), where background failures go,
- * the closed check, the wait loop (for waiting objects of the backend's own, like a latch), a lock of
- * the core over a resource of the backend's (to build on, as an election builds on a mutex), and
+ * the closed check, a lock of the core over a resource of the backend's (to build on, as an election
+ * builds on a mutex), and
  * `sessionLost` — call it when the session that carries the holds ends or cannot be trusted: every
  * hold without a lease of its own is lost at once (its signal aborts, reason 'session_lost').
  */
-export interface BackendHost extends Pick<
-  LockCore,
-  'events' | 'reportError' | 'assertOpen' | 'sessionLost' | 'waiters'
-> {
+export interface BackendHost extends Pick<LockCore, 'events' | 'reportError' | 'assertOpen' | 'sessionLost'> {
   /** A lock with the whole API (waiting, watchdog, signals) over `resource`, as a `kind` lock. */
   lock(resource: LockResource, kind: KindName): Lock;
 }
@@ -85,6 +60,12 @@ export interface BackendHost extends Pick<
 export interface LockBackend {
   /** Shown in errors and reports: 'redis', 'redlock', 'zookeeper', 'etcd', 'postgres', 'local'... */
   readonly name: string;
+  /**
+   * The SPI version the backend was written for (`SPI_VERSION` of the lockstock it was built
+   * against). A client refuses another with IncompatibleBackendError. Left out, the client checks the
+   * backend's shape instead (SPI 1 declared no version).
+   */
+  readonly spiVersion?: number;
   readonly capabilities: BackendCapabilities;
   /** Wake-up delivery for resources that name a `wakeChannel`; resolves once subscribed. */
   readonly subscribe?: SubscribeWakes;
@@ -113,16 +94,19 @@ export interface LockBackend {
   semaphore?(name: string, permits: number): LockResource;
   /** The resource of a counter semaphore: `permits` permits counted without leases (lost with a crash). */
   counterSemaphore?(name: string, permits: number): LockResource;
-  /** A count-down latch, whole: the core only caches it and hands it to forceUnlock. */
-  countDownLatch?(name: string): CountDownLatch;
+  /**
+   * The store's part of a count-down latch (see LatchResource): the count and its wake-up; the core
+   * waits. (SPI 1 had `countDownLatch`, returning the whole latch, wait loop included.)
+   */
+  latch?(name: string): LatchResource;
   /** An election whose terms end with this client's leases or session (see Election). */
   election?(name: string): Election;
 
   /**
    * Administrative release of what one factory made (a resource, or a latch): deletes every holder
-   * whoever it is and wakes the waiters. True if anything was held.
+   * whoever it is (a latch's count) and wakes the waiters. True if anything was held (counting).
    */
-  forceUnlock(made: LockResource | CountDownLatch): Promise<boolean>;
+  forceUnlock(made: LockResource | LatchResource): Promise<boolean>;
   /** Closes what the backend opened (sessions end: their holds go with them). */
   close(): Promise<void>;
 }

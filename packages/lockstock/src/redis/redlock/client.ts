@@ -7,10 +7,10 @@ import {
   type BackendCapabilities,
   type BackendHost,
   type LockBackend,
+  type LatchResource,
   type LockResource,
 } from '../../backend/index.js';
 import { InvalidLockOptionError } from '../../locks/errors.js';
-import type { CountDownLatch } from '../../locks/types.js';
 import { RedlockResource, type RedlockNode } from './resource.js';
 import type { FencingTokenSource } from './token-source.js';
 
@@ -103,7 +103,7 @@ export class RedlockBackend implements LockBackend {
     return new RedlockResource(this.nodes, name, this.keyPrefix, this.fencing, this.nodeTimeoutMs);
   }
 
-  async forceUnlock(made: LockResource | CountDownLatch): Promise<boolean> {
+  async forceUnlock(made: LockResource | LatchResource): Promise<boolean> {
     const key = `${this.keyPrefix}:{${made.name}}:redlock`;
     const deleted = await Promise.all(this.nodes.map((node) => node.client.del(key).catch(() => 0)));
     return deleted.some((n) => n > 0);
