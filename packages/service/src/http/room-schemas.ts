@@ -57,6 +57,14 @@ export const RoomSettingsBody = Type.Object(
           'at most this many buyers admitted and not yet done (neither bought nor lapsed) at once, over every process (0: no cap; default 0)',
       }),
     ),
+    maxBacklog: Type.Optional(
+      Type.Integer({
+        minimum: 0,
+        maximum: MAX_ACTIVE,
+        description:
+          'admissions pause while the order pipeline has more than this many of the sale’s reservations not yet recorded (0: off; default 0)',
+      }),
+    ),
   },
   {
     additionalProperties: false,
@@ -74,6 +82,7 @@ export const RoomSettingsView = Type.Object({
   shuffleSeconds: Type.Integer(),
   noticeSeconds: Type.Integer(),
   maxActive: Type.Integer(),
+  maxBacklog: Type.Integer(),
 });
 
 export const JoinBody = Type.Object(

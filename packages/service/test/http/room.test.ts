@@ -102,6 +102,7 @@ describe('waiting room (HTTP)', () => {
       shuffleSeconds: 1,
       noticeSeconds: 0,
       maxActive: 0,
+      maxBacklog: 0,
     });
     const before = await orderCount(saleId);
 
@@ -375,6 +376,30 @@ describe('waiting room (HTTP)', () => {
     for (const user of waiting) await standingOf(user);
     expect(await admitted()).toHaveLength(4);
     expect(await stats()).toMatchObject({ active: 2, waiting: 0 });
+  });
+
+  it('paces by the order pipeline: nobody is admitted while its backlog of the sale is over maxBacklog', async () => {
+    const saleId = await createSale({ ratePerSec: 1000, noticeSeconds: 0, shuffleSeconds: 1, maxBacklog: 1 });
+    // No pipeline runs yet: each purchase stays in the sale's stream, unrecorded.
+    for (const user of ['quin', 'rae']) {
+      expect((await buy(app, saleId, user, await admissionOf(saleId, user))).statusCode).toBe(202);
+    }
+    const joined = await join(saleId, 'sam');
+    expect(joined.json().state).toBe('waiting');
+    for (let i = 0; i < 5; i++) {
+      await sleep(20); // how often the client asks; at 1000/s any ask would admit, but for the backlog
+      expect((await check(saleId, 'sam', joined.json().ticket)).json().state).toBe('waiting');
+    }
+    // The pipeline records the two: the backlog is gone, and Sam is admitted at the next ask.
+    env.pipeline().start();
+    await until('the pipeline to record both orders', async () => {
+      const [group] = (await env.redis.xinfo('GROUPS', saleKeys(saleId).stream)) as unknown[][];
+      const fields = Object.fromEntries(
+        Array.from({ length: (group?.length ?? 0) / 2 }, (_, i) => [group?.[2 * i], group?.[2 * i + 1]]),
+      );
+      return fields.lag === 0 && fields.pending === 0;
+    });
+    expect((await check(saleId, 'sam', joined.json().ticket)).json().state).toBe('admitted');
   });
 
   it('asks for proof of work before a ticket when the room is set so; a challenge buys one place', async () => {

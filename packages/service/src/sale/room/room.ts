@@ -142,7 +142,7 @@ export class WaitingRoom {
     const fraction = (randomInt(2 ** 47) * 2 + randomInt(2)) / 2 ** 48;
     const reply = (await this.scripts.run(
       joinScript,
-      [keys.config, keys.state, keys.queue, keys.admitted, keys.spent, keys.active, spent.key],
+      [keys.config, keys.state, keys.queue, keys.admitted, keys.spent, keys.active, spent.key, keys.stream],
       [userId, fraction.toFixed(15), spent.until],
     )) as Array<number | string>;
     const status = Number(reply[0]);
@@ -181,7 +181,7 @@ export class WaitingRoom {
     const keys = roomKeys(saleId, this.prefix);
     const reply = (await this.scripts.run(
       checkScript,
-      [keys.config, keys.state, keys.queue, keys.admitted, keys.spent, keys.active],
+      [keys.config, keys.state, keys.queue, keys.admitted, keys.spent, keys.active, keys.stream],
       [userId, payload.q],
     )) as Array<number | string>;
     const status = Number(reply[0]);

@@ -31,6 +31,12 @@ export interface RoomSettings {
    * admission frees its slot.
    */
   readonly maxActive: number;
+  /**
+   * Admissions pause while the order pipeline has more than this many of the sale's reservations not
+   * yet recorded (its consumer group's lag plus pending), and go on when it catches up: the pace fed by
+   * what the pipeline can take (0: off). A split sale's streams are on its parts: not paced so.
+   */
+  readonly maxBacklog: number;
 }
 
 export const ROOM_DEFAULTS = {
@@ -40,6 +46,7 @@ export const ROOM_DEFAULTS = {
   shuffleSeconds: 10,
   noticeSeconds: 2,
   maxActive: 0,
+  maxBacklog: 0,
 } as const;
 
 export const MAX_ROOM_RATE = 100_000;
@@ -67,6 +74,9 @@ export function validateRoomSettings(input: Partial<RoomSettings>): RoomSettings
   if (!Number.isInteger(settings.maxActive) || settings.maxActive < 0 || settings.maxActive > MAX_ACTIVE) {
     throw new SaleInputError(`room.maxActive must be an integer from 0 (no cap) to ${MAX_ACTIVE}`);
   }
+  if (!Number.isInteger(settings.maxBacklog) || settings.maxBacklog < 0 || settings.maxBacklog > MAX_ACTIVE) {
+    throw new SaleInputError(`room.maxBacklog must be an integer from 0 (off) to ${MAX_ACTIVE}`);
+  }
   for (const name of ['ticketSeconds', 'admissionSeconds', 'shuffleSeconds'] as const) {
     const value = settings[name];
     if (!Number.isInteger(value) || value < 1 || value > MAX_SECONDS) {
@@ -81,5 +91,6 @@ export function validateRoomSettings(input: Partial<RoomSettings>): RoomSettings
     shuffleSeconds: settings.shuffleSeconds,
     noticeSeconds: settings.noticeSeconds,
     maxActive: settings.maxActive,
+    maxBacklog: settings.maxBacklog,
   };
 }

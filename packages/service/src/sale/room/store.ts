@@ -1,6 +1,7 @@
 import { DEFAULT_KEY_PREFIX } from 'lockstock/redis';
 import { readAsset } from '../../support/assets.js';
 import { isRecordId } from '../ids/canonical.js';
+import { ORDER_GROUP } from '../keys.js';
 import type { SaleRedis } from '../redis.js';
 import type { Queryable } from '../store/db.js';
 import { roomKeys } from './keys.js';
@@ -26,6 +27,7 @@ interface RoomRow {
   shuffle_seconds: number | null;
   notice_seconds: number | null;
   max_active: number | null;
+  max_backlog: number | null;
   paused: boolean | null;
 }
 
@@ -64,6 +66,7 @@ export class RoomStore {
       room.shuffleSeconds,
       room.noticeSeconds,
       room.maxActive,
+      room.maxBacklog,
     ]);
   }
 
@@ -81,6 +84,8 @@ export class RoomStore {
       powBits: room.powBits,
       ticketMs: room.ticketSeconds * 1000,
       maxActive: room.maxActive,
+      maxBacklog: room.maxBacklog,
+      orderGroup: ORDER_GROUP,
       paused: paused ? 1 : 0,
     });
     this.known.set(saleId, room);
@@ -152,6 +157,7 @@ export class RoomStore {
       shuffleSeconds: Number(row.shuffle_seconds),
       noticeSeconds: Number(row.notice_seconds),
       maxActive: Number(row.max_active ?? 0),
+      maxBacklog: Number(row.max_backlog ?? 0),
     };
     await this.open(saleId, room, row.paused === true);
     return room;
@@ -181,5 +187,6 @@ function roomOfConfig(config: Record<string, string>): Room {
     shuffleSeconds: Number(config.shuffleMs) / 1000,
     noticeSeconds: Number(config.noticeMs ?? 0) / 1000,
     maxActive: Number(config.maxActive ?? 0),
+    maxBacklog: Number(config.maxBacklog ?? 0),
   };
 }

@@ -1,9 +1,9 @@
 --[[
   Included by the room's scripts (not run alone): admits waiting buyers at the room's pace.
 
-  advance(config, state, queue, admitted, active, now) — `config` is the room's settings (a table
-  read from its hash), `state`, `queue`, `admitted` and `active` are key names, `now` the Redis time
-  in ms.
+  advance(config, state, queue, admitted, active, stream, now) — `config` is the room's settings (a
+  table read from its hash), `state`, `queue`, `admitted`, `active` and `stream` (the sale's orders
+  stream) are key names, `now` the Redis time in ms.
 
   Nobody is admitted before the end of the first shuffle window (openAt + shuffleMs): whoever comes
   before the sale starts or within its first window is admitted in random order, not as they came
@@ -18,10 +18,27 @@
   Active buyers: every admission is in `active` until it is spent (reserve-admitted.lua removes it)
   or its time is up (its score); with `maxActive` > 0 at most that many are admitted and not done at
   once: a call admits no more than the free slots, and a room held back by its cap saves up no burst
-  either (credit cut to 1). Paused (`paused` = 1), it admits nobody and saves up nothing.
+  either (credit cut to 1). Paused (`paused` = 1), it admits nobody and saves up nothing; so does a room
+  whose order pipeline is behind: with `maxBacklog` > 0, while the pipeline's consumer group has more
+  reservations of this sale not yet recorded (lag + pending, XINFO GROUPS) than that, nobody is admitted.
   Returns the number admitted now.
 ]]
-local function advance(config, state, queue, admitted, active, now)
+-- Reservations of the sale the order pipeline has not recorded yet: undelivered (lag) plus delivered
+-- and not acknowledged (pending); nil when the stream cannot say (no group yet, lag unknown).
+local function backlog(stream, group)
+  if redis.call('exists', stream) == 0 then return 0 end
+  for _, info in ipairs(redis.call('xinfo', 'groups', stream)) do
+    local fields = {}
+    for i = 1, #info, 2 do fields[info[i]] = info[i + 1] end
+    if fields.name == group then
+      if type(fields.lag) ~= 'number' then return nil end
+      return fields.lag + fields.pending
+    end
+  end
+  return nil
+end
+
+local function advance(config, state, queue, admitted, active, stream, now)
   local rate = tonumber(config.rate)
   local admitFrom = tonumber(config.openAt) + tonumber(config.shuffleMs)
   local saved = redis.call('hmget', state, 'credit', 'last')
@@ -30,7 +47,13 @@ local function advance(config, state, queue, admitted, active, now)
   if last < admitFrom then last = admitFrom end
   if now <= last then return 0 end
   redis.call('zremrangebyscore', active, '-inf', now) -- lapsed admissions free their slots
-  if config.paused == '1' then
+  local behind = false
+  local maxBacklog = tonumber(config.maxBacklog or '0')
+  if maxBacklog > 0 then
+    local pending = backlog(stream, config.orderGroup)
+    behind = pending ~= nil and pending > maxBacklog
+  end
+  if config.paused == '1' or behind then
     redis.call('hset', state, 'credit', '0', 'last', now)
     return 0
   end

@@ -2,6 +2,7 @@
   A buyer with a valid ticket asks where they stand: admits whoever the pace allows first.
 
   KEYS[1..6]  config, state, queue, admitted, spent, active (see join.lua)
+  KEYS[7]     the sale's orders stream (see join.lua)
   ARGV[1]     buyer id
   ARGV[2]     the score the buyer's ticket carries: puts them back in their place if the queue lost
               them (Redis lost its data), never ahead of it
@@ -15,7 +16,7 @@ local config = roomConfig(KEYS[1])
 if not config then return {-1} end
 local now = redisNowMs()
 local user = ARGV[1]
-advance(config, KEYS[2], KEYS[3], KEYS[4], KEYS[6], now)
+advance(config, KEYS[2], KEYS[3], KEYS[4], KEYS[6], KEYS[7], now)
 local admittedAt = tonumber(redis.call('hget', KEYS[4], user) or '0')
 if admittedAt > 0 then
   if tonumber(redis.call('hget', KEYS[5], user) or '0') == admittedAt then return {3, admittedAt, now} end

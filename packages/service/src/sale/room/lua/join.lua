@@ -11,6 +11,7 @@
   KEYS[5]  spent: hash {buyer: admitted at of the admission they bought with}
   KEYS[6]  active: sorted set {buyer: when their admission ends}
   KEYS[7]  the challenge's spent marker (any key on the tag when ARGV[3] is '')
+  KEYS[8]  the sale's orders stream (the pipeline's backlog paces the room: advance.lua)
   ARGV[1]  buyer id
   ARGV[2]  a random fraction in [0, 1) (the caller's CSPRNG): the buyer's order within its window
   ARGV[3]  '' without a challenge; else the challenge's expiry (ms since the epoch): the marker lives
@@ -32,7 +33,7 @@ if ARGV[3] ~= '' then
 end
 local now = redisNowMs()
 local user = ARGV[1]
-advance(config, KEYS[2], KEYS[3], KEYS[4], KEYS[6], now)
+advance(config, KEYS[2], KEYS[3], KEYS[4], KEYS[6], KEYS[8], now)
 local admittedAt = tonumber(redis.call('hget', KEYS[4], user) or '0')
 if admittedAt > 0 then
   local spent = tonumber(redis.call('hget', KEYS[5], user) or '0') == admittedAt
@@ -50,7 +51,7 @@ if not score then
   redis.call('hincrby', KEYS[2], 'joined', 1)
   redis.call('hsetnx', KEYS[2], 'firstJoin', now)
   -- A buyer joining an empty room with credit saved is admitted now, not at the next call.
-  advance(config, KEYS[2], KEYS[3], KEYS[4], KEYS[6], now + 0)
+  advance(config, KEYS[2], KEYS[3], KEYS[4], KEYS[6], KEYS[8], now + 0)
   admittedAt = tonumber(redis.call('hget', KEYS[4], user) or '0')
   if admittedAt > 0 then return {1, admittedAt, now} end
 end
