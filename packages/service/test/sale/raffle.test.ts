@@ -79,6 +79,14 @@ async function enterAll(saleId: string, entrants: readonly string[]): Promise<vo
   expect(results.filter((r) => r.ok && !r.duplicate)).toHaveLength(entrants.length);
 }
 
+/** The published draw verifies against `user`'s receipt (a receipt any process signs alike). */
+async function expectVerified(saleId: string, user: string): Promise<void> {
+  const receipt = (await raffles[1]!.receipt(saleId, entryHash(saleId, user)))!;
+  const verdict = verifyRaffle((await raffles[0]!.published(saleId))!, { receipt });
+  expect(verdict.checks.filter((c) => !c.ok)).toEqual([]);
+  expect(verdict.entry?.hash).toBe(entryHash(saleId, user));
+}
+
 /** Draws from three processes at once and serves from three at once; exactly one draw ran. */
 async function drawAndServe(saleId: string, stock: number): Promise<void> {
   const draws = await Promise.all(raffles.map((r) => r.drawNow(saleId)));
@@ -110,17 +118,28 @@ describe('raffle sales', () => {
     expect(sold[0]?.sold).toBe(5);
 
     const published = await raffles[1]!.published(sale.id);
-    const verdict = verifyRaffle(published!, entryHash(sale.id, rows[0]!.user_id));
+    const first = entryHash(sale.id, rows[0]!.user_id);
+    const receipt = (await raffles[2]!.receipt(sale.id, first))!;
+    const verdict = verifyRaffle(published!, { receipt });
     expect(verdict.checks.filter((c) => !c.ok)).toEqual([]);
-    expect(verdict.entry).toEqual({ position: 1, won: true });
+    expect(verdict.entry).toEqual({ hash: first, position: 1, won: true });
     // The verifier catches a draw that is not the seed's: two places swapped, or a loser marked won.
     const swapped = published!.entries.map((e) =>
       e.position === 1 ? { ...e, position: 2 } : e.position === 2 ? { ...e, position: 1 } : e,
     );
-    expect(verifyRaffle({ ...published!, entries: swapped }).ok).toBe(false);
+    expect(verifyRaffle({ ...published!, entries: swapped }, { receipt }).ok).toBe(false);
     const favoured = published!.entries.map((e) => (e.position === 9 ? { ...e, won: true } : e));
-    expect(verifyRaffle({ ...published!, entries: favoured }).ok).toBe(false);
-    expect(verifyRaffle({ ...published!, seed: 'ab'.repeat(32) }).ok).toBe(false);
+    expect(verifyRaffle({ ...published!, entries: favoured }, { receipt }).ok).toBe(false);
+    expect(verifyRaffle({ ...published!, seed: 'ab'.repeat(32) }, { receipt }).ok).toBe(false);
+    // Nothing held apart from the document (no receipt, no seed hash): nothing is verified.
+    const unheld = verifyRaffle(published!);
+    expect(unheld.ok).toBe(false);
+    expect(unheld.checks.filter((c) => !c.ok).map((c) => c.line)).toEqual([
+      expect.stringContaining('no commitment held apart from the document'),
+      expect.stringContaining('signed by a key nobody pinned'),
+      expect.stringContaining("close statement's commitment"),
+      expect.stringContaining('does NOT match the commitment (none held)'),
+    ]);
   });
 
   it('gives units that come back (cancelled, expired) to the next entrants in draw order', async () => {
@@ -166,7 +185,7 @@ describe('raffle sales', () => {
     expect(view).toMatchObject({ phase: 'drawn', entries: 12, paid: 1, winners: served.length });
     expect(view!.waitlist).toBe(12 - served.length);
     expect((await raffles[2]!.entryOf(sale.id, rows[11]!.user_id))?.status).toBe('waitlisted');
-    expect(verifyRaffle((await raffles[0]!.published(sale.id))!).ok).toBe(true);
+    await expectVerified(sale.id, rows[11]!.user_id);
   });
 
   it('draws from the record when Redis lost entries, and serves nobody twice when Redis lost the cursor', async () => {
@@ -192,7 +211,7 @@ describe('raffle sales', () => {
       return (await servedPlaces(sale.id)).length === 4;
     });
     expect(await servedPlaces(sale.id)).toEqual([1, 2, 3, 4]);
-    expect(verifyRaffle((await raffles[0]!.published(sale.id))!).ok).toBe(true);
+    await expectVerified(sale.id, late[0]!);
   });
 
   it('refuses a split raffle, and draw settings on a first-come sale', async () => {
