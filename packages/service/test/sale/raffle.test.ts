@@ -131,6 +131,17 @@ describe('raffle sales', () => {
     const favoured = published!.entries.map((e) => (e.position === 9 ? { ...e, won: true } : e));
     expect(verifyRaffle({ ...published!, entries: favoured }, { receipt }).ok).toBe(false);
     expect(verifyRaffle({ ...published!, seed: 'ab'.repeat(32) }, { receipt }).ok).toBe(false);
+    // A receipt whose commitment was edited is not the service's; a key other than the one pinned fails.
+    const edited = {
+      ...receipt,
+      payload: {
+        ...receipt.payload,
+        commitment: { ...receipt.payload.commitment, seedHash: 'ab'.repeat(32) },
+      },
+    };
+    expect(verifyRaffle(published!, { receipt: edited }).checks[0]?.line).toMatch(/receipt is NOT signed/);
+    const otherKey = Buffer.alloc(32, 7).toString('base64url');
+    expect(verifyRaffle(published!, { receipt, publicKey: otherKey }).ok).toBe(false);
     // Nothing held apart from the document (no receipt, no seed hash): nothing is verified.
     const unheld = verifyRaffle(published!);
     expect(unheld.ok).toBe(false);
