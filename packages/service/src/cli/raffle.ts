@@ -66,6 +66,7 @@ export function registerRaffle(program: Command): void {
       });
       for (const check of verdict.checks)
         process.stdout.write(`${check.ok ? 'ok  ' : 'FAIL'} ${check.line}\n`);
+      for (const note of verdict.notes) process.stdout.write(`note ${note}\n`);
       if (verdict.entry) {
         process.stdout.write(
           `${options.user === undefined ? 'your entry' : `user ${options.user}`}: place ${verdict.entry.position}, ${verdict.entry.won ? 'given a unit' : 'not given a unit'}\n`,

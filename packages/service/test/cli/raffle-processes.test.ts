@@ -148,6 +148,7 @@ describe('a raffle sale across three serve processes', () => {
     const verified = await runCli(['raffle', 'verify', server(1), '--receipt', receiptFile]);
     expect(verified.stdout).toContain('verified');
     expect(verified.stdout).toContain('your entry: place 1, given a unit');
+    expect(verified.stdout).toContain('note no randomness beacon in the commitment: commit–reveal only');
     expect(verified.code).toBe(0);
     // With nothing held apart from the document, nothing is verified.
     const unheld = await runCli([

@@ -17,6 +17,8 @@ export interface RaffleVerdict {
   readonly checks: ReadonlyArray<{ ok: boolean; line: string }>;
   /** Entrants given a unit: places 1..winners. */
   readonly winners: number;
+  /** What the checks cannot show, said with the verdict (not failures). */
+  readonly notes: readonly string[];
   /** The place of the entry asked about (the receipt's, or `entryHash`), when it is in the list. */
   readonly entry?: { hash: string; position: number; won: boolean };
 }
@@ -84,7 +86,7 @@ export function verifyRaffle(data: PublishedRaffle, inputs: VerifyInputs = {}): 
       false,
       `raffle ${data.saleId} is not drawn yet (${data.entries.length} entries so far): nothing to verify`,
     );
-    return { ok: false, checks, winners: won.length };
+    return { ok: false, checks, winners: won.length, notes: notesOn() };
   }
   const hashes = data.entries.map((e) => e.hash);
   const wellFormed = hashes.every((h) => HEX64.test(h)) && new Set(hashes).size === hashes.length;
@@ -151,6 +153,7 @@ export function verifyRaffle(data: PublishedRaffle, inputs: VerifyInputs = {}): 
     ok: checks.every((c) => c.ok),
     checks,
     winners: won.length,
+    notes: notesOn(),
     ...(sought === undefined || position === undefined
       ? {}
       : { entry: { hash: sought, position, won: data.entries.some((e) => e.hash === sought && e.won) } }),
@@ -158,6 +161,18 @@ export function verifyRaffle(data: PublishedRaffle, inputs: VerifyInputs = {}): 
 }
 
 type Check = (ok: boolean, line: string) => void;
+
+/**
+ * The limits of a commit–reveal draw (no randomness beacon in the commitment): the operator knows the
+ * seed from creation, so entries of their own could be chosen to sort first; no signature shows when a
+ * statement was signed. README "Raffle sales".
+ */
+function notesOn(): string[] {
+  // RaffleCommitment.beacon is null: no beacon is mixed in yet (README), whatever was held.
+  return [
+    'no randomness beacon in the commitment: commit–reveal only — the operator knew the seed before the close and could have entered ids of their own chosen to sort first; the entry count is the evidence against that, not a proof',
+  ];
+}
 type Held = { seedHash: string; full?: ClosePayload['commitment'] } | undefined;
 
 /** The commitment the verifier holds: the receipt's (checked), or the seed hash given; else none. */
