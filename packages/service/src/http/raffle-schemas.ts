@@ -52,7 +52,9 @@ export const CloseStatement = signed(
     kind: Type.Literal('lockstock.raffle.close.v1'),
     commitment: RaffleCommitment,
     entries: Type.Integer(),
-    root: Type.String({ description: 'hex Merkle root of the sorted entry hashes (RFC 6962 hashing)' }),
+    root: Type.String({
+      description: 'hex Merkle root of the sorted entry hashes, 256 per leaf (RFC 6962 hashing)',
+    }),
     closedAt: Type.String({ format: 'date-time' }),
   }),
   'the entry list as the draw fixed it, signed at the close',

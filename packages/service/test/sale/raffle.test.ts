@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SnowflakeIdGenerator } from '../../src/sale/ids/snowflake.js';
 import { ExpirySweeper } from '../../src/sale/lifecycle/sweeper.js';
-import { entryHash, raffleKeys } from '../../src/sale/raffle/keys.js';
+import { entryHash, raffleKeys, raffleQueries } from '../../src/sale/raffle/keys.js';
+import { merkleRoot } from '../../src/sale/raffle/merkle.js';
 import { RaffleService } from '../../src/sale/raffle/raffles.js';
 import { verifyRaffle } from '../../src/sale/raffle/verify.js';
 import type { SaleView } from '../../src/sale/types.js';
@@ -223,6 +224,26 @@ describe('raffle sales', () => {
     });
     expect(await servedPlaces(sale.id)).toEqual([1, 2, 3, 4]);
     await expectVerified(sale.id, late[0]!);
+  });
+
+  it('signs at the close the Merkle root verify recomputes, over leaves PostgreSQL hashed (700 entries: 3 leaves)', async () => {
+    const sale = await newRaffle(1);
+    await env.db.query(raffleQueries.benchEntries, [sale.id, 700]);
+    expect((await raffles[0]!.drawNow(sale.id)).entries).toBe(700);
+    const published = (await raffles[1]!.published(sale.id))!;
+    expect(published.close?.payload).toMatchObject({
+      entries: 700,
+      root: merkleRoot(published.entries.map((e) => e.hash)),
+    });
+    const held = { seedHash: published.seedHash, publicKey: published.key!.publicKey };
+    const lines = verifyRaffle(published, held).checks;
+    expect(lines.find((c) => c.line.includes('signed at the close'))).toMatchObject({ ok: true });
+    // One entry of the 700 changed (the last leaf's or the first's): not the list signed at the close.
+    for (const at of [0, 699]) {
+      const entries = published.entries.map((e, i) => (i === at ? { ...e, hash: 'f'.repeat(63) + '0' } : e));
+      const changed = verifyRaffle({ ...published, entries }, held).checks;
+      expect(changed.find((c) => c.line.includes('signed at the close'))).toMatchObject({ ok: false });
+    }
   });
 
   it('refuses a split raffle, and draw settings on a first-come sale', async () => {

@@ -3,7 +3,7 @@ import type { SaleRedis } from '../redis.js';
 import type { Database } from '../store/db.js';
 import { recordEntries } from './entries.js';
 import { raffleKeys, raffleQueries, raffleScripts } from './keys.js';
-import { merkleRoot } from './merkle.js';
+import { LEAF_ENTRIES, rootOfLeaves } from './merkle.js';
 import { commitmentOf, type RaffleSigner } from './signing.js';
 
 /** What the draw needs: Redis, the record, the scripts, and the signer of its close statement. */
@@ -64,12 +64,12 @@ export async function drawRaffle(deps: DrawDeps, saleId: string): Promise<DrawOu
     const raffle = lock.rows[0];
     if (raffle?.phase !== 'entries') return { result: 'already' } as const;
     const ordered = await tx.query(raffleQueries.drawOrder, [saleId]);
-    const hashes = await tx.query<{ entry_hash: string }>(raffleQueries.drawnHashes, [saleId]);
+    const leaves = await tx.query<{ leaf: Uint8Array }>(raffleQueries.drawnLeaves, [saleId, LEAF_ENTRIES]);
     const close = await signer.sign({
       kind: 'lockstock.raffle.close.v1',
       commitment: commitmentOf(saleId, raffle.seed_hash, raffle.closes_at),
-      entries: hashes.rows.length,
-      root: merkleRoot(hashes.rows.map((r) => r.entry_hash)),
+      entries: ordered.rowCount,
+      root: rootOfLeaves(leaves.rows.map((r) => r.leaf)),
       closedAt: new Date(raffle.now).toISOString(),
     } as const);
     await tx.query(raffleQueries.drawDone, [saleId, ordered.rowCount, JSON.stringify(close)]);

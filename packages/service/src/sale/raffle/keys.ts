@@ -71,7 +71,7 @@ export const raffleQueries = {
   lockDraw: sql('lock-draw'),
   drawOrder: sql('draw-order'),
   drawDone: sql('draw-done'),
-  drawnHashes: sql('drawn-hashes'),
+  drawnLeaves: sql('drawn-leaves'),
   signingKey: sql('signing-key'),
   closeNow: sql('close-now'),
   activeRaffles: sql('active-raffles'),
