@@ -22,6 +22,7 @@ export const OPERATIONS: Readonly<Record<string, { operationId: string; tag: Tag
   'GET /api/sales/:id/raffle/entries': { operationId: 'publishedRaffle', tag: 'raffle' },
   'GET /api/sales/:id/raffle/entry': { operationId: 'getRaffleEntry', tag: 'raffle' },
   'POST /api/sales/:id/raffle/draw': { operationId: 'drawRaffle', tag: 'raffle' },
+  'GET /.well-known/lockstock/raffle-key': { operationId: 'raffleSigningKey', tag: 'raffle' },
   'POST /api/sales/:id/orders': { operationId: 'buy', tag: 'orders' },
   'GET /api/orders/:id': { operationId: 'getOrder', tag: 'orders' },
   'POST /api/orders/:id/pay': { operationId: 'payOrder', tag: 'orders' },
@@ -48,7 +49,7 @@ export const TAGS: ReadonlyArray<{ name: Tag; description: string }> = [
   {
     name: 'raffle',
     description:
-      'A raffle sale: one entry per buyer until drawAt, a draw anyone can verify (seed committed, then revealed), winners and waitlist',
+      'A raffle sale: one entry per buyer until drawAt, signed entry receipts and a signed close, a draw anyone can verify from their receipt (seed committed, then revealed), winners and waitlist',
   },
   {
     name: 'orders',

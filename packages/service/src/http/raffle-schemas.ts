@@ -18,10 +18,61 @@ export const RaffleView = Type.Object({
   waitlist: Type.Integer({ description: 'entrants still in line for a unit that comes back' }),
 });
 
+/** What fixes the draw, as a receipt carries it (sale/raffle/signing.ts). */
+export const RaffleCommitment = Type.Object({
+  saleId: Type.String(),
+  seedHash: Type.String({ description: 'hex SHA-256 of the secret seed' }),
+  closesAt: Type.String({ format: 'date-time', description: 'entries close then at the latest' }),
+  beacon: Type.Null({ description: 'no randomness beacon: commit–reveal only' }),
+});
+
+/** A payload signed by the service (Ed25519 over its canonical JSON). */
+const signed = <T extends ReturnType<typeof Type.Object>>(payload: T, description: string) =>
+  Type.Object(
+    {
+      payload,
+      keyId: Type.String({ description: 'first 16 bytes of SHA-256 of the public key, hex' }),
+      publicKey: Type.String({ description: 'Ed25519 public key, raw 32 bytes, base64url' }),
+      signature: Type.String({ description: 'Ed25519 over the canonical JSON of payload, base64url' }),
+    },
+    { description },
+  );
+
+export const EntryReceipt = signed(
+  Type.Object({
+    kind: Type.Literal('lockstock.raffle.entry.v1'),
+    entryHash: Type.String(),
+    commitment: RaffleCommitment,
+  }),
+  'the signed receipt of the entry: keep it, `lockstock raffle verify --receipt` checks the draw with it',
+);
+
+export const CloseStatement = signed(
+  Type.Object({
+    kind: Type.Literal('lockstock.raffle.close.v1'),
+    commitment: RaffleCommitment,
+    entries: Type.Integer(),
+    root: Type.String({
+      description: 'hex Merkle root of the sorted entry hashes, 256 per leaf (RFC 6962 hashing)',
+    }),
+    closedAt: Type.String({ format: 'date-time' }),
+  }),
+  'the entry list as the draw fixed it, signed at the close',
+);
+
+export const SigningKey = Type.Object({
+  algorithm: Type.Literal('Ed25519'),
+  keyId: Type.String(),
+  publicKey: Type.String({ description: 'raw 32 bytes, base64url' }),
+});
+
 export const PublishedRaffle = Type.Object({
   saleId: Type.String(),
   seedHash: Type.String(),
   seed: Type.Optional(Type.String()),
+  commitment: Type.Optional(RaffleCommitment),
+  close: Type.Optional(CloseStatement),
+  key: Type.Optional(SigningKey),
   phase: Type.Union([Type.Literal('entries'), Type.Literal('drawn')]),
   stock: Type.Integer(),
   entries: Type.Array(
@@ -37,6 +88,7 @@ export const EntryAccepted = Type.Object({
   entryHash: Type.String({ description: 'the id the entry is published under' }),
   status: Type.Literal('entered'),
   duplicate: Type.Boolean({ description: 'the buyer had entered before (nothing changed)' }),
+  receipt: EntryReceipt,
 });
 
 export const EntryView = Type.Object({
@@ -50,6 +102,7 @@ export const EntryView = Type.Object({
   position: Type.Optional(Type.Integer()),
   orderId: Type.Optional(Type.String({ description: 'the order of a winner: pay or cancel it' })),
   ahead: Type.Optional(Type.Integer({ description: 'entrants ahead in line (waitlisted)' })),
+  receipt: Type.Optional(EntryReceipt),
 });
 
 export const DrawResult = Type.Object({

@@ -1,4 +1,4 @@
-import { writeFileSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -134,7 +134,24 @@ describe('a raffle sale across three serve processes', () => {
         data.entries.map((e) => e.hash),
       ),
     ).toEqual(recorded.map((r) => r.entry_hash));
-    const verified = await runCli([
+    // Every entrant holds a receipt signed by the service's published key, with the commitment.
+    const key = await call('GET', `${server(0)}/.well-known/lockstock/raffle-key`, 'anyone');
+    expect(key.body).toMatchObject({ algorithm: 'Ed25519' });
+    type Receipt = { keyId: string; payload: { commitment: { seedHash: string } } };
+    const receipts = entries.map((a) => a.body.receipt as Receipt);
+    expect(receipts.every((r) => r.keyId === key.body.keyId)).toBe(true);
+    expect(receipts.every((r) => r.payload.commitment.seedHash === seedHash)).toBe(true);
+    const winnerAnswer = entries[2 * users.indexOf(winners[0]!.user_id)]!;
+    const dir = mkdtempSync(join(tmpdir(), `raffle-${saleId}-`));
+    const receiptFile = join(dir, 'receipt.json');
+    writeFileSync(receiptFile, JSON.stringify(winnerAnswer.body));
+    const verified = await runCli(['raffle', 'verify', server(1), '--receipt', receiptFile]);
+    expect(verified.stdout).toContain('verified');
+    expect(verified.stdout).toContain('your entry: place 1, given a unit');
+    expect(verified.stdout).toContain('note no randomness beacon in the commitment: commit–reveal only');
+    expect(verified.code).toBe(0);
+    // With nothing held apart from the document, nothing is verified.
+    const unheld = await runCli([
       'raffle',
       'verify',
       server(1),
@@ -143,11 +160,10 @@ describe('a raffle sale across three serve processes', () => {
       '--user',
       winners[0]!.user_id,
     ]);
-    expect(verified.stdout).toContain('verified');
-    expect(verified.stdout).toContain('place 1, given a unit');
-    expect(verified.code).toBe(0);
+    expect(unheld.stdout).toContain('FAIL no commitment held apart from the document');
+    expect(unheld.code).toBe(1);
     // A list where a loser is marked as given a unit fails the verification.
-    const forged = join(tmpdir(), `raffle-${saleId}-${process.pid}.json`);
+    const forged = join(dir, 'forged.json');
     const entriesBody = published.body.entries as Array<{ position: number; won: boolean }>;
     writeFileSync(
       forged,
@@ -156,7 +172,7 @@ describe('a raffle sale across three serve processes', () => {
         entries: entriesBody.map((e) => (e.position === ENTRANTS ? { ...e, won: true } : e)),
       }),
     );
-    const refused = await runCli(['raffle', 'verify', forged]);
+    const refused = await runCli(['raffle', 'verify', forged, '--receipt', receiptFile]);
     expect(refused.stdout).toContain('NOT verified');
     expect(refused.code).toBe(1);
 

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SnowflakeIdGenerator } from '../../src/sale/ids/snowflake.js';
 import { ExpirySweeper } from '../../src/sale/lifecycle/sweeper.js';
-import { entryHash, raffleKeys } from '../../src/sale/raffle/keys.js';
+import { entryHash, raffleKeys, raffleQueries } from '../../src/sale/raffle/keys.js';
+import { merkleRoot } from '../../src/sale/raffle/merkle.js';
 import { RaffleService } from '../../src/sale/raffle/raffles.js';
 import { verifyRaffle } from '../../src/sale/raffle/verify.js';
 import type { SaleView } from '../../src/sale/types.js';
@@ -79,6 +80,14 @@ async function enterAll(saleId: string, entrants: readonly string[]): Promise<vo
   expect(results.filter((r) => r.ok && !r.duplicate)).toHaveLength(entrants.length);
 }
 
+/** The published draw verifies against `user`'s receipt (a receipt any process signs alike). */
+async function expectVerified(saleId: string, user: string): Promise<void> {
+  const receipt = (await raffles[1]!.receipt(saleId, entryHash(saleId, user)))!;
+  const verdict = verifyRaffle((await raffles[0]!.published(saleId))!, { receipt });
+  expect(verdict.checks.filter((c) => !c.ok)).toEqual([]);
+  expect(verdict.entry?.hash).toBe(entryHash(saleId, user));
+}
+
 /** Draws from three processes at once and serves from three at once; exactly one draw ran. */
 async function drawAndServe(saleId: string, stock: number): Promise<void> {
   const draws = await Promise.all(raffles.map((r) => r.drawNow(saleId)));
@@ -110,17 +119,39 @@ describe('raffle sales', () => {
     expect(sold[0]?.sold).toBe(5);
 
     const published = await raffles[1]!.published(sale.id);
-    const verdict = verifyRaffle(published!, entryHash(sale.id, rows[0]!.user_id));
+    const first = entryHash(sale.id, rows[0]!.user_id);
+    const receipt = (await raffles[2]!.receipt(sale.id, first))!;
+    const verdict = verifyRaffle(published!, { receipt });
     expect(verdict.checks.filter((c) => !c.ok)).toEqual([]);
-    expect(verdict.entry).toEqual({ position: 1, won: true });
+    expect(verdict.entry).toEqual({ hash: first, position: 1, won: true });
     // The verifier catches a draw that is not the seed's: two places swapped, or a loser marked won.
     const swapped = published!.entries.map((e) =>
       e.position === 1 ? { ...e, position: 2 } : e.position === 2 ? { ...e, position: 1 } : e,
     );
-    expect(verifyRaffle({ ...published!, entries: swapped }).ok).toBe(false);
+    expect(verifyRaffle({ ...published!, entries: swapped }, { receipt }).ok).toBe(false);
     const favoured = published!.entries.map((e) => (e.position === 9 ? { ...e, won: true } : e));
-    expect(verifyRaffle({ ...published!, entries: favoured }).ok).toBe(false);
-    expect(verifyRaffle({ ...published!, seed: 'ab'.repeat(32) }).ok).toBe(false);
+    expect(verifyRaffle({ ...published!, entries: favoured }, { receipt }).ok).toBe(false);
+    expect(verifyRaffle({ ...published!, seed: 'ab'.repeat(32) }, { receipt }).ok).toBe(false);
+    // A receipt whose commitment was edited is not the service's; a key other than the one pinned fails.
+    const edited = {
+      ...receipt,
+      payload: {
+        ...receipt.payload,
+        commitment: { ...receipt.payload.commitment, seedHash: 'ab'.repeat(32) },
+      },
+    };
+    expect(verifyRaffle(published!, { receipt: edited }).checks[0]?.line).toMatch(/receipt is NOT signed/);
+    const otherKey = Buffer.alloc(32, 7).toString('base64url');
+    expect(verifyRaffle(published!, { receipt, publicKey: otherKey }).ok).toBe(false);
+    // Nothing held apart from the document (no receipt, no seed hash): nothing is verified.
+    const unheld = verifyRaffle(published!);
+    expect(unheld.ok).toBe(false);
+    expect(unheld.checks.filter((c) => !c.ok).map((c) => c.line)).toEqual([
+      expect.stringContaining('no commitment held apart from the document'),
+      expect.stringContaining('signed by a key nobody pinned'),
+      expect.stringContaining("close statement's commitment"),
+      expect.stringContaining('does NOT match the commitment (none held)'),
+    ]);
   });
 
   it('gives units that come back (cancelled, expired) to the next entrants in draw order', async () => {
@@ -166,7 +197,7 @@ describe('raffle sales', () => {
     expect(view).toMatchObject({ phase: 'drawn', entries: 12, paid: 1, winners: served.length });
     expect(view!.waitlist).toBe(12 - served.length);
     expect((await raffles[2]!.entryOf(sale.id, rows[11]!.user_id))?.status).toBe('waitlisted');
-    expect(verifyRaffle((await raffles[0]!.published(sale.id))!).ok).toBe(true);
+    await expectVerified(sale.id, rows[11]!.user_id);
   });
 
   it('draws from the record when Redis lost entries, and serves nobody twice when Redis lost the cursor', async () => {
@@ -192,7 +223,27 @@ describe('raffle sales', () => {
       return (await servedPlaces(sale.id)).length === 4;
     });
     expect(await servedPlaces(sale.id)).toEqual([1, 2, 3, 4]);
-    expect(verifyRaffle((await raffles[0]!.published(sale.id))!).ok).toBe(true);
+    await expectVerified(sale.id, late[0]!);
+  });
+
+  it('signs at the close the Merkle root verify recomputes, over leaves PostgreSQL hashed (700 entries: 3 leaves)', async () => {
+    const sale = await newRaffle(1);
+    await env.db.query(raffleQueries.benchEntries, [sale.id, 700]);
+    expect((await raffles[0]!.drawNow(sale.id)).entries).toBe(700);
+    const published = (await raffles[1]!.published(sale.id))!;
+    expect(published.close?.payload).toMatchObject({
+      entries: 700,
+      root: merkleRoot(published.entries.map((e) => e.hash)),
+    });
+    const held = { seedHash: published.seedHash, publicKey: published.key!.publicKey };
+    const lines = verifyRaffle(published, held).checks;
+    expect(lines.find((c) => c.line.includes('signed at the close'))).toMatchObject({ ok: true });
+    // One entry of the 700 changed (the last leaf's or the first's): not the list signed at the close.
+    for (const at of [0, 699]) {
+      const entries = published.entries.map((e, i) => (i === at ? { ...e, hash: 'f'.repeat(63) + '0' } : e));
+      const changed = verifyRaffle({ ...published, entries }, held).checks;
+      expect(changed.find((c) => c.line.includes('signed at the close'))).toMatchObject({ ok: false });
+    }
   });
 
   it('refuses a split raffle, and draw settings on a first-come sale', async () => {

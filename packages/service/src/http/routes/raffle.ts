@@ -5,7 +5,14 @@ import type { RaffleService, RaffleView as RaffleViewType } from '../../sale/raf
 import { SaleRecoveringError } from '../../sale/recovery/errors.js';
 import { authenticate, requireAdmin } from '../auth.js';
 import { ApiError } from '../errors.js';
-import { DrawResult, EntryAccepted, EntryView, PublishedRaffle, RaffleView } from '../raffle-schemas.js';
+import {
+  DrawResult,
+  EntryAccepted,
+  EntryView,
+  PublishedRaffle,
+  RaffleView,
+  SigningKey,
+} from '../raffle-schemas.js';
 import { errorResponses, SaleIdParams } from '../schemas.js';
 
 const REFUSALS: Record<Exclude<EntryRefusal, 'recovering'>, [ApiError['code'], string]> = {
@@ -48,9 +55,14 @@ export const raffleRoutes: FastifyPluginAsyncTypebox<RaffleRouteOptions> = async
         const [code, message] = REFUSALS[result.code];
         throw new ApiError(code, message);
       }
-      return reply
-        .code(202)
-        .send({ entryHash: result.entryHash, status: 'entered' as const, duplicate: result.duplicate });
+      const receipt = await raffles.receipt(request.params.id, result.entryHash);
+      if (!receipt) throw notRaffle(request.params.id);
+      return reply.code(202).send({
+        entryHash: result.entryHash,
+        status: 'entered' as const,
+        duplicate: result.duplicate,
+        receipt,
+      });
     },
   );
 
@@ -101,8 +113,20 @@ export const raffleRoutes: FastifyPluginAsyncTypebox<RaffleRouteOptions> = async
       const caller = request.caller as NonNullable<FastifyRequest['caller']>;
       const entry = await raffles.entryOf(request.params.id, caller.userId);
       if (!entry) throw new ApiError('not_found', 'You have no entry in this raffle.');
-      return entry;
+      const receipt = await raffles.receipt(request.params.id, entry.entryHash);
+      return { ...entry, ...(receipt ? { receipt } : {}) };
     },
+  );
+
+  app.get(
+    '/.well-known/lockstock/raffle-key',
+    {
+      schema: {
+        summary: 'The Ed25519 key raffle entry receipts and close statements are signed with',
+        response: { 200: SigningKey, ...errorResponses(429, 503) },
+      },
+    },
+    async () => raffles.signer.publicKey(),
   );
 
   app.post(

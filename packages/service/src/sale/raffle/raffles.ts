@@ -7,6 +7,14 @@ import type { NewRaffleRecord } from '../store/records.js';
 import { drawNow, drawRaffle, type DrawOutcome } from './draw.js';
 import { enter, recordEntries, type EntryResult } from './entries.js';
 import { raffleKeys, raffleQueries, raffleScripts } from './keys.js';
+import {
+  commitmentOf,
+  RaffleSigner,
+  type CloseStatement,
+  type EntryReceipt,
+  type PublicSigningKey,
+  type RaffleCommitment,
+} from './signing.js';
 import { serveWaitlist, type ServeOutcome } from './waitlist.js';
 
 /** A raffle's phase: taking entries, or drawn (its winners served, its waitlist waiting). */
@@ -41,11 +49,19 @@ export interface RaffleSummary {
   readonly waitlist: number;
 }
 
-/** The published data anyone verifies a draw with (`lockstock raffle verify`). */
+/**
+ * The published data anyone verifies a draw with (`lockstock raffle verify`). What it says about its
+ * own commitment and key is checked against a receipt or the command line, never taken on its word.
+ */
 export interface PublishedRaffle {
   readonly saleId: string;
   readonly seedHash: string;
   readonly seed?: string;
+  /** As the service states it now (verify compares it with the receipt's). */
+  readonly commitment?: RaffleCommitment;
+  /** The signed close statement: entries drawn and their Merkle root (once drawn). */
+  readonly close?: CloseStatement;
+  readonly key?: PublicSigningKey;
   readonly phase: RafflePhase;
   readonly stock: number;
   /** Every recorded entry: its hashed id, its place (once drawn), whether it was given a unit. */
@@ -80,10 +96,39 @@ export interface RaffleServiceDeps {
 export class RaffleService {
   private readonly scripts: ScriptRunner;
   private readonly prefix: string;
+  /** Signs entry receipts and close statements (signing.ts). */
+  readonly signer: RaffleSigner;
+  /** Each raffle's commitment, fixed at its creation (so a receipt costs no query). */
+  private readonly commitments = new Map<string, RaffleCommitment>();
 
   constructor(private readonly deps: RaffleServiceDeps) {
     this.scripts = new ScriptRunner(deps.redis);
     this.prefix = deps.keyPrefix ?? DEFAULT_KEY_PREFIX;
+    this.signer = new RaffleSigner(deps.db);
+  }
+
+  /** A raffle's commitment (seed hash, close time), as receipts carry it; undefined if no raffle. */
+  async commitment(saleId: string): Promise<RaffleCommitment | undefined> {
+    const known = this.commitments.get(saleId);
+    if (known) return known;
+    if (!isRecordId(saleId)) return undefined;
+    const { rows } = await this.deps.db.query<RaffleRow>(raffleQueries.getRaffle, [saleId]);
+    const row = rows[0];
+    if (!row) return undefined;
+    const commitment = commitmentOf(row.sale_id, row.seed_hash, row.closes_at);
+    if (this.commitments.size >= 10_000) this.commitments.clear();
+    this.commitments.set(saleId, commitment);
+    return commitment;
+  }
+
+  /**
+   * The signed receipt of an accepted entry: its hash and the raffle's commitment. Its holder can
+   * show later that the entry was accepted under that commitment (`raffle verify --receipt`).
+   */
+  async receipt(saleId: string, entryHash: string): Promise<EntryReceipt | undefined> {
+    const commitment = await this.commitment(saleId);
+    if (!commitment) return undefined;
+    return this.signer.sign({ kind: 'lockstock.raffle.entry.v1', entryHash, commitment } as const);
   }
 
   /** Loads a raffle's entry window into Redis if Redis has none (never moves one it has). */
@@ -134,7 +179,13 @@ export class RaffleService {
   }
 
   private drawDeps() {
-    return { redis: this.deps.redis, db: this.deps.db, scripts: this.scripts, keyPrefix: this.prefix };
+    return {
+      redis: this.deps.redis,
+      db: this.deps.db,
+      scripts: this.scripts,
+      signer: this.signer,
+      keyPrefix: this.prefix,
+    };
   }
 
   /** A raffle's phase and counts; undefined if the sale is not a raffle. */
@@ -206,10 +257,14 @@ export class RaffleService {
       raffleQueries.publishedEntries,
       [saleId],
     );
+    const row = (await this.deps.db.query<RaffleRow>(raffleQueries.getRaffle, [saleId])).rows[0];
     return {
       saleId,
       seedHash: raffle.seedHash,
       ...(raffle.seed ? { seed: raffle.seed } : {}),
+      ...(row ? { commitment: commitmentOf(saleId, row.seed_hash, row.closes_at) } : {}),
+      ...(row?.close ? { close: row.close } : {}),
+      key: await this.signer.publicKey(),
       phase: raffle.phase,
       stock: raffle.stock,
       entries: rows.map((r) => ({
@@ -278,6 +333,8 @@ interface RaffleRow {
   seed: string | null;
   phase: RafflePhase;
   draw_at: Date | string;
+  closes_at: Date | string;
+  close: CloseStatement | null;
   drawn_at: Date | string | null;
   stock: number;
   ends_at: Date | string;

@@ -1,5 +1,13 @@
 import { createHash } from 'node:crypto';
+import { merkleRoot } from './merkle.js';
 import type { PublishedRaffle } from './raffles.js';
+import {
+  canonicalJson,
+  signatureHolds,
+  type ClosePayload,
+  type CloseStatement,
+  type EntryReceipt,
+} from './signing.js';
 
 /** What `verifyRaffle` found. */
 export interface RaffleVerdict {
@@ -9,8 +17,31 @@ export interface RaffleVerdict {
   readonly checks: ReadonlyArray<{ ok: boolean; line: string }>;
   /** Entrants given a unit: places 1..winners. */
   readonly winners: number;
-  /** The place of `hash`, when one was asked about. */
-  readonly entry?: { position: number; won: boolean };
+  /** What the checks cannot show, said with the verdict (not failures). */
+  readonly notes: readonly string[];
+  /** The place of the entry asked about (the receipt's, or `entryHash`), when it is in the list. */
+  readonly entry?: { hash: string; position: number; won: boolean };
+}
+
+/**
+ * What the verifier holds apart from the document it checks. The commitment comes from here — a
+ * receipt the service signed when it accepted an entry, or a seed hash given by hand — never from
+ * the document: a document rewritten after the draw would otherwise vouch for itself.
+ */
+export interface VerifyInputs {
+  /** An entry receipt (POST /api/sales/:id/raffle/entries): the commitment, the key, an entry. */
+  readonly receipt?: EntryReceipt;
+  /** The seed hash committed to (hex), when there is no receipt. */
+  readonly seedHash?: string;
+  /** The service's public key (base64url, GET /.well-known/lockstock/raffle-key), pinned. */
+  readonly publicKey?: string;
+  /** Also find this entry (SHA-256 of "<sale id>:<user id>"); missing is a failure. */
+  readonly entryHash?: string;
+  /**
+   * The close statement as published at the close, saved then. The operator holds the key and can
+   * sign a second statement for a list changed later; one saved before is the evidence against it.
+   */
+  readonly savedClose?: CloseStatement;
 }
 
 /**
@@ -29,33 +60,62 @@ export function drawOrder(seedHex: string, hashes: readonly string[]): string[] 
     .map((entry) => entry.hash);
 }
 
+const HEX64 = /^[0-9a-f]{64}$/;
+
 /**
- * Checks a raffle from its published data: the seed is the one committed to (its SHA-256 was
- * published before any entry), the published places are the draw order recomputed from the seed and
- * the entries, and the entrants given a unit are the first ones in that order (the winners, then
- * the waitlist in order) and at least the first `stock` of them. `entryHash`: also say where that
- * entry is (a buyer checks their own: SHA-256 of "<sale id>:<user id>").
+ * Checks a raffle from its published data against a commitment held apart (VerifyInputs):
+ *
+ * - the receipt is signed by the service's key (the one pinned, if given) for this sale;
+ * - the close statement is signed by that same key, carries the same commitment, and its Merkle root
+ *   and count are the published list's (an entry added, deleted or changed after the close fails);
+ * - the revealed seed hashes to the held commitment (not the document's own seedHash);
+ * - the published places are the draw order recomputed from the seed and the entries;
+ * - the entrants given a unit are the first in that order, and at least the first `stock`;
+ * - the receipt's entry (or `entryHash`) is in the list: an accepted entry dropped fails;
+ * - the close statement is the one saved at the close, when one was (`savedClose`).
  */
-export function verifyRaffle(data: PublishedRaffle, entryHash?: string): RaffleVerdict {
+export function verifyRaffle(data: PublishedRaffle, inputs: VerifyInputs = {}): RaffleVerdict {
   const checks: Array<{ ok: boolean; line: string }> = [];
   const check = (ok: boolean, line: string) => checks.push({ ok, line });
   const won = data.entries.filter((e) => e.won);
+  const { receipt } = inputs;
+  const held = heldCommitment(data, inputs, check);
+  const key = inputs.publicKey ?? receipt?.publicKey;
   if (data.phase !== 'drawn' || !data.seed) {
     check(
       false,
       `raffle ${data.saleId} is not drawn yet (${data.entries.length} entries so far): nothing to verify`,
     );
-    return { ok: false, checks, winners: won.length };
+    return { ok: false, checks, winners: won.length, notes: notesOn() };
   }
-  const seedHash = createHash('sha256').update(Buffer.from(data.seed, 'hex')).digest('hex');
+  const hashes = data.entries.map((e) => e.hash);
+  const wellFormed = hashes.every((h) => HEX64.test(h)) && new Set(hashes).size === hashes.length;
   check(
-    seedHash === data.seedHash && /^[0-9a-f]{64}$/.test(data.seed),
-    `seed ${seedHash === data.seedHash ? 'matches' : 'does NOT match'} the commitment ${data.seedHash}`,
+    wellFormed,
+    wellFormed
+      ? `${hashes.length} distinct entry hashes`
+      : 'the entry list has malformed or repeated entry hashes',
   );
-  const order = drawOrder(
-    data.seed,
-    data.entries.map((e) => e.hash),
+  checkClose(data, held, key, hashes, check);
+  if (inputs.savedClose) {
+    const same = data.close !== undefined && canonicalJson(data.close) === canonicalJson(inputs.savedClose);
+    check(
+      same,
+      same
+        ? 'the published close statement is the one saved at the close'
+        : 'the published close statement is NOT the one saved at the close: the list was signed again',
+    );
+  }
+
+  const seedHash = createHash('sha256').update(Buffer.from(data.seed, 'hex')).digest('hex');
+  const seedOk = held?.seedHash !== undefined && seedHash === held.seedHash && HEX64.test(data.seed);
+  check(
+    seedOk,
+    seedOk
+      ? `the revealed seed matches the commitment ${held?.seedHash}`
+      : `the revealed seed (SHA-256 ${seedHash}) does NOT match the commitment ${held?.seedHash ?? '(none held)'}`,
   );
+  const order = drawOrder(data.seed, hashes);
   const placeOf = new Map(order.map((hash, i) => [hash, i + 1]));
   const misplaced = data.entries.filter((e) => e.position !== placeOf.get(e.hash));
   check(
@@ -79,13 +139,118 @@ export function verifyRaffle(data: PublishedRaffle, entryHash?: string): RaffleV
       ? `the first ${due} entrants (stock ${data.stock}) were all given a unit`
       : `only ${won.length} entrants were given a unit where the stock (${data.stock}) covers ${due}: not all recorded yet, or withheld`,
   );
-  const position = entryHash === undefined ? undefined : placeOf.get(entryHash);
+  const sought = receipt?.payload.entryHash ?? inputs.entryHash;
+  const position = sought === undefined ? undefined : placeOf.get(sought);
+  if (sought !== undefined) {
+    check(
+      position !== undefined,
+      position !== undefined
+        ? `entry ${sought} is in the list, at place ${position}`
+        : `entry ${sought} is NOT in the list${receipt ? ' although its receipt shows it was accepted: dropped' : ''}`,
+    );
+  }
   return {
     ok: checks.every((c) => c.ok),
     checks,
     winners: won.length,
-    ...(position === undefined
+    notes: notesOn(),
+    ...(sought === undefined || position === undefined
       ? {}
-      : { entry: { position, won: data.entries.some((e) => e.hash === entryHash && e.won) } }),
+      : { entry: { hash: sought, position, won: data.entries.some((e) => e.hash === sought && e.won) } }),
   };
+}
+
+type Check = (ok: boolean, line: string) => void;
+
+/**
+ * The limits of a commit–reveal draw (no randomness beacon in the commitment): the operator knows the
+ * seed from creation, so entries of their own could be chosen to sort first; no signature shows when a
+ * statement was signed. README "Raffle sales".
+ */
+function notesOn(): string[] {
+  // RaffleCommitment.beacon is null: no beacon is mixed in yet (README), whatever was held.
+  return [
+    'no randomness beacon in the commitment: commit–reveal only — the operator knew the seed before the close and could have entered ids of their own chosen to sort first; the entry count is the evidence against that, not a proof',
+  ];
+}
+type Held = { seedHash: string; full?: ClosePayload['commitment'] } | undefined;
+
+/** The commitment the verifier holds: the receipt's (checked), or the seed hash given; else none. */
+function heldCommitment(data: PublishedRaffle, inputs: VerifyInputs, check: Check): Held {
+  const { receipt } = inputs;
+  if (receipt) {
+    const signed = signatureHolds(receipt, 'lockstock.raffle.entry.v1');
+    const pinned = inputs.publicKey === undefined || receipt.publicKey === inputs.publicKey;
+    const commitment = signed ? receipt.payload.commitment : undefined;
+    const sale = commitment?.saleId === data.saleId;
+    check(
+      signed && pinned && sale,
+      !signed
+        ? 'the receipt is NOT signed by the key it names (or is not an entry receipt)'
+        : !pinned
+          ? `the receipt is signed by key ${receipt.keyId}, NOT the key given (--key)`
+          : !sale
+            ? `the receipt is for sale ${commitment?.saleId}, NOT ${data.saleId}`
+            : `receipt for entry ${receipt.payload.entryHash} signed by key ${receipt.keyId}; commitment: seed hash ${commitment?.seedHash}, entries close by ${commitment?.closesAt}`,
+    );
+    if (!signed || !pinned || !sale || !commitment) return undefined;
+    return { seedHash: commitment.seedHash, full: commitment };
+  }
+  if (inputs.seedHash !== undefined) {
+    const ok = HEX64.test(inputs.seedHash);
+    check(
+      ok,
+      ok ? `commitment given: seed hash ${inputs.seedHash}` : 'the seed hash given is not hex SHA-256',
+    );
+    return ok ? { seedHash: inputs.seedHash } : undefined;
+  }
+  check(
+    false,
+    "no commitment held apart from the document (--receipt <file> or --seed-hash <hex>): the document's own seedHash proves nothing",
+  );
+  return undefined;
+}
+
+/** The signed close statement: the held key's, the held commitment, the published list's root. */
+function checkClose(
+  data: PublishedRaffle,
+  held: Held,
+  key: string | undefined,
+  hashes: readonly string[],
+  check: Check,
+): void {
+  const close = data.close;
+  const signed = close !== undefined && signatureHolds(close, 'lockstock.raffle.close.v1');
+  const byKey = signed && key !== undefined && close.publicKey === key;
+  check(
+    byKey,
+    !signed
+      ? 'no close statement signed by the key it names is published'
+      : key === undefined
+        ? 'the close statement is signed by a key nobody pinned (--receipt or --key)'
+        : byKey
+          ? `the close statement is signed by the same key (${close.keyId})`
+          : `the close statement is signed by key ${close.keyId}, NOT the receipt's or the one given`,
+  );
+  if (!close || !signed) return;
+  const stated = close.payload.commitment;
+  const same =
+    held !== undefined &&
+    (held.full
+      ? canonicalJson(held.full) === canonicalJson(stated)
+      : stated.seedHash === held.seedHash && stated.saleId === data.saleId);
+  check(
+    same,
+    same
+      ? 'the close statement carries the same commitment'
+      : `the close statement's commitment (seed hash ${stated.seedHash}, close ${stated.closesAt}) is NOT the one held`,
+  );
+  const root = merkleRoot(hashes);
+  const listOk = root === close.payload.root && hashes.length === close.payload.entries;
+  check(
+    listOk,
+    listOk
+      ? `the published list is the one signed at the close: ${hashes.length} entries, Merkle root ${root}`
+      : `the published list (${hashes.length} entries, root ${root}) is NOT the one signed at the close (${close.payload.entries} entries, root ${close.payload.root})`,
+  );
 }

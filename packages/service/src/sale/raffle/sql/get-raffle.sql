@@ -2,10 +2,11 @@
 -- their order), paid winners. The seed is returned only once drawn (the caller publishes it).
 -- $1 sale id
 -- Returns zero or one row: sale_id (text), seed_hash, seed (hex, null before the draw), phase,
---   draw_at, drawn_at, stock, ends_at, entries, winners, paid.
+--   draw_at, closes_at (committed), close (the signed close statement, null before the draw),
+--   drawn_at, stock, ends_at, entries, winners, paid.
 SELECT r.sale_id::text AS sale_id, r.seed_hash,
        CASE WHEN r.phase = 'drawn' THEN encode(r.seed, 'hex') END AS seed,
-       r.phase, r.draw_at, r.drawn_at, s.stock, s.ends_at,
+       r.phase, r.draw_at, r.closes_at, r.close, r.drawn_at, s.stock, s.ends_at,
        (SELECT count(*)::int FROM raffle_entries e WHERE e.sale_id = r.sale_id) AS entries,
        o.winners, o.paid
   FROM raffles r
