@@ -52,6 +52,9 @@ const UNANSWERED = new Set([
   zookeeper.Exception.SESSION_EXPIRED,
 ]);
 
+/** Tries of a read (retryRead): each after a reconnection, so a few cover a session's end. */
+const READ_RETRIES = 5;
+
 type DriverError = Error | zookeeper.Exception | null;
 type Done<T> = (error: DriverError, value?: T) => void;
 type State = 'connecting' | 'connected' | 'suspended' | 'closed';
@@ -238,6 +241,30 @@ export class ZooKeeperSession {
 
   setData(path: string, data: Buffer, version: number): Promise<Stat> {
     return this.call<Stat>((zk, done) => zk.setData(path, data, version, done));
+  }
+
+  /**
+   * A read retried through a reconnection (Curator's RetryLoop): a read is safe to repeat, and one in
+   * flight when the connection drops (a session moved or expired on the server) fails with the
+   * driver's CONNECTION_LOSS though the next connection — or the next session — answers it. It is
+   * sent again once connected, for at most a session timeout after its first failure (and
+   * READ_RETRIES times); a client without a connection for connectTimeoutMs fails with the
+   * connection error, as every call does, and a closed client at once.
+   */
+  async retryRead<T>(read: () => Promise<T>): Promise<T> {
+    let deadline: number | undefined;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await read();
+      } catch (error) {
+        const lost =
+          UNANSWERED.has(codeOf(error) ?? -1) ||
+          (error instanceof ZooKeeperSessionError && error.state !== 'closed');
+        deadline ??= monotonicNow() + this.timeoutMs();
+        if (!lost || attempt >= READ_RETRIES || monotonicNow() >= deadline) throw error;
+        await this.whenReachable().changed;
+      }
+    }
   }
 
   /**

@@ -10,8 +10,9 @@ import { adminClient, closeSessionOf, queueOf } from '../helpers/zookeeper.js';
 
 /**
  * Sessions expired on the server (Curator's KillSession tests, ported), each race run many rounds on
- * one real server of this file's own: the holds of the dead session are all lost, and a waiter of it
- * never holds on the dead session's node.
+ * one real server of this file's own: the holds of the dead session are all lost, a waiter of it never
+ * holds on the dead session's node, and a read made right after the expiry rides through the
+ * reconnection instead of failing with the driver's CONNECTION_LOSS.
  */
 const ROUNDS = 20;
 let server: ZooKeeperServer;
@@ -112,4 +113,29 @@ describe('a session expired on the server', () => {
       );
     }
   }
+});
+
+describe("leader() right after the leader's session expired", () => {
+  it(
+    "the old leader's client answers through the reconnection, not with the driver's CONNECTION_LOSS",
+    { timeout: 600_000 },
+    async () => {
+      const locks = client();
+      for (let round = 0; round < ROUNDS; round++) {
+        const election = locks.election(uniqueName(`leader-${round}`));
+        const term = await election.campaign(`leader-${round}`);
+        expect(await election.leader(), `round ${round}`).toMatchObject({ value: `leader-${round}` });
+        await closeSessionOf(server.connectString, locks.zookeeper);
+        // Read at once: the client is reconnecting (its socket closed by the server, then EXPIRED).
+        const read = await election.leader().then(
+          (leader) => ({ leader }),
+          (error: unknown) => ({ error }),
+        );
+        expect(read, `round ${round}`).not.toHaveProperty('error');
+        // The term ended with its session: nobody leads (its node went with the session).
+        await aborted(term.signal);
+        expect(await election.leader(), `round ${round}`).toBeUndefined();
+      }
+    },
+  );
 });
