@@ -3,6 +3,7 @@ import { cpus, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import * as prettier from 'prettier';
 import type { TestProject } from 'vitest/node';
+import { lockSourcesDigest } from './helpers/lock-sources.js';
 
 /** The table's order: by fault, then backend; rows not listed here follow, by name. */
 const ORDER = [
@@ -82,7 +83,8 @@ export default function setup(project: TestProject): () => Promise<void> {
         // no report yet: the lock rows start it
       }
       const machine = `${cpus().length} cores, ${process.platform} ${process.arch}, Node ${process.versions.node}`;
-      report.locks = { ranAt: new Date().toISOString(), machine, rows };
+      // What they were measured on: test/docs/faults-report.test.ts compares it with the sources.
+      report.locks = { ranAt: new Date().toISOString(), machine, sources: lockSourcesDigest(), rows };
       mkdirSync(dirname(file), { recursive: true });
       writeFileSync(file, await prettier.format(JSON.stringify(report), { parser: 'json', printWidth: 110 }));
       process.stdout.write(`lock fault rows: ${rows.length} written to ${file} (locks)\n`);

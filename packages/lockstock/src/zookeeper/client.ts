@@ -184,7 +184,7 @@ export class ZooKeeperBackend implements LockBackend {
     return new LockElection(
       name,
       this.host.lock(this.track(queue), 'mutex'),
-      () => readLeader(),
+      () => this.session.retryRead(() => readLeader()),
       watchLeader,
     );
   }

@@ -226,12 +226,17 @@ export abstract class QueueResource implements LockResource {
     return this.held(owner)?.holds ?? 0;
   }
 
-  /** The holders' nodes, and who they are from each one's data (a node gone since the list is left out). */
-  async inspect(): Promise<LockInfo> {
-    const holding = this.holders(sortQueue(await this.nodes.children(this.parent)));
-    const holders = holding.length;
-    const heldBy = await readHolders(this.nodes.session, this.parent, holding);
-    return { held: holders > 0, holders, remainingMs: undefined, heldBy };
+  /**
+   * The holders' nodes, and who they are from each one's data (a node gone since the list is left out);
+   * retried through a reconnection, as every read.
+   */
+  inspect(): Promise<LockInfo> {
+    return this.nodes.session.retryRead(async () => {
+      const holding = this.holders(sortQueue(await this.nodes.children(this.parent)));
+      const holders = holding.length;
+      const heldBy = await readHolders(this.nodes.session, this.parent, holding);
+      return { held: holders > 0, holders, remainingMs: undefined, heldBy };
+    });
   }
 
   /** The nodes that hold the lock right now (the head, for an exclusive queue). */

@@ -217,13 +217,15 @@ export class SemaphoreResource implements LockResource {
     void this.nodes.serialize(this.key(owner), () => this.giveUp(owner)).catch(() => undefined); // reported
   }
 
-  async inspect(): Promise<LockInfo> {
+  inspect(): Promise<LockInfo> {
     // The gate's holder may have a lease node beyond the permits while it waits: not a holder. A
     // holder's node ranked below the permits when it was granted and only moves up, so the holders
     // are among the first `permits` nodes (with, for a moment, a waiter's about to be granted).
-    const holding = sortQueue(await this.nodes.children(this.leasePath)).slice(0, this.permits);
-    const heldBy = await readHolders(this.nodes.session, this.leasePath, holding);
-    return { held: holding.length > 0, holders: holding.length, remainingMs: undefined, heldBy };
+    return this.nodes.session.retryRead(async () => {
+      const holding = sortQueue(await this.nodes.children(this.leasePath)).slice(0, this.permits);
+      const heldBy = await readHolders(this.nodes.session, this.leasePath, holding);
+      return { held: holding.length > 0, holders: holding.length, remainingMs: undefined, heldBy };
+    });
   }
 
   /** Stores a new permit count for every client (waiters watching it re-check). */

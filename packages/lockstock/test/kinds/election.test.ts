@@ -42,8 +42,20 @@ describe('leader election on Redis', () => {
     const name = electionName();
     const c = client();
     const hold = await c.mutex(name).acquire();
+    // The lock held does not stand in the campaign's way, nor does the term in the lock's.
     const term = await c.election(name).campaign('x', { waitMs: 1_000 });
-    await Promise.all([hold.release(), term.resign()]);
+    expect(await c.election(name).leader()).toEqual({ value: 'x', fencingToken: term.fencingToken });
+    expect(await c.mutex(name).inspect()).toMatchObject({ held: true, holders: 1 });
+    // Resigning leaves the lock held; releasing the lock leaves the next term in office.
+    await term.resign();
+    expect(hold.signal.aborted).toBe(false);
+    expect(await c.mutex(name).inspect()).toMatchObject({ held: true });
+    const next = await c.election(name).campaign('y', { waitMs: 1_000 });
+    expect(await hold.release()).toBe('released');
+    expect(next.signal.aborted).toBe(false);
+    expect(await c.election(name).leader()).toEqual({ value: 'y', fencingToken: next.fencingToken });
+    expect(await c.mutex(name).inspect()).toMatchObject({ held: false });
+    await next.resign();
   });
 
   it('observers see every change of leader, once each', async () => {

@@ -2,6 +2,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Command } from 'commander';
+import { testHookWarnings } from './test-hooks.js';
 import { KINDS, LIBRARIES } from '../bench/locks/libraries.js';
 import { benchLocks } from '../bench/locks/run.js';
 import { SCENARIOS } from '../bench/locks/scenarios.js';
@@ -55,6 +56,8 @@ export function registerBench(program: Command): void {
     .option('--no-warmup', 'skip the warm-up round (cold figures: for smoke tests, not for comparing)')
     .action(
       action(async (resources, opts) => {
+        // No logger here: the hooks that change a run (a Redlock vote timeout) are said on stderr.
+        for (const warning of testHookWarnings()) process.stderr.write(`WARNING: ${warning}\n`);
         const json = jsonOutput(resources, opts.json);
         const { machine, warnings, results } = await benchLocks({
           redisUrl: opts.redis,

@@ -27,6 +27,7 @@ import { admissionRestore } from '../sale/admission/restore.js';
 import { startOrderThread, ThreadedRegistry, type OrderThread } from './order-thread-host.js';
 import { assertScheme, connectionCode, HINTS, UnreachableError } from './unreachable.js';
 import type { Resources } from './lifecycle.js';
+import { warnTestHooks } from './test-hooks.js';
 
 export interface RuntimeOptions {
   /** REDIS_URL; without it a private redis-server is started with its data in `dataDir`. */
@@ -126,6 +127,7 @@ export async function startRuntime(options: RuntimeOptions, resources: Resources
   const stopTracing = await startTracing(options.httpServer === false ? 'records' : 'http');
   if (stopTracing) resources.add('the tracer', stopTracing);
   const logger = options.logger ?? defaultLogger();
+  warnTestHooks(logger);
   const dataDir = resolve(options.dataDir ?? '.lockstock');
   const durability = options.durability ?? 'fsync';
   const sells = options.sells ?? true;

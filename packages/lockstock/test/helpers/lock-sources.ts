@@ -1,0 +1,31 @@
+import { createHash } from 'node:crypto';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const src = fileURLToPath(new URL('../../src', import.meta.url));
+
+function files(dir: string): string[] {
+  return readdirSync(dir).flatMap((entry) => {
+    const path = join(dir, entry);
+    return statSync(path).isDirectory() ? files(path) : [path];
+  });
+}
+
+/**
+ * A digest of the lock library's sources (packages/lockstock/src, every file: path and content):
+ * docs/faults.json records the one its lock rows were measured on (test/faults-report-setup.ts), and
+ * test/docs/faults-report.test.ts compares it with the sources of the day.
+ */
+export function lockSourcesDigest(): { sha256: string; files: number } {
+  const hash = createHash('sha256');
+  const all = files(src)
+    .map((path) => relative(src, path).split('\\').join('/'))
+    .sort();
+  for (const path of all) {
+    hash.update(`${path}\0`);
+    hash.update(readFileSync(join(src, path)));
+    hash.update('\0');
+  }
+  return { sha256: hash.digest('hex'), files: all.length };
+}
