@@ -1,0 +1,15 @@
+/**
+ * Each kind's own rules, beyond the generic cases every lock subject gets: what makes a fair lock
+ * fair, a semaphore a semaphore, a latch a latch. A kind here that is no lock subject (`latch`) has
+ * only these.
+ */
+import type { CaseMaker } from '../case-kit.js';
+import { fairCases } from './fair.js';
+import { counterSemaphore, semaphore } from './semaphore.js';
+
+/** The kind's own cases, by kind (a key of CONTRACT_SUBJECTS, or a kind of its own). */
+export const KIND_CONTRACTS: Readonly<Record<string, (maker: CaseMaker) => void>> = Object.freeze({
+  fair: fairCases,
+  semaphore,
+  'counter-semaphore': counterSemaphore,
+});
