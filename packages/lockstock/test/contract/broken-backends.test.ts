@@ -76,4 +76,46 @@ describe('the contract fails a backend that breaks a rule of its kind', () => {
       'semaphore: it reported the wrong count before any acquire: 0 of 3 permits held, yet available() said 4 and inspect().holders 0',
     );
   });
+
+  it('a latch that opens one count early: its waiters are through before zero', async () => {
+    const backend = broken((b) => {
+      const latch = b.latch.bind(b);
+      b.latch = (name) => {
+        const made = latch(name);
+        const countDown = made.countDown.bind(made);
+        // At one left it counts down once more: the waiters are released a count early.
+        return Object.assign(made, {
+          countDown: async () => {
+            const left = await countDown();
+            return left === 1 ? countDown() : left;
+          },
+        });
+      };
+    });
+    const failure = await outcome(
+      contractCases(backend, { subjects: ['latch'] }),
+      'latch: releases none of 4 waiters on other clients before zero, and all of them at zero',
+    );
+    expect(failure).toMatch(
+      /^latch: 5 waiters were released before the count reached zero \(after 2 of 3 count-downs\): count-down 1 answered 2 at [\d.]+ ms; count-down 2 answered 0 at [\d.]+ ms; waiter-0 answered true at [\d.]+ ms; .*a fresh wait\(\) answered true$/,
+    );
+  });
+
+  it('a lost hold never reported: it fails within its lease plus the margin, saying so', async () => {
+    // Its renewals say 'extended' whatever the store holds: a force-unlocked hold is never found lost.
+    const backend = broken((b) => {
+      const mutex = b.mutex.bind(b);
+      b.mutex = (name) => Object.assign(mutex(name), { extend: async () => 'extended' as const });
+    });
+    const cases = contractCases(backend, { subjects: ['mutex'] });
+    const started = performance.now();
+    const failure = await outcome(cases, 'mutex: a lost lease aborts the signal and is reported');
+    expect(failure).toMatch(
+      /^mutex: a hold ended behind its holder's back was never reported within its lease \(300 ms\) plus 15000 ms: owner \S+ \(token \d+\) broken at 0 ms, still unaware at \d+ ms: its signal never aborted, no 'lost' event came$/,
+    );
+    // Well before the case's own time limit: the runner's bare timeout never has to say it.
+    expect(performance.now() - started).toBeLessThan(
+      cases.find((c) => c.name.includes('lost lease'))!.timeoutMs,
+    );
+  }, 60_000);
 });

@@ -5,6 +5,7 @@
  */
 import type { CaseMaker } from '../case-kit.js';
 import { fairCases } from './fair.js';
+import { latchCases } from './latch.js';
 import { counterSemaphore, semaphore } from './semaphore.js';
 
 /** The kind's own cases, by kind (a key of CONTRACT_SUBJECTS, or a kind of its own). */
@@ -12,4 +13,5 @@ export const KIND_CONTRACTS: Readonly<Record<string, (maker: CaseMaker) => void>
   fair: fairCases,
   semaphore,
   'counter-semaphore': counterSemaphore,
+  latch: latchCases,
 });
