@@ -111,12 +111,13 @@ class SocketLock {
   }
 
   /** @param {import('lockstock/backend').AttemptRequest} request */
-  async attempt({ owner }) {
+  async attempt({ owner, waiting }) {
     const answer = await this.backend.session.request('attempt', {
       name: this.name,
       owner,
       kind: this.kind,
       permits: this.permits,
+      waiting,
     });
     if (answer.error === 'upgrade') throw new LockUpgradeError(this.name, owner);
     if (answer.error === 'permits')
@@ -150,7 +151,12 @@ class SocketLock {
     return (await this.backend.session.request('holdCount', { name: this.name, owner })).count;
   }
 
-  leave() {} // the server queues nobody: a waiter that gives up has nothing to take back
+  /** @param {string} owner */
+  leave(owner) {
+    // Only a waiting writer is remembered by the server (it keeps new readers out): forget it.
+    if (this.kind !== 'write') return;
+    this.backend.session.request('leave', { name: this.name, owner }).catch(() => undefined);
+  }
 }
 
 /** The backend of one client: its session, its subscriptions, the losses its holds wait on. */

@@ -12,8 +12,10 @@ import { createServer } from 'node:net';
 import { createInterface } from 'node:readline';
 
 /**
- * name → { fence, permits?, holders: Map<owner, { conn, mode, count, token }> }. Modes: 'exclusive'
- * (mutex, reentrant, write side) and 'shared' (read side, semaphore permits).
+ * name → { fence, permits?, holders: Map<owner, { conn, mode, count, token }>, writers: Map<owner,
+ * conn> }. Modes: 'exclusive' (mutex, reentrant, write side) and 'shared' (read side, semaphore
+ * permits). `writers` are the writers waiting: while one waits, no new reader gets in (the docs'
+ * promise: readers cannot starve a writer).
  */
 const locks = new Map();
 /** lock name → connections subscribed to its wake-ups. */
@@ -21,7 +23,8 @@ const subscribers = new Map();
 
 const lockOf = (name) => {
   let lock = locks.get(name);
-  if (!lock) locks.set(name, (lock = { fence: 0, permits: undefined, holders: new Map() }));
+  if (!lock)
+    locks.set(name, (lock = { fence: 0, permits: undefined, holders: new Map(), writers: new Map() }));
   return lock;
 };
 
@@ -49,7 +52,7 @@ function grant(lock, conn, owner, mode) {
  * One try. `kind`: 'mutex' (one holder, no re-entry), 'reentrant' (one holder, re-entry), 'write'
  * and 'read' (the two sides of a read-write lock: readers share), 'semaphore' (`permits` holders).
  */
-function attempt(conn, { name, owner, kind, permits }) {
+function attempt(conn, { name, owner, kind, permits, waiting }) {
   const lock = lockOf(name);
   const mine = lock.holders.get(owner);
   const others = [...lock.holders.keys()].filter((o) => o !== owner);
@@ -61,12 +64,22 @@ function attempt(conn, { name, owner, kind, permits }) {
     case 'write':
       // A reader asking for the write side would wait for itself: refused outright.
       if (mine?.mode === 'shared') return { error: 'upgrade' };
-      return others.length === 0 ? grant(lock, conn, owner, 'exclusive') : { granted: false };
+      if (others.length === 0) {
+        lock.writers.delete(owner);
+        return grant(lock, conn, owner, 'exclusive');
+      }
+      // A writer that will wait is known from its first refusal: new readers wait behind it.
+      if (waiting) lock.writers.set(owner, conn);
+      return { granted: false };
     case 'read': {
       // The writer may read too (its write hold stays exclusive); others read while nobody writes.
       if (mine?.mode === 'exclusive') return { ...grant(lock, conn, owner, 'exclusive'), more: false };
       const writing = others.some((o) => lock.holders.get(o).mode === 'exclusive');
-      return writing ? { granted: false } : { ...grant(lock, conn, owner, 'shared'), more: true };
+      // A reader already in may re-enter; a new one waits while a writer waits.
+      const writerWaits = !mine && [...lock.writers.keys()].some((o) => o !== owner);
+      return writing || writerWaits
+        ? { granted: false }
+        : { ...grant(lock, conn, owner, 'shared'), more: true };
     }
     case 'semaphore': {
       lock.permits ??= permits;
@@ -92,6 +105,12 @@ function release(conn, { name, owner }) {
   return { outcome: 'released' };
 }
 
+/** A waiting writer gave up (or won): readers need not wait for it any more. */
+function leave({ name, owner }) {
+  if (lockOf(name).writers.delete(owner)) wake(name);
+  return {};
+}
+
 /** Ends every hold of `name`, telling each holder's connection (its hold is lost). */
 function force({ name }) {
   const lock = lockOf(name);
@@ -110,6 +129,8 @@ function answer(conn, request) {
       return release(conn, request);
     case 'force':
       return force(request);
+    case 'leave':
+      return leave(request);
     case 'inspect': {
       const holders = lockOf(request.name).holders;
       return { holders: holders.size };
@@ -135,6 +156,7 @@ function endSession(conn) {
   for (const conns of subscribers.values()) conns.delete(conn);
   for (const [name, lock] of locks) {
     let freed = false;
+    for (const [owner, writer] of lock.writers) if (writer === conn) freed = lock.writers.delete(owner);
     for (const [owner, held] of lock.holders) {
       if (held.conn === conn) freed = lock.holders.delete(owner);
     }

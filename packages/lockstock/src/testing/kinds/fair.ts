@@ -5,42 +5,16 @@
  * the store's own answer: its first refused try (the try of a waiter that will wait queues it).
  */
 import { checkLockHistory, type HistoryEvent } from '../../checker/index.js';
-import type { LockClientBase } from '../../locks/core/client.js';
-import { Busy, type AttemptResult, type LockResource } from '../../locks/core/backend.js';
 import type { LockClient, LockHandle } from '../../locks/types.js';
 import { lockName, type CaseMaker } from '../case-kit.js';
 import { settlement } from '../check.js';
 import { demand, msFrom } from '../violation.js';
+import { observeRefusals } from './refusals.js';
 
 /** Waiters queued one after another, the last one on the releasing holder's own client. */
 const WAITERS = 5;
 /** How long a step (a waiter queued, the lock passed on) may take on a loaded machine, ms. */
 const STEP_BOUND_MS = 30_000;
-
-/**
- * Reports each owner's first refusal by `client`'s fair resources — when the store answered that the
- * waiter waits (and, for a waiting try, queued it). Undefined when the client is no LockClientBase
- * (its backend, and so the store's answers, cannot be seen).
- */
-function observeRefusals(client: LockClient, refused: (owner: string) => void): boolean {
-  const backend = (client as Partial<LockClientBase>).backend;
-  const fair = backend?.fair?.bind(backend);
-  if (!backend || !fair) return false;
-  backend.fair = (name: string): LockResource => {
-    const resource = fair(name);
-    const attempt = resource.attempt.bind(resource);
-    // An own property over the prototype's method: the resource stays the same object for its backend.
-    Object.assign(resource, {
-      attempt: async (...args: Parameters<LockResource['attempt']>): Promise<AttemptResult> => {
-        const result = await attempt(...args);
-        if (result instanceof Busy && args[0].waiting) refused(args[0].owner);
-        return result;
-      },
-    });
-    return resource;
-  };
-  return true;
-}
 
 /** Adds the fair lock's own cases. */
 export function fairCases(maker: CaseMaker): void {
@@ -68,7 +42,7 @@ export function fairCases(maker: CaseMaker): void {
       const holderClient = await clients.client();
       const others = await Promise.all(Array.from({ length: WAITERS - 1 }, () => clients.client()));
       for (const client of [holderClient, ...others]) {
-        if (!observeRefusals(client, refused)) {
+        if (!observeRefusals(client, 'fair', refused)) {
           context.skip('its client is no LockClientBase: the store’s answers to its waiters cannot be seen');
           return;
         }

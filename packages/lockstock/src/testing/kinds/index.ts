@@ -6,6 +6,7 @@
 import type { CaseMaker } from '../case-kit.js';
 import { fairCases } from './fair.js';
 import { latchCases } from './latch.js';
+import { readWriteCases } from './read-write.js';
 import { counterSemaphore, semaphore } from './semaphore.js';
 
 /** The kind's own cases, by kind (a key of CONTRACT_SUBJECTS, or a kind of its own). */
@@ -13,5 +14,6 @@ export const KIND_CONTRACTS: Readonly<Record<string, (maker: CaseMaker) => void>
   fair: fairCases,
   semaphore,
   'counter-semaphore': counterSemaphore,
+  'read-write': readWriteCases,
   latch: latchCases,
 });
