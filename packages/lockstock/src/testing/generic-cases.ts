@@ -15,7 +15,7 @@ import { checkChannels } from './channels.js';
 import { assertInstance, poll, settlement } from './check.js';
 import { demand } from './violation.js';
 import { contendersOf, runProbe } from './probe.js';
-import { forkFixtures, type FixtureProcess } from './processes.js';
+import { forkHolders } from './processes.js';
 import { CONTRACT_SUBJECTS, type ContractSubject } from './subjects.js';
 
 const PROCESSES = 4;
@@ -334,13 +334,4 @@ export function genericCases(maker: CaseMaker, label: string): void {
       assert.equal(await lock.isLocked(), false);
     },
   );
-}
-
-/** A holder process (fixtures/holder.js) of `module`'s backend with `config`. */
-function forkHolders(
-  module: string,
-  config: unknown,
-  hold: { subject: string; name: string; mode: string; ms: number; holds: number; label?: string },
-): FixtureProcess[] {
-  return forkFixtures('holder', [JSON.stringify({ backend: { module, config }, ...hold })]);
 }

@@ -1,9 +1,11 @@
 /**
  * Each kind's own rules, beyond the generic cases every lock subject gets: what makes a fair lock
- * fair, a semaphore a semaphore, a latch a latch. A kind here that is no lock subject (`latch`) has
+ * fair, a semaphore a semaphore, a latch a latch. A kind here that is no lock subject (`latch`,
+ * `election`) has
  * only these.
  */
 import type { CaseMaker } from '../case-kit.js';
+import { electionCases } from './election.js';
 import { fairCases } from './fair.js';
 import { latchCases } from './latch.js';
 import { readWriteCases } from './read-write.js';
@@ -16,4 +18,5 @@ export const KIND_CONTRACTS: Readonly<Record<string, (maker: CaseMaker) => void>
   'counter-semaphore': counterSemaphore,
   'read-write': readWriteCases,
   latch: latchCases,
+  election: electionCases,
 });
