@@ -118,4 +118,18 @@ describe('the contract fails a backend that breaks a rule of its kind', () => {
       cases.find((c) => c.name.includes('lost lease'))!.timeoutMs,
     );
   }, 60_000);
+
+  it('a mutex that grants twice: its bound check names the two holders, not an object dump', async () => {
+    // Its mutexes are 2-permit semaphores.
+    const backend = broken((b) => {
+      b.mutex = (name) => b.semaphore(name, 2);
+    });
+    const failure = await outcome(
+      contractCases(backend, { subjects: ['mutex'] }),
+      'mutex: holds its bound across 4 clients of one process',
+    );
+    expect(failure).toMatch(
+      /^mutex: two holders inside at once where one must be alone: owner \S+ \(token \d+, pid \d\) held from [\d.]+ to [\d.]+ ms; owner \S+ \(token \d+, pid \d\) held from [\d.]+ to [\d.]+ ms$/,
+    );
+  });
 });
