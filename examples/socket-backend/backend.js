@@ -16,10 +16,7 @@ const CAPABILITIES = Object.freeze({
   fencing: 'counter', // a counter per lock name on the server
   wakeUps: 'push',
   unsupported: {
-    fair: 'the example server keeps no queue of waiters',
     'counter-semaphore': 'every hold ends with its connection: there are no permits without a session',
-    latch: 'not implemented by the example',
-    election: 'not implemented by the example',
   },
 });
 
@@ -27,7 +24,7 @@ const CAPABILITIES = Object.freeze({
 class Session {
   /**
    * @param {{ host: string, port: number }} address
-   * @param {{ onWake(name: string): void, onLost(name: string, owner: string): void, onClose(error: Error): void }} events
+   * @param {{ onWake(name: string, owner?: string): void, onLost(name: string, owner: string): void, onClose(error: Error): void }} events
    */
   constructor(address, events) {
     this.address = `${address.host}:${address.port}`;
@@ -54,7 +51,7 @@ class Session {
     lines.on('error', () => undefined); // the socket's error, kept above: its 'close' follows
     lines.on('line', (line) => {
       const message = JSON.parse(line);
-      if (message.wake !== undefined) return events.onWake(message.wake);
+      if (message.wake !== undefined) return events.onWake(message.wake, message.owner);
       if (message.lost !== undefined) return events.onLost(message.lost, message.owner);
       const waiting = this.pending.get(message.id);
       this.pending.delete(message.id);
@@ -97,7 +94,7 @@ class SocketLock {
   /**
    * @param {SocketBackend} backend
    * @param {string} name
-   * @param {'mutex' | 'reentrant' | 'read' | 'write' | 'semaphore'} kind
+   * @param {'mutex' | 'reentrant' | 'fair' | 'read' | 'write' | 'semaphore'} kind
    * @param {number} [permits]
    */
   constructor(backend, name, kind, permits) {
@@ -111,12 +108,13 @@ class SocketLock {
   }
 
   /** @param {import('lockstock/backend').AttemptRequest} request */
-  async attempt({ owner }) {
+  async attempt({ owner, waiting }) {
     const answer = await this.backend.session.request('attempt', {
       name: this.name,
       owner,
       kind: this.kind,
       permits: this.permits,
+      waiting,
     });
     if (answer.error === 'upgrade') throw new LockUpgradeError(this.name, owner);
     if (answer.error === 'permits')
@@ -145,12 +143,24 @@ class SocketLock {
     return { held: holders > 0, holders, remainingMs: undefined };
   }
 
+  /** Who holds it, with the token: with it, the generic client runs elections over the mutex. */
+  async readHolder() {
+    const { holder } = await this.backend.session.request('inspect', { name: this.name });
+    return holder;
+  }
+
   /** @param {string} owner */
   async holdCount(owner) {
     return (await this.backend.session.request('holdCount', { name: this.name, owner })).count;
   }
 
-  leave() {} // the server queues nobody: a waiter that gives up has nothing to take back
+  /** @param {string} owner */
+  leave(owner) {
+    // Only a waiting writer (it keeps new readers out) and a fair waiter (its place in the queue)
+    // are remembered by the server: forget it.
+    if (this.kind !== 'write' && this.kind !== 'fair') return;
+    this.backend.session.request('leave', { name: this.name, owner }).catch(() => undefined);
+  }
 }
 
 /** The backend of one client: its session, its subscriptions, the losses its holds wait on. */
@@ -180,7 +190,7 @@ class SocketBackend {
 
   connect() {
     const session = new Session(this.address, {
-      onWake: (name) => this.wake(name),
+      onWake: (name, owner) => this.wake(name, owner),
       onLost: (name, owner) => {
         const key = `${name}\n${owner}`;
         this.holds.get(key)?.('expired');
@@ -200,8 +210,10 @@ class SocketBackend {
     return session;
   }
 
-  wake(name) {
-    for (const listener of this.listeners.get(name) ?? []) listener({ to: 'any' });
+  /** A wake-up for the lock's waiters here: a fair lock's names the waiter whose turn it is. */
+  wake(name, owner) {
+    const wake = owner === undefined ? { to: 'any' } : { to: 'owner', owner };
+    for (const listener of this.listeners.get(name) ?? []) listener(wake);
   }
 
   /** A promise the server's push settles if the hold of `owner` is forced off. */
@@ -237,6 +249,18 @@ class SocketBackend {
     return new SocketLock(this, name, 'reentrant');
   }
 
+  // A fair lock: the server queues every waiting try and names whose turn it is; every waiter's first
+  // try is a waiting one, so the queue's order is the order of arrival across clients.
+  fair(name) {
+    return Object.assign(new SocketLock(this, name, 'fair'), {
+      ordering: /** @type {const} */ ('server-order'),
+    });
+  }
+
+  latch(name) {
+    return new SocketLatch(this, name);
+  }
+
   // A spin lock: a reentrant lock whose waiters back off instead of waiting for a push.
   spin(name) {
     return Object.assign(new SocketLock(this, name, 'reentrant'), {
@@ -253,13 +277,45 @@ class SocketBackend {
     return new SocketLock(this, name, 'semaphore', permits);
   }
 
-  /** @param {LockResource} made */
+  /** @param {LockResource | import('lockstock/backend').LatchResource} made */
   async forceUnlock(made) {
+    // A latch's count goes (its waiters are released); a lock's holds end, their holders told.
+    if (made instanceof SocketLatch)
+      return (await this.session.request('latchReset', { name: made.name })).counting;
     return (await this.session.request('force', { name: made.name })).held;
   }
 
   async close() {
     await this.current?.close();
+  }
+}
+
+/**
+ * The store's part of a count-down latch (a LatchResource): the count on the server, which pushes a
+ * wake-up on `latch:<name>` when a count down reaches zero. The core's wait loop does the waiting.
+ */
+class SocketLatch {
+  /**
+   * @param {SocketBackend} backend
+   * @param {string} name
+   */
+  constructor(backend, name) {
+    this.backend = backend;
+    this.name = name;
+    this.wakeChannel = `latch:${name}`;
+  }
+
+  /** @param {number} count */
+  async trySetCount(count) {
+    return (await this.backend.session.request('latchSet', { name: this.name, count })).set;
+  }
+
+  async countDown() {
+    return (await this.backend.session.request('latchDown', { name: this.name })).left;
+  }
+
+  async count() {
+    return (await this.backend.session.request('latchCount', { name: this.name })).count;
   }
 }
 

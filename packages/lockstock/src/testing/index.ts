@@ -9,6 +9,13 @@
  * @module lockstock/testing
  */
 export type { ContractBackend, ContractClientOptions } from './backend.js';
-export { contractCases, type ContractCase, type ContractCaseContext, type ContractOptions } from './cases.js';
+export {
+  contractCases,
+  CONTRACT_KINDS,
+  type ContractCase,
+  type ContractCaseContext,
+  type ContractOptions,
+} from './cases.js';
+export { ContractViolation } from './violation.js';
 export { runContractWithNodeTest, runContractWithVitest, type NodeTest, type VitestTest } from './runners.js';
 export { CONTRACT_SUBJECTS, type ContractSubject } from './subjects.js';

@@ -5,6 +5,7 @@
  */
 import type { HistoryEvent } from '../checker/index.js';
 import type { LockClient } from '../locks/types.js';
+import type { ContractBackend, ContractClientOptions } from './backend.js';
 import { checkHistory, sectionEvents, type BoundReport, type SectionRecord } from './history.js';
 import { forkFixtures, startTogether } from './processes.js';
 import { makeProbe, ProbeRecorder, readProbe, removeProbe } from './recorder.js';
@@ -20,12 +21,26 @@ export interface ProbeResult {
   exclusive: number;
   /** The sections as a history for lockstock/checker (acquire and release per loop). */
   events: HistoryEvent[];
+  /** The sections inside at once at the probe log's most crowded moment. */
+  crowd: SectionRecord[];
 }
 
 /** Where the contenders run: OS processes connecting with a module, or clients of this process. */
 export type ProbeContenders =
   | { processes: number; module: string; config: unknown }
   | { processes: number; client: () => LockClient | Promise<LockClient> };
+
+/** The contenders of `backend`: its fixture processes, or clients of this process if it has none. */
+export function contendersOf(
+  backend: ContractBackend,
+  count: number,
+  options: ContractClientOptions,
+): ProbeContenders {
+  const processes = backend.processes;
+  if (!processes) return { processes: count, client: () => backend.client(options) };
+  const module = processes.module instanceof URL ? processes.module.href : processes.module;
+  return { processes: count, module, config: processes.config(options) };
+}
 
 /** Runs `options.loops` × `options.sections` sections in each of `contenders.processes` contenders. */
 export async function runProbe(contenders: ProbeContenders, options: SectionsOptions): Promise<ProbeResult> {
@@ -35,17 +50,26 @@ export async function runProbe(contenders: ProbeContenders, options: SectionsOpt
       'module' in contenders
         ? await inProcesses(contenders, options, dir)
         : await inThisProcess(contenders, options, dir);
-    const { counter, insideAtEntry } = readProbe(dir);
+    const { counter, insideAtEntry, crowd } = readProbe(dir);
     // Each loop's records come in the order of its sections: their ids as runSections logged them.
     const seen = new Map<string, number>();
+    const byId = new Map<string, SectionRecord>();
     for (const record of records) {
       const loop = `${record.pid}:${record.loop}`;
       const index = seen.get(loop) ?? 0;
       seen.set(loop, index + 1);
       record.inside = insideAtEntry.get(`${loop}:${index}`) ?? 0;
+      byId.set(`${loop}:${index}`, record);
     }
     const exclusive = records.filter((r) => r.mode === 'exclusive').length;
-    return { records, report: checkHistory(records), counter, exclusive, events: sectionEvents(records) };
+    return {
+      records,
+      report: checkHistory(records),
+      counter,
+      exclusive,
+      events: sectionEvents(records),
+      crowd: crowd.flatMap((id) => byId.get(id) ?? []),
+    };
   } finally {
     removeProbe(dir);
   }

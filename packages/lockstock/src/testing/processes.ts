@@ -72,3 +72,12 @@ export async function startTogether(processes: readonly FixtureProcess[]): Promi
   await Promise.all(processes.map((p) => p.next('ready')));
   for (const p of processes) p.send({ type: 'go' });
 }
+
+/** A holder process (fixtures/holder.js) of `module`'s backend with `config`. */
+export function forkHolders(
+  module: string,
+  config: unknown,
+  hold: { subject: string; name: string; mode: string; ms: number; holds: number; label?: string },
+): FixtureProcess[] {
+  return forkFixtures('holder', [JSON.stringify({ backend: { module, config }, ...hold })]);
+}

@@ -35,7 +35,7 @@ export class ProbeRecorder {
   private readonly counter: number;
   private readonly log: number;
 
-  constructor(dir: string) {
+  constructor(readonly dir: string) {
     this.counter = openSync(join(dir, 'counter'), 'r+');
     this.log = openSync(join(dir, 'inside.log'), 'a');
   }
@@ -60,22 +60,48 @@ export class ProbeRecorder {
     writeSync(this.log, `-${id}\n`);
   }
 
+  /** How many sections are inside now, by the log. */
+  insideNow(): number {
+    return insideNow(this.dir);
+  }
+
   close(): void {
     closeSync(this.counter);
     closeSync(this.log);
   }
 }
 
-/** What a run's files say: the counter, and for each section how many were inside as it entered. */
-export function readProbe(dir: string): { counter: number; insideAtEntry: Map<string, number> } {
+/**
+ * What a run's files say: the counter, for each section how many were inside as it entered, and the
+ * sections inside at the log's most crowded moment (their ids, the first such moment).
+ */
+export function readProbe(dir: string): {
+  counter: number;
+  insideAtEntry: Map<string, number>;
+  crowd: string[];
+} {
   const recorder = new ProbeRecorder(dir);
   const counter = recorder.readCounter();
   recorder.close();
   const insideAtEntry = new Map<string, number>();
+  const inside = new Set<string>();
+  let crowd: string[] = [];
+  for (const line of readFileSync(join(dir, 'inside.log'), 'utf8').split('\n')) {
+    if (line.startsWith('+')) {
+      inside.add(line.slice(1));
+      insideAtEntry.set(line.slice(1), inside.size);
+      if (inside.size > crowd.length) crowd = [...inside];
+    } else if (line.startsWith('-')) inside.delete(line.slice(1));
+  }
+  return { counter, insideAtEntry, crowd };
+}
+
+/** How many sections are inside now, by the log (a section that lingers waits on it). */
+export function insideNow(dir: string): number {
   let inside = 0;
   for (const line of readFileSync(join(dir, 'inside.log'), 'utf8').split('\n')) {
-    if (line.startsWith('+')) insideAtEntry.set(line.slice(1), ++inside);
+    if (line.startsWith('+')) inside++;
     else if (line.startsWith('-')) inside--;
   }
-  return { counter, insideAtEntry };
+  return inside;
 }

@@ -19,6 +19,13 @@ export interface SectionsOptions {
   name: string;
   loops: number;
   sections: number;
+  /**
+   * Shared sections stay inside until `crowd` sections are inside at once (then one more than the
+   * bound got in: the probe has seen it) or `maxMs` passed, so that holders really overlap and a
+   * permit too many is used while the others are still inside. Without it a shared section lasts
+   * two event-loop ticks: a semaphore could over-grant and never have its bound's holders inside.
+   */
+  linger?: { crowd: number; maxMs: number };
 }
 
 const tick = () => new Promise((resolve) => setImmediate(resolve));
@@ -48,6 +55,11 @@ export async function runSections(
         const value = recorder.readCounter();
         await tick();
         recorder.writeCounter(value + 1);
+      } else if (options.linger) {
+        const until = performance.now() + options.linger.maxMs;
+        while (recorder.insideNow() < options.linger.crowd && performance.now() < until) {
+          await new Promise((resolve) => setTimeout(resolve, 2));
+        }
       } else {
         await tick();
         await tick();

@@ -1,6 +1,6 @@
 import { useMySqlBackend } from './backends.js';
 import { lockContract } from './contract.js';
-import { SUBJECTS } from './subjects.mjs';
+import { CONTRACT_KINDS } from '../../src/testing/index.js';
 
 // The lock contract on one MariaDB, for every kind the MySQL backend offers: GET_LOCK has no shared
 // mode (no read-write lock) and its locks end with their sessions (no counter semaphore); both are
@@ -8,5 +8,5 @@ import { SUBJECTS } from './subjects.mjs';
 const REFUSED = new Set(['read', 'write', 'read-write', 'counter-semaphore']);
 lockContract(
   useMySqlBackend(),
-  Object.keys(SUBJECTS).filter((subject) => !REFUSED.has(subject)),
+  CONTRACT_KINDS.filter((subject) => !REFUSED.has(subject)),
 );

@@ -1,6 +1,6 @@
 import { useZooKeeperBackend } from './backends.js';
 import { lockContract } from './contract.js';
-import { SUBJECTS } from './subjects.mjs';
+import { CONTRACT_KINDS } from '../../src/testing/index.js';
 
 // The lock contract on one ZooKeeper server, for every kind the ZooKeeper backend offers: all but the
 // spin lock and the counter semaphore, which it refuses with their reasons (see ZooKeeperBackend's
@@ -9,5 +9,5 @@ import { SUBJECTS } from './subjects.mjs';
 const REFUSED = new Set(['spin', 'counter-semaphore']);
 lockContract(
   useZooKeeperBackend(),
-  Object.keys(SUBJECTS).filter((subject) => !REFUSED.has(subject)),
+  CONTRACT_KINDS.filter((subject) => !REFUSED.has(subject)),
 );

@@ -1,0 +1,3 @@
+import { runContract } from '../contract-suite.js';
+
+runContract(['latch', 'election']);
