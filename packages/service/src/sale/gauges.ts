@@ -1,3 +1,4 @@
+import { bounded } from '../support/bounded.js';
 import { Gauge, type Registry } from 'prom-client';
 import { DEFAULT_KEY_PREFIX, loadLuaScript, ScriptRunner } from 'lockstock/redis';
 import { activeSalesKey, ORDER_GROUP } from './keys.js';
@@ -133,15 +134,6 @@ async function readSale(
     unitsInFlight: sum(6),
     transfersInFlight: sum(7),
   };
-}
-
-function bounded<T>(work: Promise<T>, timeoutMs: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
-  });
-  work.catch(() => undefined); // a late failure after the timeout has nobody to tell
-  return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
 }
 
 /** Every per-sale gauge: name, help, and its value in a reading (undefined: no series for that sale). */

@@ -1,3 +1,4 @@
+import { bounded } from '../support/bounded.js';
 import { DEFAULT_KEY_PREFIX, loadLuaScript, ScriptRunner } from 'lockstock/redis';
 import { activeSalesKey, ORDER_GROUP, saleKeys } from './keys.js';
 import type { PipelineHealth } from './pipeline/order-pipeline.js';
@@ -131,15 +132,6 @@ async function probe(check: () => Promise<unknown>, timeoutMs: number): Promise<
     () => 'ok',
     () => 'down',
   );
-}
-
-function bounded<T>(work: Promise<T>, timeoutMs: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
-  });
-  work.catch(() => undefined); // a late failure after the timeout has nobody to tell
-  return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
 }
 
 /** The age of the oldest unrecorded reservation over the open sales' streams, ms; null: none. */

@@ -28,8 +28,14 @@ export function isAttemptOutcome(value: string): value is AttemptOutcome {
   return Object.hasOwn(OUTCOMES, value);
 }
 
+/** What a reservation result ended as, every refusal included: the one rule for every count and span. */
+export function reservationLabel(result: Reservation): 'reserved' | 'duplicate' | RefusalCode {
+  if (result.ok) return result.duplicate ? 'duplicate' : 'reserved';
+  return result.code;
+}
+
 /** The outcome to count for a reservation result; undefined when the sale does not exist. */
 export function outcomeOf(result: Reservation): AttemptOutcome | undefined {
-  if (result.ok) return result.duplicate ? 'duplicate' : 'reserved';
-  return isAttemptOutcome(result.code) ? result.code : undefined;
+  const label = reservationLabel(result);
+  return isAttemptOutcome(label) ? label : undefined;
 }
