@@ -1,5 +1,5 @@
 import { Type, type Static } from '@fastify/type-provider-typebox';
-import { MAX_PAY_WITHIN_SECONDS, MAX_PER_USER_LIMIT, MAX_STOCK } from '../sale/service.js';
+import { MAX_PAY_WITHIN_SECONDS, MAX_PER_USER_LIMIT, MAX_STOCK } from '../sale/new-sale.js';
 import { MAX_SHARDS } from '../sale/shards/layout.js';
 import { RoomSettingsBody, RoomSettingsView } from './room-schemas.js';
 

@@ -1,4 +1,5 @@
 import { Cluster, Redis, type RedisOptions } from 'ioredis';
+import { ORDER_GROUP } from './keys.js';
 
 /**
  * The service's Redis: it depends on ioredis itself and uses its whole command set (streams, sets,
@@ -28,4 +29,11 @@ export function connectSaleRedis(url: string, options: RedisOptions = {}): SaleR
       return { host, port: Number(port) };
     });
   return new Cluster(nodes, { redisOptions: options });
+}
+
+/** Creates the order pipeline's group on a stream (and the stream); a group that exists is fine. */
+export async function createGroup(redis: SaleRedis, stream: string): Promise<void> {
+  await redis.xgroup('CREATE', stream, ORDER_GROUP, '0', 'MKSTREAM').catch((error: Error) => {
+    if (!error.message.startsWith('BUSYGROUP')) throw error;
+  });
 }

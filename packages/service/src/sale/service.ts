@@ -9,32 +9,24 @@ import {
 } from '../support/tracing.js';
 import { SaleInputError } from './errors.js';
 import { isRecordId } from './ids/canonical.js';
-import { activeSalesKey, ORDER_GROUP, saleKeys } from './keys.js';
+import { activeSalesKey, saleKeys } from './keys.js';
 import { actOnOrder } from './lifecycle/actions.js';
 import { OrderSettler } from './lifecycle/settle.js';
 import type { SaleMetrics } from './metrics.js';
 import { SaleRecoveringError } from './recovery/errors.js';
 import type { SaleGate } from './recovery/monitor.js';
+import { reservationLabel } from './outcomes.js';
 import { Reserver, SOLD_OUT, type ReserveRequest } from './reserve.js';
-import {
-  initialShares,
-  isSplit,
-  layoutKey,
-  layoutKeys,
-  layoutOf,
-  MAX_SHARDS,
-  type SaleLayout,
-} from './shards/layout.js';
+import { isSplit, layoutKeys, layoutOf } from './shards/layout.js';
 import { placeParts } from './shards/placement.js';
 import { recordLayouts } from './shards/record-layouts.js';
-import { partScripts } from './shards/scripts.js';
+import { SplitSales } from './shards/split-sale.js';
 import { validateRoomSettings } from './room/settings.js';
 import { RoomStore } from './room/store.js';
 import { purchasesNotBefore } from './raffle/keys.js';
-import { validateRaffle } from './raffle/settings.js';
 import { SoldOutCache } from './sold-out.js';
 import type { Database } from './store/db.js';
-import { records, type NewRaffleRecord } from './store/records.js';
+import { records } from './store/records.js';
 import type {
   NewSale,
   Order,
@@ -45,15 +37,10 @@ import type {
   SaleStatus,
   SaleView,
 } from './types.js';
-import type { SaleRedis } from './redis.js';
+import { createGroup, type SaleRedis } from './redis.js';
+import { validateNewSale } from './new-sale.js';
 
 const warmScript = loadLuaScript(new URL('./warm-sale.lua', import.meta.url));
-
-const DAY_MS = 24 * 60 * 60 * 1000;
-export const MAX_STOCK = 10_000_000;
-export const MAX_PER_USER_LIMIT = 1_000;
-/** A week: longer windows are not what a flash sale's reservation is for. */
-export const MAX_PAY_WITHIN_SECONDS = 7 * 24 * 60 * 60;
 
 export interface SaleServiceDeps {
   redis: SaleRedis;
@@ -88,6 +75,8 @@ export class SaleService {
   private readonly settler: OrderSettler;
   /** Layouts of split sales, from Redis or else the record. */
   readonly layouts: ReturnType<typeof recordLayouts>;
+  /** Split sales' warming and counts (shards/split-sale.ts). */
+  private readonly splitSales: SplitSales;
   /** Sales' waiting rooms (room/): the record's and Redis's, remembered per sale. */
   readonly rooms: RoomStore;
 
@@ -106,6 +95,7 @@ export class SaleService {
         : {}),
     });
     this.scripts = new ScriptRunner(deps.redis);
+    this.splitSales = new SplitSales(deps.redis, this.prefix, this.layouts);
     this.settler = new OrderSettler(deps.redis, this.prefix, this.layouts);
   }
 
@@ -152,7 +142,7 @@ export class SaleService {
    * `remaining` should be the stock minus what the database recorded). Never resets a sale Redis has.
    */
   async warm(sale: Sale, remaining: number): Promise<boolean> {
-    if (sale.partTags) return this.warmSplit(sale, layoutOf(sale.id, sale.partTags), remaining);
+    if (sale.partTags) return this.splitSales.warm(sale, layoutOf(sale.id, sale.partTags), remaining);
     const keys = saleKeys(sale.id, this.prefix);
     const warmed = await this.scripts.run(
       warmScript,
@@ -161,67 +151,18 @@ export class SaleService {
       // by the few ms Redis's cached clock may lag ours).
       [purchasesNotBefore(sale), sale.endsAt.getTime(), sale.perUserLimit, remaining],
     );
-    await this.deps.redis
-      .xgroup('CREATE', keys.stream, ORDER_GROUP, '0', 'MKSTREAM')
-      .catch((error: Error) => {
-        if (!error.message.startsWith('BUSYGROUP')) throw error; // the group exists already: fine
-      });
+    await createGroup(this.deps.redis, keys.stream);
     await this.deps.redis.sadd(activeSalesKey(this.prefix), sale.id);
     return warmed === 1;
-  }
-
-  /**
-   * Puts a new split sale into Redis: its layout on the sale's own tag, then each part with its share
-   * of `remaining`, its window and its stream's group. A part Redis has already is left as it is; a
-   * split sale Redis lost part of is rebuilt from the record (recovery), never warmed.
-   */
-  private async warmSplit(sale: Sale, layout: SaleLayout, remaining: number): Promise<boolean> {
-    await this.deps.redis.set(layoutKey(sale.id, this.prefix), layout.tags.join(','));
-    this.layouts.remember(layout);
-    const shares = initialShares(remaining, layout.tags.length);
-    const warmed = await Promise.all(
-      layoutKeys(layout, this.prefix).map(async (keys) => {
-        const done = await this.scripts.run(
-          partScripts.warm,
-          [keys.stock, keys.notBefore, keys.open, keys.version, keys.restock],
-          [
-            started(sale) ? 0 : sale.startsAt.getTime(),
-            sale.endsAt.getTime(),
-            sale.perUserLimit,
-            shares[keys.part] ?? 0,
-          ],
-        );
-        await createGroup(this.deps.redis, keys.stream);
-        return done === 1;
-      }),
-    );
-    await this.deps.redis.sadd(activeSalesKey(this.prefix), sale.id);
-    return warmed.some(Boolean);
   }
 
   async getSale(id: string): Promise<SaleView | undefined> {
     if (!isRecordId(id)) return undefined; // "0001" is not sale 1 (its Redis keys would be another sale's)
     const sale = await records.getSale(this.deps.db, id);
     if (!sale) return undefined;
-    if (sale.partTags) return view(sale, await this.splitRemaining(sale));
+    if (sale.partTags) return view(sale, await this.splitSales.remaining(sale));
     const remaining = await this.deps.redis.get(saleKeys(id, this.prefix).stock);
     return view(sale, remaining === null ? sale.stock - sale.persistedSold : Number(remaining));
-  }
-
-  /**
-   * Units a split sale still offers: every part's stock plus the units in flight between parts (a
-   * transfer's units count at its donor until it is finished, and may briefly count twice). A part
-   * Redis does not have makes it the record's count, as for a sale Redis lost.
-   */
-  private async splitRemaining(sale: Sale & { persistedSold: number }): Promise<number> {
-    const parts = layoutKeys(layoutOf(sale.id, sale.partTags), this.prefix);
-    // One MGET per part: each part's keys live on their own slot.
-    const counts = await Promise.all(parts.map((keys) => this.deps.redis.mget(keys.stock, keys.inflight)));
-    if (counts.some(([stock]) => stock === null)) return sale.stock - sale.persistedSold;
-    return Math.min(
-      sale.stock,
-      counts.reduce((sum, [stock, inflight]) => sum + Number(stock) + Number(inflight ?? 0), 0),
-    );
   }
 
   /**
@@ -245,7 +186,7 @@ export class SaleService {
     const stocks = await Promise.all(
       rows.map((sale) =>
         sale.partTags
-          ? this.splitRemaining(sale).then(String)
+          ? this.splitSales.remaining(sale).then(String)
           : this.deps.redis.get(saleKeys(sale.id, this.prefix).stock),
       ),
     );
@@ -282,7 +223,27 @@ export class SaleService {
    * (the HTTP request's), the reservation span's parent when tracing is on.
    */
   async buy(request: ReserveRequest, trace?: Context): Promise<Reservation> {
-    if (tracingOn()) return this.tracedBuy(request, trace ?? ROOT_CONTEXT);
+    if (!tracingOn()) return this.reserve(request);
+    // In a CLIENT span of the reservation script, whose traceparent the script keeps in the stream
+    // entry: the order pipeline's recording of it joins this trace (support/tracing.ts).
+    const attributes = {
+      'db.system.name': 'redis',
+      'db.operation.name': 'EVALSHA',
+      'lockstock.sale.id': request.saleId,
+      'lockstock.quantity': request.quantity,
+    };
+    const parent = trace ?? ROOT_CONTEXT;
+    return inSpan('lockstock.sale.reserve', SpanKind.CLIENT, attributes, parent, async (span) => {
+      const traceparent = traceparentOf(span);
+      const result = await this.reserve(traceparent ? { ...request, traceparent } : request);
+      span.setAttribute('lockstock.outcome', reservationLabel(result));
+      if (result.ok) span.setAttribute('lockstock.order.id', result.orderId);
+      return result;
+    });
+  }
+
+  /** The one purchase flow, traced or not: the recovery gate, the reservation script, the count. */
+  private async reserve(request: ReserveRequest): Promise<Reservation> {
     const gate = this.deps.gate;
     const admitted = gate?.admit(request.saleId);
     if (admitted) await admitted;
@@ -291,35 +252,6 @@ export class SaleService {
       throw new SaleRecoveringError(request.saleId);
     }
     return this.counted(result);
-  }
-
-  /**
-   * `buy` in a CLIENT span of the reservation script, whose traceparent the script keeps in the stream
-   * entry: the order pipeline's recording of it joins this trace (support/tracing.ts).
-   */
-  private tracedBuy(request: ReserveRequest, parent: Context): Promise<Reservation> {
-    const attributes = {
-      'db.system.name': 'redis',
-      'db.operation.name': 'EVALSHA',
-      'lockstock.sale.id': request.saleId,
-      'lockstock.quantity': request.quantity,
-    };
-    return inSpan('lockstock.sale.reserve', SpanKind.CLIENT, attributes, parent, async (span) => {
-      const gate = this.deps.gate;
-      const admitted = gate?.admit(request.saleId);
-      if (admitted) await admitted;
-      const traceparent = traceparentOf(span);
-      const result = await this.reserver.reserve(traceparent ? { ...request, traceparent } : request);
-      if (!result.ok && result.code === 'not_found' && gate?.missing(request.saleId)) {
-        throw new SaleRecoveringError(request.saleId);
-      }
-      span.setAttribute(
-        'lockstock.outcome',
-        result.ok ? (result.duplicate ? 'duplicate' : 'reserved') : result.code,
-      );
-      if (result.ok) span.setAttribute('lockstock.order.id', result.orderId);
-      return this.counted(result);
-    });
   }
 
   /**
@@ -334,7 +266,7 @@ export class SaleService {
   private counted(result: Reservation): Reservation {
     const tally = this.deps.metrics?.reservationTally;
     if (tally) {
-      const outcome = result.ok ? (result.duplicate ? 'duplicate' : 'reserved') : result.code;
+      const outcome = reservationLabel(result);
       tally.set(outcome, (tally.get(outcome) ?? 0) + 1);
     }
     return result;
@@ -409,8 +341,6 @@ export function toFieldMap(fields: string[]): Record<string, string> {
   return map;
 }
 
-const started = (sale: Sale) => sale.startsAt.getTime() <= Date.now();
-
 export function statusOf(sale: Sale, remaining: number, now = Date.now()): SaleStatus {
   if (now < sale.startsAt.getTime()) return 'scheduled';
   if (now >= sale.endsAt.getTime()) return 'ended';
@@ -433,61 +363,4 @@ function view(sale: Sale, remaining: number): SaleView {
     status: statusOf(sale, remaining),
     shards: sale.partTags?.length ?? 1,
   };
-}
-
-/** Checks a new sale (the HTTP schema checks the same bounds; library callers get them here). */
-export function validateNewSale(
-  input: NewSale,
-): Omit<Sale, 'id'> & { shards: number; raffle?: NewRaffleRecord } {
-  const { name, stock } = input;
-  if (typeof name !== 'string' || name.trim().length === 0 || name.length > 200) {
-    throw new SaleInputError('name must be a non-empty string of at most 200 characters');
-  }
-  if (!Number.isSafeInteger(stock) || stock < 0 || stock > MAX_STOCK) {
-    throw new SaleInputError(`stock must be an integer from 0 to ${MAX_STOCK}`);
-  }
-  const perUserLimit = input.perUserLimit ?? 1;
-  if (!Number.isSafeInteger(perUserLimit) || perUserLimit < 1 || perUserLimit > MAX_PER_USER_LIMIT) {
-    throw new SaleInputError(`perUserLimit must be an integer from 1 to ${MAX_PER_USER_LIMIT}`);
-  }
-  const startsAt = input.startsAt ?? new Date();
-  const endsAt = input.endsAt ?? new Date(startsAt.getTime() + DAY_MS);
-  if (Number.isNaN(startsAt.getTime()) || Number.isNaN(endsAt.getTime())) {
-    throw new SaleInputError('startsAt and endsAt must be valid dates');
-  }
-  if (endsAt <= startsAt) throw new SaleInputError('endsAt must be after startsAt');
-  const { payWithinSeconds } = input;
-  if (
-    payWithinSeconds !== undefined &&
-    (!Number.isSafeInteger(payWithinSeconds) ||
-      payWithinSeconds < 1 ||
-      payWithinSeconds > MAX_PAY_WITHIN_SECONDS)
-  ) {
-    throw new SaleInputError(`payWithinSeconds must be an integer from 1 to ${MAX_PAY_WITHIN_SECONDS}`);
-  }
-  const shards = input.shards ?? 1;
-  if (!Number.isSafeInteger(shards) || shards < 1 || shards > MAX_SHARDS) {
-    throw new SaleInputError(`shards must be an integer from 1 to ${MAX_SHARDS}`);
-  }
-  if (shards > 1 && stock < shards) {
-    throw new SaleInputError('a split sale needs at least one unit per part (stock >= shards)');
-  }
-  const raffle = validateRaffle(input, { shards, perUserLimit, startsAt, endsAt });
-  return {
-    shards,
-    name: name.trim(),
-    stock,
-    perUserLimit,
-    startsAt,
-    endsAt,
-    ...(payWithinSeconds === undefined ? {} : { payWithinSeconds }),
-    ...(raffle ? { admission: 'raffle' as const, raffle } : {}),
-  };
-}
-
-/** Creates the order pipeline's group on a stream (and the stream); a group that exists is fine. */
-export async function createGroup(redis: SaleRedis, stream: string): Promise<void> {
-  await redis.xgroup('CREATE', stream, ORDER_GROUP, '0', 'MKSTREAM').catch((error: Error) => {
-    if (!error.message.startsWith('BUSYGROUP')) throw error;
-  });
 }

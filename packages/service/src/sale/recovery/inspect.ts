@@ -61,3 +61,18 @@ export async function inspectSale(
   }
   return { kind: 'ok' };
 }
+
+/** Why a sale (or a part) needs a rebuild. */
+export type RebuildCause = Exclude<SaleCondition['kind'], 'ok'>;
+
+/** A condition that is not ok, in words, for the logs and the reason a sale is closed. */
+export function describeCondition(condition: Exclude<SaleCondition, { kind: 'ok' }>): string {
+  switch (condition.kind) {
+    case 'missing':
+      return `Redis has no ${condition.what} for it`;
+    case 'behind':
+      return `Redis's stream ends at ${condition.redisLastId}, the record holds ${condition.recordNewestId}`;
+    case 'recovering':
+      return 'a rebuild is under way';
+  }
+}

@@ -4,16 +4,16 @@ import type { AdmissionRestore } from '../admission/restore.js';
 import { activeSalesKey, saleKeys } from '../keys.js';
 import { silentLogger, type Logger } from '../logger.js';
 import type { SaleRedis } from '../redis.js';
-import { inspectPart } from '../shards/inspect-part.js';
-import { layoutKey, layoutKeys, layoutOf, type PartKeys } from '../shards/layout.js';
-import { rebuildPart, type PartRebuildReport } from '../shards/rebuild-part.js';
+import type { PartKeys } from '../shards/layout.js';
+import type { PartRebuildReport } from '../shards/rebuild-part.js';
 import type { Database } from '../store/db.js';
 import { records } from '../store/records.js';
 import type { Sale } from '../types.js';
 import { SaleRecoveringError } from './errors.js';
 import { fencePipelines, type PipelineFenceOptions } from './fence.js';
-import { inspectSale, type SaleCondition } from './inspect.js';
+import { describeCondition, inspectSale, type RebuildCause } from './inspect.js';
 import { rebuildSale, type RebuildReport } from './rebuild.js';
+import { SplitSaleRecovery } from './split-sale-recovery.js';
 
 /** What the sale's selling and settling paths ask before they touch Redis (SaleService). */
 export interface SaleGate {
@@ -29,7 +29,7 @@ export interface SaleGate {
   missing(saleId: string): boolean;
 }
 
-export type RebuildCause = Exclude<SaleCondition['kind'], 'ok'>;
+export type { RebuildCause } from './inspect.js';
 
 export interface RecoveryMonitorOptions {
   redis: SaleRedis;
@@ -92,6 +92,7 @@ export class RecoveryMonitor implements SaleGate {
   private running = false;
   private timer: NodeJS.Timeout | undefined;
   private lastFullCheck = 0;
+  private readonly splitSales: SplitSaleRecovery;
   private readonly onClose = () => {
     this.generation++;
   };
@@ -107,6 +108,14 @@ export class RecoveryMonitor implements SaleGate {
       redis: options.redis,
       keyPrefix: this.prefix,
       watchdogTimeoutMs: options.lockLeaseMs ?? 5_000,
+    });
+    this.splitSales = new SplitSaleRecovery({
+      ...options,
+      keyPrefix: this.prefix,
+      logger: this.logger,
+      locks: this.locks,
+      blocked: this.blocked,
+      rebuilding: this.rebuilding,
     });
     this.locks.on('lost', (event) =>
       this.logger.warn({ lock: event.name, reason: event.reason }, 'recovery lock lost during a rebuild'),
@@ -222,13 +231,13 @@ export class RecoveryMonitor implements SaleGate {
   /** Compares one sale with the record; closes it and starts a rebuild if Redis lost or forgot part of it. */
   private async check(sale: Sale): Promise<void> {
     if (this.rebuilding.has(sale.id)) return;
-    if (sale.partTags) return this.checkSplit(sale);
+    if (sale.partTags) return this.splitSales.check(sale);
     const condition = await inspectSale(this.redis, this.options.db, sale.id, this.keys(sale.id));
     if (condition.kind === 'ok') {
       if (this.blocked.delete(sale.id)) this.logger.info({ saleId: sale.id }, 'sale selling again');
       return;
     }
-    const reason = describe(condition);
+    const reason = describeCondition(condition);
     if (!this.blocked.has(sale.id))
       this.logger.warn({ saleId: sale.id, reason }, 'sale closed: Redis is not as the record');
     this.blocked.set(sale.id, reason);
@@ -299,103 +308,14 @@ export class RecoveryMonitor implements SaleGate {
     }
   }
 
-  /**
-   * A split sale: each part compared with the record's newest entries of that part. The sale is closed
-   * here while any part is not as the record (its other parts' Redis state is intact, but a buyer
-   * cannot be told which part is whose without the sale), and each damaged part is rebuilt on its own
-   * (shards/rebuild-part.ts) under its own lock.
-   */
-  private async checkSplit(sale: Sale): Promise<void> {
-    const parts = layoutKeys(layoutOf(sale.id, sale.partTags), this.prefix);
-    const conditions = await Promise.all(
-      parts.map((keys) => inspectPart(this.redis, this.options.db, sale.id, keys)),
-    );
-    const damaged = parts
-      .map((keys, i) => ({ keys, condition: conditions[i] as SaleCondition }))
-      .filter(({ condition }) => condition.kind !== 'ok');
-    if (damaged.length === 0) {
-      // The layout key is what reservers learn the parts from: put back if Redis lost it.
-      const key = layoutKey(sale.id, this.prefix);
-      if ((await this.redis.exists(key)) === 0) await this.redis.set(key, (sale.partTags ?? []).join(','));
-      if (this.blocked.delete(sale.id)) this.logger.info({ saleId: sale.id }, 'sale selling again');
-      return;
-    }
-    const reason = damaged
-      .map(
-        ({ keys, condition }) =>
-          `part ${keys.part}: ${describe(condition as Exclude<SaleCondition, { kind: 'ok' }>)}`,
-      )
-      .join('; ');
-    if (!this.blocked.has(sale.id))
-      this.logger.warn({ saleId: sale.id, reason }, 'sale closed: Redis is not as the record');
-    this.blocked.set(sale.id, reason);
-    const work: Promise<unknown>[] = [];
-    for (const { keys, condition } of damaged) {
-      if (condition.kind === 'recovering' && (await this.partLockOf(sale.id, keys.part).isLocked())) continue;
-      work.push(
-        this.rebuildPartNow(sale, keys, condition.kind as RebuildCause).catch((error: unknown) =>
-          this.logger.warn(
-            { err: error, saleId: sale.id, part: keys.part },
-            'rebuild failed; it is tried again',
-          ),
-        ),
-      );
-    }
-    if (work.length === 0) return;
-    const task = Promise.all(work)
-      .then(() => undefined)
-      .finally(() => this.rebuilding.delete(sale.id));
-    this.rebuilding.set(sale.id, task);
-  }
-
-  private partLockOf(saleId: string, part: number) {
-    return this.locks.mutex(`sale:${saleId}:p${part}:recovery`);
-  }
-
-  /**
-   * Rebuilds one part of a split sale from the record now, if it needs it (or `force`: reconcile found
-   * its counts off) and this process gets the part's recovery lock (`reconcile --repair` calls it
-   * directly). Undefined when nothing was rebuilt.
-   */
+  /** Rebuilds one part of a split sale now (see SplitSaleRecovery.rebuildPartNow). */
   async rebuildPartNow(
     sale: Sale,
     keys: PartKeys,
     cause: RebuildCause = 'missing',
     options: { force?: boolean } = {},
   ): Promise<PartRebuildReport | undefined> {
-    const handle = await this.partLockOf(sale.id, keys.part).tryAcquire();
-    if (!handle) return undefined;
-    try {
-      const condition = await inspectPart(this.redis, this.options.db, sale.id, keys);
-      if (condition.kind === 'ok' && !options.force) return undefined;
-      const began = performance.now();
-      const token = `${handle.owner}:${handle.fencingToken}`;
-      const report = await rebuildPart(
-        { ...this.options, keyPrefix: this.prefix },
-        sale,
-        layoutOf(sale.id, sale.partTags),
-        keys.part,
-        token,
-      );
-      if (!report || handle.signal.aborted) {
-        this.logger.warn({ saleId: sale.id, part: keys.part }, 'rebuild superseded (lock or flag lost)');
-        return undefined;
-      }
-      await this.redis.sadd(activeSalesKey(this.prefix), sale.id);
-      const ms = Math.round(performance.now() - began);
-      this.logger.warn(
-        { saleId: sale.id, cause, ms, ...report },
-        'part of a split sale rebuilt from the record',
-      );
-      this.options.onRebuilt?.(sale.id, cause, report, ms);
-      return report;
-    } finally {
-      await handle
-        .release()
-        .catch((error: unknown) =>
-          this.logger.warn({ err: error, saleId: sale.id }, 'could not release the recovery lock'),
-        );
-    }
+    return this.splitSales.rebuildPartNow(sale, keys, cause, options);
   }
 
   /** Sales closed here are looked at every `blockedCheckMs`, all open sales every `checkEveryMs`. */
@@ -427,16 +347,5 @@ export class RecoveryMonitor implements SaleGate {
       // report (stop() does not wait for it: a check stuck on a paused Redis would hold the stop).
       if (this.running) this.logger.warn({ err: error }, 'recovery check failed; trying again');
     }
-  }
-}
-
-function describe(condition: Exclude<SaleCondition, { kind: 'ok' }>): string {
-  switch (condition.kind) {
-    case 'missing':
-      return `Redis has no ${condition.what} for it`;
-    case 'behind':
-      return `Redis's stream ends at ${condition.redisLastId}, the record holds ${condition.recordNewestId}`;
-    case 'recovering':
-      return 'a rebuild is under way';
   }
 }
