@@ -79,3 +79,6 @@ export function saleIdOfKey(key: string): string | undefined {
 
 /** The consumer group of the order pipeline on every sale stream. */
 export const ORDER_GROUP = 'order-writers';
+
+/** How long an Idempotency-Key is remembered. */
+export const IDEMPOTENCY_TTL_SECONDS = 24 * 60 * 60;

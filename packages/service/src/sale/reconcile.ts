@@ -9,7 +9,7 @@ import type { SaleRedis } from './redis.js';
 import { inspectSale, type SaleCondition } from './recovery/inspect.js';
 import { RecoveryMonitor } from './recovery/monitor.js';
 import { admissionRestore } from './admission/restore.js';
-import { reconcileSplit, type PartDrift } from './shards/reconcile-split.js';
+import { reconcileSplit, type PartDrift } from './recovery/reconcile-split.js';
 
 const snapshotScript = loadLuaScript(new URL('./reconcile-snapshot.lua', import.meta.url));
 const applyScript = loadLuaScript(new URL('./reconcile-apply.lua', import.meta.url));

@@ -1,8 +1,8 @@
 import { DEFAULT_KEY_PREFIX, loadLuaScript, ScriptRunner } from 'lockstock/redis';
-import { ID_PATTERN, saleKeys, type SaleKeys } from './keys.js';
+import { ID_PATTERN, IDEMPOTENCY_TTL_SECONDS, saleKeys, type SaleKeys } from './keys.js';
 import { roomKeys } from './room/keys.js';
 import { AdmittedSplitPurchase } from './room/split-admission.js';
-import { SaleRecoveringError } from './recovery/errors.js';
+import { SaleRecoveringError } from './recovering.js';
 import { LayoutCache, isSplit } from './shards/layout.js';
 import { SplitReserver, type SplitSale, type TransferWaitOutcome } from './shards/split-reserver.js';
 import { Transfers } from './shards/transfers.js';
@@ -47,9 +47,6 @@ export interface ReserveRequest {
    */
   admittedAt?: number;
 }
-
-/** How long an Idempotency-Key is remembered. */
-export const IDEMPOTENCY_TTL_SECONDS = 24 * 60 * 60;
 
 /** The scripts' answer while the sale is being rebuilt from the record (a 503, not a refusal). */
 const RECOVERING = -8;

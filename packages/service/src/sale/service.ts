@@ -13,7 +13,7 @@ import { activeSalesKey, saleKeys } from './keys.js';
 import { actOnOrder } from './lifecycle/actions.js';
 import { OrderSettler } from './lifecycle/settle.js';
 import type { SaleMetrics } from './metrics.js';
-import { SaleRecoveringError } from './recovery/errors.js';
+import { SaleRecoveringError } from './recovering.js';
 import type { SaleGate } from './recovery/monitor.js';
 import { reservationLabel } from './outcomes.js';
 import { Reserver, SOLD_OUT, type ReserveRequest } from './reserve.js';

@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
 import type { EntryRefusal } from '../../sale/raffle/entries.js';
 import type { RaffleService, RaffleView as RaffleViewType } from '../../sale/raffle/raffles.js';
-import { SaleRecoveringError } from '../../sale/recovery/errors.js';
+import { SaleRecoveringError } from '../../sale/recovering.js';
 import { authenticate, requireAdmin } from '../auth.js';
 import { ApiError } from '../errors.js';
 import {

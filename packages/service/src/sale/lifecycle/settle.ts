@@ -1,6 +1,6 @@
 import { DEFAULT_KEY_PREFIX, ScriptRunner } from 'lockstock/redis';
 import { saleKeys } from '../keys.js';
-import { SaleRecoveringError } from '../recovery/errors.js';
+import { SaleRecoveringError } from '../recovering.js';
 import type { SaleRedis } from '../redis.js';
 import { isSplit, partKeys, partOfUser, type LayoutCache } from '../shards/layout.js';
 import { partScripts } from '../shards/scripts.js';

@@ -1,7 +1,6 @@
-import { ID_PATTERN } from '../keys.js';
+import { ID_PATTERN, IDEMPOTENCY_TTL_SECONDS } from '../keys.js';
 import type { RawEntry, ReadEntry } from '../pipeline/stream.js';
 import type { SaleRedis } from '../redis.js';
-import { IDEMPOTENCY_TTL_SECONDS } from '../reserve.js';
 import type { Queryable } from '../store/db.js';
 import type { OrderEntry, SettlementEntry } from '../store/decide.js';
 import { queries } from '../store/queries.js';

@@ -1,9 +1,9 @@
 import type { RedisLockClient } from 'lockstock';
 import { activeSalesKey } from '../keys.js';
 import type { Logger } from '../logger.js';
-import { inspectPart } from '../shards/inspect-part.js';
+import { inspectPart } from './inspect-part.js';
 import { layoutKey, layoutKeys, layoutOf, type PartKeys } from '../shards/layout.js';
-import { rebuildPart, type PartRebuildReport } from '../shards/rebuild-part.js';
+import { rebuildPart, type PartRebuildReport } from './rebuild-part.js';
 import type { Sale } from '../types.js';
 import { describeCondition, type RebuildCause, type SaleCondition } from './inspect.js';
 import type { RecoveryMonitorOptions } from './monitor.js';
@@ -30,7 +30,7 @@ export class SplitSaleRecovery {
    * A split sale: each part compared with the record's newest entries of that part. The sale is closed
    * here while any part is not as the record (its other parts' Redis state is intact, but a buyer
    * cannot be told which part is whose without the sale), and each damaged part is rebuilt on its own
-   * (shards/rebuild-part.ts) under its own lock.
+   * (recovery/rebuild-part.ts) under its own lock.
    */
   async check(sale: Sale): Promise<void> {
     const parts = layoutKeys(layoutOf(sale.id, sale.partTags), this.deps.keyPrefix);

@@ -1,43 +1,8 @@
 import { SaleInputError } from '../errors.js';
+import type { RoomSettings } from '../types.js';
 
-/** A sale's waiting room, as the operator sets it when creating the sale. */
-export interface RoomSettings {
-  /** Buyers admitted per second, in total over every serve process (fractions allowed: 0.5). */
-  readonly ratePerSec: number;
-  /**
-   * Proof of work before a ticket: leading zero bits of SHA-256 the buyer must find (0: none). Each
-   * bit doubles the expected work; README "Waiting room" has what a browser pays per difficulty.
-   */
-  readonly powBits: number;
-  /** How long a queue ticket is valid, s. */
-  readonly ticketSeconds: number;
-  /** How long an admission lets its buyer buy, s (then they join again, at the back). */
-  readonly admissionSeconds: number;
-  /**
-   * An admission is valid from this many seconds after it is made (and for `admissionSeconds` then).
-   * Buyers are told to ask at least this often, so everyone admitted learns of it before it may be
-   * used: a bot asking ten times as often gains nothing, and purchases follow admission order.
-   */
-  readonly noticeSeconds: number;
-  /**
-   * Arrivals within one window of this many seconds (and everyone before the sale starts) are
-   * ordered at random, so a fast connection or a bot's head start gains nothing inside a window. The
-   * first admission comes when the first window ends (this long after the sale starts).
-   */
-  readonly shuffleSeconds: number;
-  /**
-   * At most this many buyers admitted and not yet done (neither bought nor lapsed) at once, over every
-   * serve process: the room's capacity, beside its pace (0: the pace alone). A purchase or a lapsed
-   * admission frees its slot.
-   */
-  readonly maxActive: number;
-  /**
-   * Admissions pause while the order pipeline has more than this many of the sale's reservations not
-   * yet recorded (its consumer group's lag plus pending), and go on when it catches up: the pace fed by
-   * what the pipeline can take (0: off). A split sale's streams are on its parts: not paced so.
-   */
-  readonly maxBacklog: number;
-}
+// The settings' type is in types.ts (with Sale, which carries them), so types.ts imports no folder.
+export type { RoomSettings };
 
 export const ROOM_DEFAULTS = {
   powBits: 0,

@@ -1,6 +1,6 @@
 import { loadLuaScript, type ScriptRunner } from 'lockstock/redis';
 import type { SaleRedis } from '../redis.js';
-import { SaleRecoveringError } from '../recovery/errors.js';
+import { SaleRecoveringError } from '../recovering.js';
 import { partOfUser, type PartKeys } from '../shards/layout.js';
 import type { RefusalCode, Reservation } from '../types.js';
 import { roomKeys } from './keys.js';

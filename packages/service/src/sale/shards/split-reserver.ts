@@ -1,5 +1,5 @@
 import { DEFAULT_KEY_PREFIX, type ScriptRunner } from 'lockstock/redis';
-import { SaleRecoveringError } from '../recovery/errors.js';
+import { SaleRecoveringError } from '../recovering.js';
 import type { SoldOutCache } from '../sold-out.js';
 import type { RefusalCode, Reservation } from '../types.js';
 import { DependencyUnavailableError } from '../unavailable.js';

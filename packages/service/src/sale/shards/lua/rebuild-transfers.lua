@@ -1,5 +1,5 @@
 --[[
-  A step of a part's rebuild (shards/rebuild-part.ts): the transfers the part still owes (debited,
+  A step of a part's rebuild (recovery/rebuild-part.ts): the transfers the part still owes (debited,
   not known to be credited) go back to its `transfers` hash with their units in `inflight`, the
   transfers it was credited go back to `credits` (so none is credited twice), and the version moves
   past anything it showed before (version.lua).

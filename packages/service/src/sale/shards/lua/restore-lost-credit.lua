@@ -1,5 +1,5 @@
 --[[
-  A step of a part's rebuild (shards/rebuild-part.ts, lost-credits.ts): a transfer credited to the part
+  A step of a part's rebuild (recovery/rebuild-part.ts, recovery/lost-credits.ts): a transfer credited to the part
   whose credit Redis lost before any pipeline read it (the master wiped or restarted empty). Its donor
   finished it, so nobody will credit it again: it goes back to `credits` (never credited twice), and
   its `transfer-in` step is appended to the part's stream again, so the record gets the step it never

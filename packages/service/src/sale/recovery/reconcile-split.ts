@@ -2,19 +2,19 @@ import { DEFAULT_KEY_PREFIX, ScriptRunner } from 'lockstock/redis';
 import { ORDER_GROUP } from '../keys.js';
 import { deadlineMember, lifecycleScripts } from '../lifecycle/scripts.js';
 import type { SaleRedis } from '../redis.js';
-import type { SaleCondition } from '../recovery/inspect.js';
-import type { RecoveryMonitor } from '../recovery/monitor.js';
+import type { SaleCondition } from './inspect.js';
+import type { RecoveryMonitor } from './monitor.js';
 import type { Database } from '../store/db.js';
 import { queries } from '../store/queries.js';
 import { records } from '../store/records.js';
 import type { Sale } from '../types.js';
-import { partAllocation, type StreamMove } from './allocation.js';
+import { partAllocation, type StreamMove } from '../shards/allocation.js';
 import { inspectPart } from './inspect-part.js';
-import { initialShares, layoutKeys, layoutOf, partOfUser, type PartKeys } from './layout.js';
+import { initialShares, layoutKeys, layoutOf, partOfUser, type PartKeys } from '../shards/layout.js';
 import { readMoves } from './rebuild-part.js';
-import { partScripts } from './scripts.js';
-import { partQueries } from './sql/queries.js';
-import { Transfers } from './transfers.js';
+import { partScripts } from '../shards/scripts.js';
+import { partQueries } from '../shards/sql/queries.js';
+import { Transfers } from '../shards/transfers.js';
 
 /** One part of a split sale against the record. */
 export interface PartDrift {
@@ -62,7 +62,7 @@ type Snapshot = [
  * Reconciles a split sale part by part (see reconcile.ts for a sale of one part): each part's Redis
  * state against its allocation and its orders in the record, the transfers in flight between parts,
  * and the sale as a whole. A repair rebuilds every part that is damaged, drifted or counts a buyer
- * lower than the record (shards/rebuild-part.ts: exact, under the part's flag), and schedules again the
+ * lower than the record (recovery/rebuild-part.ts: exact, under the part's flag), and schedules again the
  * unpaid orders a part lost track of.
  */
 export async function reconcileSplit(

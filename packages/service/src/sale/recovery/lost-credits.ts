@@ -1,11 +1,11 @@
 import type { ScriptRunner } from 'lockstock/redis';
 import { parsePartEntry } from '../pipeline/stream.js';
 import type { SaleRedis } from '../redis.js';
-import { readWholeStream } from '../recovery/record-reads.js';
+import { readWholeStream } from './record-reads.js';
 import type { MoveEntry } from '../store/decide.js';
-import type { RecordedMove, StreamMove } from './allocation.js';
-import type { PartKeys } from './layout.js';
-import { partScripts } from './scripts.js';
+import type { RecordedMove, StreamMove } from '../shards/allocation.js';
+import type { PartKeys } from '../shards/layout.js';
+import { partScripts } from '../shards/scripts.js';
 
 /** A donor part's state as one atomic read: is it there, is it being rebuilt, what it owes. */
 type DonorReply = [[null, number], [null, number], [null, string[]]];

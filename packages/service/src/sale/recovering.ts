@@ -1,4 +1,4 @@
-import { DependencyUnavailableError } from '../unavailable.js';
+import { DependencyUnavailableError } from './unavailable.js';
 
 /**
  * A sale cannot be sold or settled right now: its Redis state is being rebuilt from the record (or

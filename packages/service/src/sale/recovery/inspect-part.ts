@@ -1,12 +1,12 @@
 import { ScriptRunner } from 'lockstock/redis';
 import { ORDER_GROUP } from '../keys.js';
 import type { SaleRedis } from '../redis.js';
-import type { SaleCondition } from '../recovery/inspect.js';
-import { recoveryScripts } from '../recovery/scripts.js';
-import { compareStreamIds, formatStreamId, parseStreamId, recordNewest } from '../recovery/stream-ids.js';
+import type { SaleCondition } from './inspect.js';
+import { recoveryScripts } from './scripts.js';
+import { compareStreamIds, formatStreamId, parseStreamId, recordNewest } from './stream-ids.js';
 import type { Queryable } from '../store/db.js';
-import type { PartKeys } from './layout.js';
-import { partQueries } from './sql/queries.js';
+import type { PartKeys } from '../shards/layout.js';
+import { partQueries } from '../shards/sql/queries.js';
 
 type InspectReply = [stock: number, token: string, lastId: string, group: number];
 

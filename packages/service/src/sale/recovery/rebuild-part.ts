@@ -1,26 +1,33 @@
 import { DEFAULT_KEY_PREFIX, ScriptRunner } from 'lockstock/redis';
 import { parsePartEntry } from '../pipeline/stream.js';
 import type { SaleRedis } from '../redis.js';
-import { fencePipelines, type PipelineFenceOptions } from '../recovery/fence.js';
-import type { RebuildReport } from '../recovery/rebuild.js';
+import { fencePipelines, type PipelineFenceOptions } from './fence.js';
+import type { RebuildReport } from './rebuild.js';
 import {
   readSharedRecord,
   readWholeStream,
   tallyUnrecorded,
   type SharedRecordReads,
-} from '../recovery/record-reads.js';
-import { CHUNK, chunks, fenced, finishRebuild, restoreState } from '../recovery/restore.js';
-import { recoveryScripts } from '../recovery/scripts.js';
-import { formatStreamId, recordNewest } from '../recovery/stream-ids.js';
+} from './record-reads.js';
+import { CHUNK, chunks, fenced, finishRebuild, restoreState } from './restore.js';
+import { recoveryScripts } from './scripts.js';
+import { formatStreamId, recordNewest } from './stream-ids.js';
 import type { Database, Queryable } from '../store/db.js';
 import type { MoveEntry, OrderEntry, SettlementEntry } from '../store/decide.js';
 import { records } from '../store/records.js';
 import type { Sale } from '../types.js';
-import { partAllocation, type PartAllocation, type RecordedMove } from './allocation.js';
-import { initialShares, layoutKeys, partKeys, partOfUser, type PartKeys, type SaleLayout } from './layout.js';
+import { partAllocation, type PartAllocation, type RecordedMove } from '../shards/allocation.js';
+import {
+  initialShares,
+  layoutKeys,
+  partKeys,
+  partOfUser,
+  type PartKeys,
+  type SaleLayout,
+} from '../shards/layout.js';
 import { findLostCredits, restoreLostCredits } from './lost-credits.js';
-import { partScripts } from './scripts.js';
-import { partQueries } from './sql/queries.js';
+import { partScripts } from '../shards/scripts.js';
+import { partQueries } from '../shards/sql/queries.js';
 
 /** What a part's rebuild put back. */
 export interface PartRebuildReport extends RebuildReport {
