@@ -13,6 +13,7 @@ import { SaleRecoveringError } from '../recovering.js';
 import { fencePipelines, type PipelineFenceOptions } from './fence.js';
 import { describeCondition, inspectSale, type RebuildCause } from './inspect.js';
 import { rebuildSale, type RebuildReport } from './rebuild.js';
+import { underRecoveryLock } from './recovery-lock.js';
 import { SplitSaleRecovery } from './split-sale-recovery.js';
 
 /** What the sale's selling and settling paths ask before they touch Redis (SaleService). */
@@ -274,9 +275,7 @@ export class RecoveryMonitor implements SaleGate {
     cause: RebuildCause = 'missing',
     reason = 'asked to',
   ): Promise<RebuildReport | undefined> {
-    const handle = await this.lockOf(sale.id).tryAcquire();
-    if (!handle) return undefined;
-    try {
+    return underRecoveryLock(this.lockOf(sale.id), this.logger, sale.id, async (handle, token) => {
       // Under the lock, look again: the previous holder may have just finished.
       const condition = await inspectSale(this.redis, this.options.db, sale.id, this.keys(sale.id));
       if (condition.kind === 'ok') {
@@ -284,7 +283,6 @@ export class RecoveryMonitor implements SaleGate {
         return undefined;
       }
       const began = performance.now();
-      const token = `${handle.owner}:${handle.fencingToken}`;
       const report = await rebuildSale(this.options, sale, this.keys(sale.id), token);
       if (!report || handle.signal.aborted) {
         this.logger.warn({ saleId: sale.id }, 'rebuild superseded (lock or flag lost); checking again');
@@ -299,13 +297,7 @@ export class RecoveryMonitor implements SaleGate {
       );
       this.options.onRebuilt?.(sale.id, cause, report, ms);
       return report;
-    } finally {
-      await handle
-        .release()
-        .catch((error: unknown) =>
-          this.logger.warn({ err: error, saleId: sale.id }, 'could not release the recovery lock'),
-        );
-    }
+    });
   }
 
   /** Rebuilds one part of a split sale now (see SplitSaleRecovery.rebuildPartNow). */

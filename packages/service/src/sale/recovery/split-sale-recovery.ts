@@ -7,6 +7,7 @@ import { rebuildPart, type PartRebuildReport } from './rebuild-part.js';
 import type { Sale } from '../types.js';
 import { describeCondition, type RebuildCause, type SaleCondition } from './inspect.js';
 import type { RecoveryMonitorOptions } from './monitor.js';
+import { underRecoveryLock } from './recovery-lock.js';
 
 /** What the split-sale side shares with its RecoveryMonitor: its options, lock client and state. */
 export interface SplitSaleRecoveryDeps extends RecoveryMonitorOptions {
@@ -91,13 +92,11 @@ export class SplitSaleRecovery {
     cause: RebuildCause = 'missing',
     options: { force?: boolean } = {},
   ): Promise<PartRebuildReport | undefined> {
-    const handle = await this.partLockOf(sale.id, keys.part).tryAcquire();
-    if (!handle) return undefined;
-    try {
+    const lock = this.partLockOf(sale.id, keys.part);
+    return underRecoveryLock(lock, this.deps.logger, sale.id, async (handle, token) => {
       const condition = await inspectPart(this.deps.redis, this.deps.db, sale.id, keys);
       if (condition.kind === 'ok' && !options.force) return undefined;
       const began = performance.now();
-      const token = `${handle.owner}:${handle.fencingToken}`;
       const report = await rebuildPart(this.deps, sale, layoutOf(sale.id, sale.partTags), keys.part, token);
       if (!report || handle.signal.aborted) {
         this.deps.logger.warn({ saleId: sale.id, part: keys.part }, 'rebuild superseded (lock or flag lost)');
@@ -111,12 +110,6 @@ export class SplitSaleRecovery {
       );
       this.deps.onRebuilt?.(sale.id, cause, report, ms);
       return report;
-    } finally {
-      await handle
-        .release()
-        .catch((error: unknown) =>
-          this.deps.logger.warn({ err: error, saleId: sale.id }, 'could not release the recovery lock'),
-        );
-    }
+    });
   }
 }
