@@ -1,23 +1,26 @@
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { silentProgress, type StepProgress } from '../../support/progress.js';
-import { watchMachine, type BenchConditions, type RunRatios } from '../conditions.js';
+import { watchMachine, type BenchConditions } from '../conditions.js';
 import { describeMachine, type MachineInfo } from '../machine.js';
-import { median, round } from '../stats.js';
-import { runContended, type ContendedResult } from './contended.js';
-import type { Instrumentation } from './instrumentation.js';
+import { runContended } from './contended.js';
 import type { Workload } from './contended-worker.js';
-import {
-  assertPeersInstalled,
-  isPeer,
-  PEER_KIND,
-  type AdapterSpec,
-  type Kind,
-  type LibraryName,
-} from './libraries.js';
+import { assertPeersInstalled, type AdapterSpec, type Kind, type LibraryName } from './libraries.js';
 import { planSubjects, SEMAPHORE_PERMITS, type Scenario, type Subject } from './scenarios.js';
 import { BenchServers, type ClientSetting, type Topology } from './targets.js';
-import { runUncontendedInChild, type UncontendedResult } from './uncontended.js';
+import {
+  describeContended,
+  rowKey,
+  runRatios,
+  summarizeRow,
+  withInstrumentationRatios,
+  withRatios,
+  type LockBenchResult,
+  type Sample,
+} from './summary.js';
+import { runUncontendedInChild } from './uncontended.js';
+
+export type { LockBenchResult } from './summary.js';
 
 export interface BenchLocksOptions {
   /** Use this Redis for the `single` rows instead of starting a private redis-server. */
@@ -47,48 +50,6 @@ export interface BenchLocksOptions {
   progress?: StepProgress;
 }
 
-export interface LockBenchResult {
-  library: LibraryName;
-  /** The primitive the library used (a peer's mutex stands in for lockstock's fair and read-write). */
-  kind: Kind;
-  topology: Topology;
-  client: ClientSetting;
-  scenario: Scenario;
-  /** Medians: acquire + release pairs/s (uncontended), sections/s (reads/s in read-write). */
-  opsPerSec: number;
-  /** lockstock rows: opsPerSec over the best peer's of the same scenario, topology, client and kind. */
-  timesBestPeer: number | null;
-  /** lockstock rows: the same ratio in each run (that run's best peer), in run order. */
-  timesBestPeerByRun: number[] | null;
-  bestPeer: LibraryName | null;
-  /** lockstock rows: opsPerSec over the floor's (raw commands) of the same topology and client. */
-  timesFloor: number | null;
-  writesPerSec: number | null;
-  handoffOtherP50Ms: number | null;
-  handoffOtherP99Ms: number | null;
-  maxWaitMs: number | null;
-  writerMaxWaitMs: number | null;
-  /** The instrumentation scenario's rows: what was attached (null in the other scenarios). */
-  instrumentation: Instrumentation | null;
-  /**
-   * Instrumentation rows: opsPerSec over the un-instrumented row's of the same run (`base` if
-   * measured, else `none`), the median of the per-run ratios, and those ratios in run order.
-   */
-  timesUninstrumented: number | null;
-  timesUninstrumentedByRun: number[] | null;
-  /** Instrumentation rows: the client's CPU per pair over the un-instrumented row's, likewise. */
-  cpuTimesUninstrumented: number | null;
-  /** Summed over the runs. */
-  violations: number;
-  runs: number;
-  /**
-   * Uncontended rows: medians of the CPU one acquire + release pair cost the benchmark process and the
-   * Redis servers, µs (null in the other scenarios).
-   */
-  clientCpuUsPerOp: number | null;
-  redisCpuUsPerOp: number | null;
-}
-
 /** Time a contended run needs beyond its duration (forking and connecting 4 processes), for the plan. */
 const CONTENDED_SETUP_MS = 1_000;
 const UNCONTENDED_WARMUP_MS = 500;
@@ -99,13 +60,6 @@ const WORKLOADS: Record<Exclude<Scenario, 'uncontended' | 'instrumentation'>, Wo
   'read-write': 'read-write',
   semaphore: 'semaphore',
 };
-
-type Sample = { uncontended: UncontendedResult } | { contended: ContendedResult };
-
-const rowKey = (
-  s: Omit<Subject, 'instrumentation'> & { instrumentation?: Instrumentation | null },
-  client: ClientSetting,
-) => `${s.scenario}/${s.topology}/${client}/${s.library}/${s.kind}/${s.instrumentation ?? ''}`;
 
 /**
  * `lockstock bench locks`: lockstock's lock kinds against node-redlock, redis-semaphore and
@@ -229,27 +183,6 @@ export async function benchLocks(options: BenchLocksOptions): Promise<{
   }
 }
 
-/** Per lockstock row with a peer, its ratio in each run: the rows whose runs may disagree. */
-function runRatios(results: readonly LockBenchResult[]): RunRatios[] {
-  return results.flatMap((r): RunRatios[] => {
-    if (r.timesUninstrumentedByRun && r.timesUninstrumentedByRun.length > 1)
-      return [
-        {
-          label: `${r.scenario} ${r.instrumentation} [${r.client}] × uninstrumented`,
-          ratios: r.timesUninstrumentedByRun,
-        },
-      ];
-    return r.timesBestPeerByRun && r.timesBestPeerByRun.length > 1
-      ? [
-          {
-            label: `${r.scenario} ${r.kind}/${r.topology} [${r.client}] × best peer (${r.bestPeer})`,
-            ratios: r.timesBestPeerByRun,
-          },
-        ]
-      : [];
-  });
-}
-
 /**
  * The subjects in plan order, each group of rows compared with each other (same scenario and
  * topology) rotated by `by`, so no library always runs first or last in its group.
@@ -263,143 +196,6 @@ function rotated(subjects: readonly Subject[], by: number): Subject[] {
   return [...groups.values()].flatMap((group) => {
     const shift = by % group.length;
     return [...group.slice(shift), ...group.slice(0, shift)];
-  });
-}
-
-function describeContended(r: ContendedResult): string {
-  const parts =
-    r.writesPerSec === null
-      ? [`${Math.round(r.opsPerSec)} CS/s`]
-      : [`${Math.round(r.opsPerSec)} reads/s`, `${Math.round(r.writesPerSec)} writes/s`];
-  if (r.handoffOtherP99Ms !== null) parts.push(`handoff p99 ${round(r.handoffOtherP99Ms)} ms`);
-  parts.push(`max wait ${Math.round(r.maxWaitMs)} ms`);
-  if (r.writerMaxWaitMs !== null) parts.push(`writer max wait ${Math.round(r.writerMaxWaitMs)} ms`);
-  parts.push(`violations ${r.violations}`);
-  return parts.join(', ');
-}
-
-function summarizeRow(subject: Subject, client: ClientSetting, samples: Sample[]): LockBenchResult {
-  const base = {
-    library: subject.library,
-    kind: subject.kind,
-    topology: subject.topology,
-    client,
-    scenario: subject.scenario,
-    instrumentation: subject.instrumentation ?? null,
-    timesUninstrumented: null,
-    timesUninstrumentedByRun: null,
-    cpuTimesUninstrumented: null,
-    timesBestPeer: null,
-    timesBestPeerByRun: null,
-    bestPeer: null,
-    timesFloor: null,
-    runs: samples.length,
-    clientCpuUsPerOp: null,
-    redisCpuUsPerOp: null,
-  };
-  const contended = samples.flatMap((s) => ('contended' in s ? [s.contended] : []));
-  if (contended.length === 0) {
-    const runs = samples.flatMap((s) => ('uncontended' in s ? [s.uncontended] : []));
-    const redis = runs.map((r) => r.redisCpuUs);
-    return {
-      ...base,
-      opsPerSec: Math.round(median(runs.map((r) => r.opsPerSec))),
-      clientCpuUsPerOp: round(median(runs.map((r) => r.clientCpuUs)), 1),
-      redisCpuUsPerOp: redis.every((us): us is number => us !== null) ? round(median(redis), 1) : null,
-      writesPerSec: null,
-      handoffOtherP50Ms: null,
-      handoffOtherP99Ms: null,
-      maxWaitMs: null,
-      writerMaxWaitMs: null,
-      violations: 0,
-    };
-  }
-  const med = (pick: (r: ContendedResult) => number | null, digits = 0): number | null => {
-    const values = contended.map(pick).filter((v): v is number => v !== null);
-    return values.length === 0 ? null : round(median(values), digits);
-  };
-  return {
-    ...base,
-    opsPerSec: med((r) => r.opsPerSec) ?? 0,
-    writesPerSec: med((r) => r.writesPerSec),
-    handoffOtherP50Ms: med((r) => r.handoffOtherP50Ms, 2),
-    handoffOtherP99Ms: med((r) => r.handoffOtherP99Ms, 2),
-    maxWaitMs: med((r) => r.maxWaitMs),
-    writerMaxWaitMs: med((r) => r.writerMaxWaitMs),
-    violations: contended.reduce((sum, r) => sum + r.violations, 0),
-  };
-}
-
-/**
- * Each lockstock row against the best peer row of its scenario, topology, client and PEER_KIND, and
- * against the floor (raw commands) of its scenario, topology and client.
- */
-function withRatios(results: LockBenchResult[], samples: ReadonlyMap<string, Sample[]>): LockBenchResult[] {
-  const perRun = (r: LockBenchResult) =>
-    (samples.get(rowKey(r, r.client)) ?? []).map((s) =>
-      'uncontended' in s ? s.uncontended.opsPerSec : s.contended.opsPerSec,
-    );
-  return results.map((r) => {
-    if (r.library !== 'lockstock') return r;
-    const same = (p: LockBenchResult) =>
-      p.scenario === r.scenario && p.topology === r.topology && p.client === r.client;
-    const peers = results.filter((p) => isPeer(p.library) && same(p) && p.kind === PEER_KIND[r.kind]);
-    const best = peers.reduce<LockBenchResult | undefined>(
-      (top, p) => (top === undefined || p.opsPerSec > top.opsPerSec ? p : top),
-      undefined,
-    );
-    const floorRow = results.find((p) => p.library === 'floor' && same(p));
-    // Run i of this row against the best of the peers' runs i (the runs are interleaved).
-    const mine = perRun(r);
-    const theirs = peers.map(perRun);
-    const byRun = mine.map((ops, i) => {
-      const top = Math.max(0, ...theirs.map((runs) => runs[i] ?? 0));
-      return top > 0 ? round(ops / top) : NaN;
-    });
-    return {
-      ...r,
-      ...(best && best.opsPerSec > 0
-        ? {
-            timesBestPeer: round(r.opsPerSec / best.opsPerSec),
-            timesBestPeerByRun: byRun.every(Number.isFinite) ? byRun : null,
-            bestPeer: best.library,
-          }
-        : {}),
-      ...(floorRow && floorRow.opsPerSec > 0 ? { timesFloor: round(r.opsPerSec / floorRow.opsPerSec) } : {}),
-    };
-  });
-}
-
-/**
- * Each instrumentation row against the un-instrumented row (`base` when measured, else `none`) of the
- * same client, run by run — the variants of one run are measured moments apart, in rotating order —
- * and the median of those ratios: on a shared machine one run's load hits the variants of that run
- * alike, so the ratio within a run moves less than either rate.
- */
-function withInstrumentationRatios(
-  results: LockBenchResult[],
-  samples: ReadonlyMap<string, Sample[]>,
-): LockBenchResult[] {
-  const runs = (r: LockBenchResult) =>
-    (samples.get(rowKey(r, r.client)) ?? []).flatMap((s) => ('uncontended' in s ? [s.uncontended] : []));
-  return results.map((r) => {
-    if (r.instrumentation === null) return r;
-    const same = (p: LockBenchResult) => p.scenario === r.scenario && p.client === r.client;
-    const reference =
-      results.find((p) => same(p) && p.instrumentation === 'base') ??
-      results.find((p) => same(p) && p.instrumentation === 'none');
-    if (!reference) return r;
-    const theirs = runs(reference);
-    const mine = runs(r);
-    const byRun = mine.map((run, i) => round(run.opsPerSec / (theirs[i]?.opsPerSec ?? NaN), 3));
-    const cpuByRun = mine.map((run, i) => run.clientCpuUs / (theirs[i]?.clientCpuUs ?? NaN));
-    if (!byRun.every(Number.isFinite) || !cpuByRun.every(Number.isFinite)) return r;
-    return {
-      ...r,
-      timesUninstrumented: round(median(byRun), 3),
-      timesUninstrumentedByRun: byRun,
-      cpuTimesUninstrumented: round(median(cpuByRun), 3),
-    };
   });
 }
 
