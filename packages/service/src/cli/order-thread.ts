@@ -10,6 +10,7 @@ import pino from 'pino';
 import { ExpirySweeper } from '../sale/lifecycle/sweeper.js';
 import { recordLayouts } from '../sale/shards/record-layouts.js';
 import { createSaleMetrics } from '../sale/metrics.js';
+import { registerSpanDrops } from './process-metrics.js';
 import { OrderPipeline } from '../sale/pipeline/order-pipeline.js';
 import { pgliteDatabase, postgresDatabase, type Database } from '../sale/store/db.js';
 import { migrate } from '../sale/store/migrate.js';
@@ -59,6 +60,7 @@ async function start() {
     redis.on('error', (error) => logger.warn({ err: error }, 'redis connection error'));
     closers.unshift(() => redis.quit().catch(() => redis.disconnect()));
     const metrics = createSaleMetrics();
+    registerSpanDrops(metrics.registry);
     const pipelines = Array.from(
       { length: data.pipelines },
       () => new OrderPipeline(redis, db, { ...data.pipeline, logger, metrics }),

@@ -1,5 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { startTracing } from './tracing.js';
+import { startTracing, type ProcessRole } from './tracing.js';
+import { registerProcessMetrics } from './process-metrics.js';
+import { DependencyLog } from '../http/dependency-log.js';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { connectSaleRedis, type SaleRedis } from '../sale/redis.js';
@@ -53,6 +55,8 @@ export interface RuntimeOptions {
    * up. Longer than the pipeline's blocking read (1 s). @default 3000
    */
   redisCommandTimeoutMs?: number;
+  /** What this process is, in its traces and /metrics. @default "serve" with httpServer set, else "tool" */
+  role?: ProcessRole;
   /** The process answers HTTP: see SaleServiceDeps.batchWritesPerPhase. @default false */
   httpServer?: boolean;
   /**
@@ -101,6 +105,8 @@ export interface Runtime {
   readonly durability: DurabilityReport;
   /** A new link to the embedded store in the order thread (undefined when there is none). */
   openDatabaseLink(): MessagePort | undefined;
+  /** Where this process logs its dependencies' outages, one line each way. */
+  readonly dependencies: DependencyLog;
 }
 
 /**
@@ -124,7 +130,8 @@ export async function startRuntime(options: RuntimeOptions, resources: Resources
   assertScheme('Redis', options.redisUrl);
   assertScheme('PostgreSQL', options.databaseUrl);
   // First in, closed last: spans of the shutdown are flushed too.
-  const stopTracing = await startTracing(options.httpServer === false ? 'records' : 'http');
+  const role = options.role ?? (options.httpServer === undefined ? 'tool' : 'serve');
+  const stopTracing = await startTracing(role);
   if (stopTracing) resources.add('the tracer', stopTracing);
   const logger = options.logger ?? defaultLogger();
   warnTestHooks(logger);
@@ -156,12 +163,16 @@ export async function startRuntime(options: RuntimeOptions, resources: Resources
     commandTimeout: options.redisCommandTimeoutMs ?? 3_000,
   });
   // Until Redis first answers, a connection error is the start failing: said once, in one line.
+  // After that, an outage is one line when it starts and one when Redis is back (dependency-log.ts),
+  // not one per reconnection attempt.
+  const dependencies = new DependencyLog(logger);
   let reached = false;
   let lastError: unknown;
   redis.on('error', (error) => {
-    if (reached) logger.warn({ err: error }, 'redis connection error');
+    if (reached) dependencies.down('redis', error);
     else lastError = error;
   });
+  redis.on('ready', () => dependencies.up('redis'));
   resources.add('the Redis connection', () => redis.quit().catch(() => redis.disconnect()));
   try {
     await redis.ping();
@@ -191,6 +202,7 @@ export async function startRuntime(options: RuntimeOptions, resources: Resources
     durability,
     logger,
     resources,
+    dependencies,
   ).catch((error: unknown) => {
     const code = options.databaseUrl ? connectionCode(error) : undefined;
     if (code && options.databaseUrl)
@@ -265,13 +277,18 @@ export async function startRuntime(options: RuntimeOptions, resources: Resources
   if (sells) {
     // Raffle sales: entries recorded, draws run once, winners and waitlists served; every serve
     // process runs one (each step is safe to race: raffle/runner.ts).
+    // A round fails while the database is down, raffle sales or not: that is the outage's one line,
+    // not a warning a second (dependency-log.ts).
     const raffles = new RaffleRunner(new RaffleService({ redis, db, nextOrderId: () => ids.next() }), db, {
-      logger,
+      logger: dependencies.quiet(logger),
       ...(recovery ? { admits: (saleId: string) => recovery.admits(saleId) } : {}),
     });
     raffles.start();
     resources.add('the raffle runner', () => raffles.stop());
   }
+
+  const pipelineHealth = () => [...pipelines.map((p) => p.health), ...(thread?.pipelines() ?? [])];
+  registerProcessMetrics(metrics.registry, role, pipelineHealth);
 
   return {
     redis,
@@ -280,8 +297,9 @@ export async function startRuntime(options: RuntimeOptions, resources: Resources
     service,
     metrics,
     pipelines,
-    pipelineHealth: () => [...pipelines.map((p) => p.health), ...(thread?.pipelines() ?? [])],
+    pipelineHealth,
     logger,
+    dependencies,
     dataDir,
     redisUrl,
     embedded: { redis: redisServer !== undefined, database: !options.databaseUrl },
@@ -303,6 +321,7 @@ async function openRecord(
   durability: Durability,
   logger: Logger,
   resources: Resources,
+  dependencies: DependencyLog,
 ): Promise<{ db: Database; thread: OrderThread | undefined; applied: readonly string[] }> {
   if (options.record) return { db: options.record, thread: undefined, applied: [] };
   const pgliteDir = join(dataDir, 'pgdata');
@@ -331,7 +350,7 @@ async function openRecord(
   if (options.databaseUrl) {
     db = postgresDatabase(options.databaseUrl, {
       max: 10,
-      onConnectionError: (error) => logger.warn({ err: error }, 'database connection lost'),
+      onConnectionError: (error) => dependencies.down('database', error),
     });
   } else {
     db = thread?.db ?? (await pgliteDatabase(pgliteDir, { fsync: durability === 'fsync' }));

@@ -9,6 +9,7 @@ import type { PipelineHealth } from '../sale/pipeline/order-pipeline.js';
 import { DataDirClaim } from './data-dir.js';
 import type { Resources } from './lifecycle.js';
 import type { Durability, Runtime, RuntimeOptions } from './runtime.js';
+import type { GaugeSnapshot } from '../sale/gauges.js';
 
 export interface ServeOptions {
   port: number;
@@ -93,6 +94,7 @@ export async function listen(
     pipelines: http.pipelines,
     ...(runtime.recovery ? { recovering: () => runtime.recovery?.recovering ?? [] } : {}),
     durability: runtime.durability,
+    dependencies: runtime.dependencies,
   });
   resources.add('the HTTP server', () => app.close());
   return app.listen({ port: options.port, host: options.host });
@@ -139,4 +141,18 @@ export async function announce(runtime: Runtime, address: string, secret: string
       '',
     ].join('\n'),
   );
+}
+
+/**
+ * What the sale gauges' background readings tell the dependency log: a dependency that answered a
+ * reading is up (ends an outage said once), one that did not is down.
+ */
+export function gaugeReadingsToLog(runtime: Runtime): (reading: GaugeSnapshot, startedAt: number) => void {
+  const unanswered = new Error('did not answer the metrics reading within 1 s');
+  return (reading, startedAt) => {
+    for (const dependency of ['redis', 'database'] as const) {
+      if (reading[dependency]) runtime.dependencies.up(dependency);
+      else runtime.dependencies.down(dependency, unanswered, false, startedAt);
+    }
+  };
 }

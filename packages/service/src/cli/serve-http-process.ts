@@ -43,6 +43,7 @@ export async function serveHttpProcess(resources: Resources, options: ServeOptio
         pipelines: 0,
         orderThread: false,
         httpServer: true,
+        role: 'serve-http',
         metricsRegistry: new ClusterRegistry(),
         logger: defaultLogger().child({ http: cluster.worker?.id }),
       }),

@@ -19,6 +19,7 @@ import {
   claimDataDir,
   runtimeOptions,
   type ServeOptions,
+  gaugeReadingsToLog,
 } from './serve-common.js';
 import {
   HTTP_PROCESS_ENV,
@@ -41,12 +42,14 @@ export async function servePrimary(resources: Resources, options: ServeOptions):
   if (claim) resources.add('the data directory', () => claim.release());
   await assertCanListen(options);
   const runtime = await startRuntime(runtimeOptions(options, { httpServer: false }), resources);
-  // The per-sale gauges are read here only (the process that owns the data): once per scrape.
-  registerSaleGauges(runtime.metrics.registry, {
+  // The per-sale gauges are read here only (the process that owns the data), in the background.
+  const gauges = registerSaleGauges(runtime.metrics.registry, {
     redis: runtime.redis,
     db: runtime.db,
     layouts: runtime.service.layouts,
+    onReading: gaugeReadingsToLog(runtime),
   });
+  resources.add('the sale gauges', () => gauges.stop());
   const secret = jwtSecret(options.dataDir);
   const processes = new HttpProcesses(runtime);
   resources.add('the HTTP processes', () => processes.stop());

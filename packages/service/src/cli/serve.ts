@@ -7,6 +7,7 @@ import {
   announce,
   assertCanListen,
   claimDataDir,
+  gaugeReadingsToLog,
   listen,
   runtimeOptions,
   type ServeOptions,
@@ -72,12 +73,14 @@ export function registerServe(program: Command): void {
         if (claim) resources.add('the data directory', () => claim.release());
         await assertCanListen(options);
         const runtime = await startRuntime(runtimeOptions(options, { httpServer: true }), resources);
-        // The per-sale gauges of /metrics, read once per scrape.
-        registerSaleGauges(runtime.metrics.registry, {
+        // The per-sale gauges of /metrics, read in the background.
+        const gauges = registerSaleGauges(runtime.metrics.registry, {
           redis: runtime.redis,
           db: runtime.db,
           layouts: runtime.service.layouts,
+          onReading: gaugeReadingsToLog(runtime),
         });
+        resources.add('the sale gauges', () => gauges.stop());
         const secret = jwtSecret(options.dataDir);
         const embedded = runtime.embedded.redis && runtime.embedded.database;
         const address = await listen(resources, runtime, options, {

@@ -1,9 +1,10 @@
-import type { Command } from 'commander';
+import { Option, type Command } from 'commander';
 import { intOption } from './options.js';
 import { action } from './lifecycle.js';
 import { startRuntime } from './runtime.js';
 import type { OrderPipelineOptions } from '../sale/pipeline/order-pipeline.js';
 import { LOG_ENV_HELP } from './log-format.js';
+import { startMetricsListener } from './metrics-listener.js';
 
 /**
  * Fault injection for the crash tests (inert unless LOCKSTOCK_FAULT is set): at the named point of the
@@ -33,6 +34,19 @@ export function registerWorker(program: Command): void {
       intOption(100),
       10_000,
     )
+    .addOption(
+      new Option(
+        '--metrics-port <port>',
+        'serve GET /metrics and /healthz on this port (0: any free port; unset: no listener)',
+      )
+        .argParser(intOption(0, 65_535))
+        .env('LOCKSTOCK_METRICS_PORT'),
+    )
+    .addOption(
+      new Option('--metrics-host <host>', 'address of the metrics listener')
+        .default('127.0.0.1')
+        .env('LOCKSTOCK_METRICS_HOST'),
+    )
     .addHelpText('after', LOG_ENV_HELP)
     .action(
       action(
@@ -44,6 +58,8 @@ export function registerWorker(program: Command): void {
             workers: number;
             batchSize: number;
             claimIdleMs: number;
+            metricsPort?: number;
+            metricsHost: string;
           },
         ) => {
           if (!options.redis || !options.database) {
@@ -56,6 +72,7 @@ export function registerWorker(program: Command): void {
             {
               redisUrl: options.redis,
               databaseUrl: options.database,
+              role: 'worker',
               pipelines: options.workers,
               pipeline: {
                 batchSize: options.batchSize,
@@ -65,8 +82,30 @@ export function registerWorker(program: Command): void {
             },
             resources,
           );
+          const metrics =
+            options.metricsPort === undefined
+              ? undefined
+              : await startMetricsListener({
+                  port: options.metricsPort,
+                  host: options.metricsHost,
+                  registry: runtime.metrics.registry,
+                  pipelines: () => runtime.pipelineHealth(),
+                });
+          if (metrics) {
+            resources.add(
+              'the metrics listener',
+              () =>
+                new Promise<void>((resolve) => {
+                  metrics.close(() => resolve());
+                  metrics.closeAllConnections(); // a scraper's keep-alive socket would hold close()
+                }),
+            );
+          }
           runtime.logger.info(
-            { consumers: runtime.pipelines.map((p) => p.consumer) },
+            {
+              consumers: runtime.pipelines.map((p) => p.consumer),
+              ...(metrics ? { metrics: `${metrics.url}/metrics` } : {}),
+            },
             'order pipeline running',
           );
           return 'serving';

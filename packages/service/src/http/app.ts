@@ -36,6 +36,8 @@ import { raffleRoutes } from './routes/raffle.js';
 import { RaffleService } from '../sale/raffle/raffles.js';
 import { salesRoutes } from './routes/sales.js';
 import { ErrorBody } from './schemas.js';
+import { DependencyLog } from './dependency-log.js';
+import { silentLogger } from '../sale/logger.js';
 
 export interface AppDeps {
   service: SaleService;
@@ -58,6 +60,8 @@ export interface AppDeps {
   raffles?: RaffleService;
   /** What a 202 means here, for /healthz. */
   durability?: DurabilityReport;
+  /** Where dependency outages are logged, once each (none: one on `logger`). */
+  dependencies?: DependencyLog;
 }
 
 /**
@@ -120,7 +124,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     if (text === '') done(null, undefined);
     else void parseJson(request, text, done);
   });
-  app.setErrorHandler(createErrorHandler(deps.metrics.registry));
+  app.setErrorHandler(
+    createErrorHandler(
+      deps.metrics.registry,
+      deps.dependencies ?? new DependencyLog(deps.logger ?? silentLogger),
+    ),
+  );
   app.addHook('preClose', async () => {
     closing = true;
   });

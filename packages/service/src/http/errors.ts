@@ -3,6 +3,7 @@ import type { Socket } from 'node:net';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { Counter, type Registry } from 'prom-client';
 import { unavailableDependency } from '../sale/unavailable.js';
+import type { DependencyLog } from './dependency-log.js';
 
 /** Every error code the API answers with, and its one HTTP status. */
 export const ERROR_STATUS = {
@@ -136,7 +137,7 @@ export function unavailableCounter(registry: Registry): Counter<'dependency'> {
  * 503 with Retry-After (counted by dependency); anything else is a 500. Details of 5xx go to the log
  * only, never to the client.
  */
-export function createErrorHandler(registry: Registry) {
+export function createErrorHandler(registry: Registry, dependencies: DependencyLog) {
   const unavailable = unavailableCounter(registry);
   return function errorHandler(
     error: FastifyError | ApiError,
@@ -151,7 +152,8 @@ export function createErrorHandler(registry: Registry) {
     const dependency = unavailableDependency(error);
     if (dependency) {
       unavailable.inc({ dependency });
-      request.log.warn({ err: error, dependency }, 'dependency unavailable');
+      // One line per outage, not one per refused request (dependency-log.ts).
+      dependencies.down(dependency, error, true, Date.now() - reply.elapsedTime);
       return sendUnavailable(reply);
     }
     request.log.error({ err: error }, 'unhandled error');

@@ -1,4 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { Span } from '@opentelemetry/api';
+import { contextFrom, SpanKind, tracer, tracingOn } from '../support/tracing.js';
 
 export const SOLD_OUT_MESSAGE = 'The sale is sold out.';
 /** The answer to an attempt on a sale that is sold out, serialised once. */
@@ -46,11 +48,39 @@ export function soldOutGate(options: SoldOutGateOptions) {
     if (saleId === undefined || request.headers['idempotency-key'] !== undefined) return false;
     if (options.closing() || !options.refuse(saleId)) return false;
     const started = performance.now();
+    const span = tracingOn() ? soldOutSpan(request, response) : undefined;
     response.writeHead(409, SOLD_OUT_HEADERS);
     response.end(SOLD_OUT_BODY);
+    span?.end();
     options.answered(saleId, (performance.now() - started) / 1000);
     return true;
   };
+}
+
+/**
+ * The sold-out answer's SERVER span, as http/tracing.ts makes the route's (a flash sale's most common
+ * answer had none), with the `traceresponse` header.
+ */
+function soldOutSpan(request: IncomingMessage, response: ServerResponse): Span {
+  const span = tracer().startSpan(
+    `POST ${ORDERS_ROUTE}`,
+    {
+      kind: SpanKind.SERVER,
+      attributes: {
+        'http.request.method': 'POST',
+        'url.path': request.url ?? '',
+        'url.scheme': 'http',
+        'http.route': ORDERS_ROUTE,
+        'http.response.status_code': 409,
+        'client.address': request.socket.remoteAddress ?? '',
+        'lockstock.outcome': 'sold_out',
+      },
+    },
+    contextFrom(request.headers),
+  );
+  const { traceId, spanId, traceFlags } = span.spanContext();
+  response.setHeader('traceresponse', `00-${traceId}-${spanId}-0${traceFlags & 1}`);
+  return span;
 }
 
 /** Server settings Fastify applies to a server it creates itself (a serverFactory must apply them). */

@@ -164,40 +164,82 @@ const SALE_GAUGES: ReadonlyArray<[string, string, (sale: SaleReading) => number 
   ],
 ]; // prettier-ignore
 
+export interface SaleGaugeRefresh {
+  /** A reading starts this often, ms (the next waits for the last to end). @default 1000 */
+  refreshMs?: number;
+  /** Told each reading (which dependency answered) and when it began, ms: the dependency log listens. */
+  onReading?: (reading: GaugeSnapshot, startedAt: number) => void;
+}
+
 /**
- * Registers the per-sale gauges (label `sale`) and the dependency gauges in `registry`, collected at
- * scrape time from one reading per scrape (readSaleGauges). Register them in one registry per
- * service: the process that owns the data (`serve`'s single process, or the primary of
- * `serve --processes N`), so a scrape reads each sale once and no sum counts it twice.
+ * Registers the per-sale gauges (label `sale`) and the dependency gauges in `registry`, from readings
+ * taken in the background (readSaleGauges, every `refreshMs`), never at scrape time: a scrape answers
+ * from memory at once whatever Redis and the record do. A Redis that hangs once held every scrape
+ * for its 1 s timeout, and Prometheus, scraping every second, timed the scrapes out: the target
+ * went down instead of reporting Redis down, and LockstockRedisDown never fired (issue 47).
+ * `lockstock_sale_metrics_age_seconds` says how old the reading is; a reading older than three
+ * timeouts (one hung past its bounds) reports both dependencies down. Every `serve` process reads
+ * the same sales: the rules and the dashboard aggregate the per-sale series with max() by sale.
+ * Returns the readings' handle: `stop()`, and `fresh()`, which resolves once a reading begun after
+ * the call has ended (tests; what a scrape shows then is at least that new).
  */
-export function registerSaleGauges(registry: Registry, deps: SaleGaugeDeps): void {
-  // One reading serves every gauge of a scrape: prom-client calls their collect() one after the
-  // other before awaiting any, so they all join the reading in flight; the next scrape reads anew.
-  let inFlight: Promise<GaugeSnapshot> | undefined;
-  const read = (): Promise<GaugeSnapshot> => {
-    if (inFlight) return inFlight;
-    const reading = readSaleGauges(deps).finally(() => {
-      if (inFlight === reading) inFlight = undefined;
+export function registerSaleGauges(
+  registry: Registry,
+  deps: SaleGaugeDeps & SaleGaugeRefresh,
+): { stop(): Promise<void>; fresh(): Promise<void> } {
+  const refreshMs = deps.refreshMs ?? 1000;
+  const staleMs = 3 * (deps.timeoutMs ?? 1000) + refreshMs;
+  const started = Date.now();
+  let last: { reading: GaugeSnapshot; at: number } | undefined;
+  let stopped = false;
+  let timer: NodeJS.Timeout | undefined;
+  let inFlight: Promise<void> | undefined;
+  // Waiters of fresh(), for the next reading to start: each resolves at its end.
+  let pending: Array<() => void> = [];
+  const refresh = () => {
+    const done = pending;
+    pending = [];
+    const startedAt = Date.now();
+    inFlight = readSaleGauges(deps).then((reading) => {
+      last = { reading, at: Date.now() };
+      inFlight = undefined;
+      deps.onReading?.(reading, startedAt);
+      for (const resolve of done) resolve();
+      if (!stopped) timer = setTimeout(refresh, refreshMs).unref();
     });
-    inFlight = reading;
-    return reading;
+  };
+  refresh();
+  const current = (): GaugeSnapshot | undefined => {
+    if (!last) return undefined;
+    if (Date.now() - last.at > staleMs) return { redis: false, database: false, sales: [] };
+    return last.reading;
   };
 
   new Gauge({
-    name: 'lockstock_sale_metrics_up',
-    help: "1 when this scrape read the sales' gauges from Redis; 0 when Redis failed or did not answer within 1 s (the per-sale gauges are then absent)",
+    name: 'lockstock_sale_metrics_age_seconds',
+    help: 'Age of the reading the per-sale and dependency gauges show, s (read in the background every second; growing: the reads hang)',
     registers: [registry],
-    async collect() {
-      this.set((await read()).redis ? 1 : 0);
+    collect() {
+      this.set((Date.now() - (last?.at ?? started)) / 1000);
+    },
+  });
+  new Gauge({
+    name: 'lockstock_sale_metrics_up',
+    help: "1 when the last reading got the sales' gauges from Redis; 0 when Redis failed or did not answer within 1 s (the per-sale gauges are then absent)",
+    registers: [registry],
+    collect() {
+      const reading = current();
+      if (reading) this.set(reading.redis ? 1 : 0);
     },
   });
   new Gauge({
     name: 'lockstock_dependency_up',
-    help: 'Whether a dependency answered this scrape within 1 s (redis, database), probed by the per-sale reads',
+    help: 'Whether a dependency answered the last reading within 1 s (redis, database), probed by the per-sale reads',
     labelNames: ['dependency'] as const,
     registers: [registry],
-    async collect() {
-      const reading = await read();
+    collect() {
+      const reading = current();
+      if (!reading) return;
       this.set({ dependency: 'redis' }, reading.redis ? 1 : 0);
       this.set({ dependency: 'database' }, reading.database ? 1 : 0);
     },
@@ -208,15 +250,31 @@ export function registerSaleGauges(registry: Registry, deps: SaleGaugeDeps): voi
       help,
       labelNames: ['sale'] as const,
       registers: [registry],
-      async collect() {
-        const reading = await read();
+      collect() {
         // Only the sales of this reading: an ended sale's series go.
         this.reset();
-        for (const sale of reading.sales) {
+        for (const sale of current()?.sales ?? []) {
           const v = value(sale);
           if (v !== undefined) this.set({ sale: sale.sale }, v);
         }
       },
     });
   }
+  return {
+    async stop() {
+      stopped = true;
+      clearTimeout(timer);
+      await inFlight;
+      for (const resolve of pending) resolve();
+    },
+    fresh() {
+      if (stopped) return Promise.resolve();
+      return new Promise<void>((resolve) => {
+        pending.push(resolve);
+        if (inFlight) return;
+        clearTimeout(timer); // between readings: the next one starts now
+        refresh();
+      });
+    },
+  };
 }

@@ -30,6 +30,8 @@ interface OtlpSpan {
 interface ReceivedSpan extends OtlpSpan {
   service: string;
   role: string;
+  instance: string;
+  environment: string;
 }
 
 let redis: RedisServer;
@@ -64,7 +66,13 @@ beforeAll(async () => {
             String(Object.values(resource.attributes?.find((a) => a.key === key)?.value ?? {})[0]);
           for (const { spans } of scopeSpans)
             for (const span of spans)
-              received.push({ ...span, service: of('service.name'), role: of('lockstock.role') });
+              received.push({
+                ...span,
+                service: of('service.name'),
+                role: of('lockstock.role'),
+                instance: of('service.instance.id'),
+                environment: of('deployment.environment.name'),
+              });
         }
       }
       response.writeHead(200, { 'content-type': 'application/json' }).end('{}');
@@ -81,6 +89,7 @@ beforeAll(async () => {
       LOCKSTOCK_JWT_SECRET: SECRET,
       OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${receiverPort}`,
       OTEL_SERVICE_NAME: 'lockstock-under-test',
+      OTEL_RESOURCE_ATTRIBUTES: 'deployment.environment.name=issue-47',
       OTEL_BSP_SCHEDULE_DELAY: '100',
     },
   );
@@ -120,6 +129,8 @@ describe('traces of a purchase (OTEL_EXPORTER_OTLP_ENDPOINT set)', () => {
     });
     expect(bought.status).toBe(202);
     const { orderId } = (await bought.json()) as { orderId: string };
+    // The caller is told the trace of its answer: its own trace, the server's span.
+    expect(bought.headers.get('traceresponse')).toMatch(new RegExp(`^00-${traceId}-[0-9a-f]{16}-01$`));
 
     const ofTrace = () => received.filter((s) => s.traceId === traceId);
     await until(
@@ -136,6 +147,8 @@ describe('traces of a purchase (OTEL_EXPORTER_OTLP_ENDPOINT set)', () => {
     expect(http?.kind).toBe(2); // SERVER
     expect(attribute(http!, 'http.route')).toBe('/api/sales/:id/orders');
     expect(attribute(http!, 'http.response.status_code')).toBe(202);
+    expect(attribute(http!, 'url.scheme')).toBe('http');
+    expect(bought.headers.get('traceresponse')).toBe(`00-${traceId}-${http?.spanId}-01`);
 
     expect(reserve?.parentSpanId).toBe(http?.spanId);
     expect(reserve?.kind).toBe(3); // CLIENT
@@ -148,8 +161,14 @@ describe('traces of a purchase (OTEL_EXPORTER_OTLP_ENDPOINT set)', () => {
     expect(record?.role).toBe('orders');
     expect(attribute(record!, 'lockstock.order.id')).toBe(orderId);
     expect(attribute(record!, 'lockstock.outcome')).toBe('confirmed');
+    expect(attribute(record!, 'messaging.operation.name')).toBe('record');
     expect(BigInt(record!.startTimeUnixNano)).toBeGreaterThanOrEqual(BigInt(reserve!.startTimeUnixNano));
     expect(spans.every((s) => s.service === 'lockstock-under-test')).toBe(true);
+    // OTEL_RESOURCE_ATTRIBUTES is honoured; the HTTP thread and the order thread are one process.
+    expect(spans.every((s) => s.environment === 'issue-47')).toBe(true);
+    expect(http?.role).toBe('serve');
+    expect(http?.instance).toMatch(/^[0-9a-f-]{36}$/);
+    expect(record?.instance).toBe(http?.instance);
     expect([...contentTypes]).toContain('application/json');
 
     if (process.env.LOCKSTOCK_TRACE_OUT)
@@ -190,5 +209,23 @@ describe('traces of a purchase (OTEL_EXPORTER_OTLP_ENDPOINT set)', () => {
       (s) => s.traceId === record.traceId && s.name === 'POST /api/sales/:id/orders',
     );
     expect(server?.parentSpanId ?? '').toBe(''); // a root: the trace began at the server
+  });
+
+  it('traces no scrape or probe', async () => {
+    const scrapeTraceId = randomBytes(16).toString('hex');
+    for (const path of ['/metrics', '/healthz']) {
+      const answer = await fetch(`${url}${path}`, {
+        headers: { traceparent: `00-${scrapeTraceId}-${randomBytes(8).toString('hex')}-01` },
+      });
+      expect(answer.status).toBe(200);
+      expect(answer.headers.get('traceresponse')).toBeNull();
+    }
+    // A traced request after them: once its span arrives, the scrapes' would have too.
+    const probe = randomBytes(16).toString('hex');
+    await fetch(`${url}/api/sales`, {
+      headers: { traceparent: `00-${probe}-${randomBytes(8).toString('hex')}-01` },
+    });
+    await until('the later span', async () => received.some((s) => s.traceId === probe), 30_000);
+    expect(received.filter((s) => s.traceId === scrapeTraceId)).toEqual([]);
   });
 });

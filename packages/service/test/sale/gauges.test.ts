@@ -1,6 +1,6 @@
 import { Redis } from 'ioredis';
 import { Registry } from 'prom-client';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { RedisServer } from '@lockstock/servers';
 import { readSaleGauges, registerSaleGauges } from '../../src/sale/gauges.js';
 import { layoutKey, partKeys } from '../../src/sale/shards/layout.js';
@@ -9,9 +9,36 @@ import { until } from '../helpers/until.js';
 
 const env = useSaleStack();
 
-/** The value of `name{sale="<saleId>"}` in a registry's text, undefined when there is no such series. */
-async function gauge(registry: Registry, name: string, saleId: string): Promise<number | undefined> {
-  const text = await registry.metrics();
+type Gauges = ReturnType<typeof registerSaleGauges>;
+const registered: Gauges[] = [];
+afterEach(async () => {
+  await Promise.all(registered.splice(0).map((g) => g.stop()));
+});
+
+/** Registers the gauges; the readings are stopped after the test. */
+function register(registry: Registry, deps: Parameters<typeof registerSaleGauges>[1]): Gauges {
+  const gauges = registerSaleGauges(registry, deps);
+  registered.push(gauges);
+  return gauges;
+}
+
+/** The registry's text after a reading begun now (the gauges read in the background). */
+async function scrape(registry: Registry, gauges: Gauges): Promise<string> {
+  await gauges.fresh();
+  return registry.metrics();
+}
+
+/**
+ * The value of `name{sale="<saleId>"}` in a registry's text after a fresh reading, undefined when
+ * there is no such series.
+ */
+async function gauge(
+  registry: Registry,
+  name: string,
+  saleId: string,
+  gauges = registered.at(-1)!,
+): Promise<number | undefined> {
+  const text = await scrape(registry, gauges);
   const line = text.split('\n').find((l) => l.startsWith(`${name}{sale="${saleId}"} `));
   return line === undefined ? undefined : Number(line.split(' ')[1]);
 }
@@ -19,7 +46,7 @@ async function gauge(registry: Registry, name: string, saleId: string): Promise<
 describe('per-sale gauges on /metrics', () => {
   it('show units left, reserved and recorded, and the backlog until the pipeline records it', async () => {
     const registry = new Registry();
-    registerSaleGauges(registry, { redis: env.redis, db: env.db });
+    register(registry, { redis: env.redis, db: env.db });
     const sale = await env.service.createSale({ name: 'gauges', stock: 10, perUserLimit: 5 });
     for (const userId of ['a', 'b']) {
       expect((await env.service.buy({ saleId: sale.id, userId, quantity: userId === 'a' ? 2 : 1 })).ok).toBe(
@@ -35,7 +62,7 @@ describe('per-sale gauges on /metrics', () => {
     expect(await gauge(registry, 'lockstock_sale_oldest_unrecorded_seconds', sale.id)).toBeGreaterThan(0.2);
     expect(await gauge(registry, 'lockstock_sale_transfers_in_flight', sale.id)).toBe(0);
     expect(await gauge(registry, 'lockstock_sale_dead_letters', sale.id)).toBe(0);
-    const text = await registry.metrics();
+    const text = await scrape(registry, registered.at(-1)!);
     expect(text).toMatch(/^lockstock_sale_metrics_up 1$/m);
     expect(text).toMatch(/^lockstock_dependency_up\{dependency="redis"\} 1$/m);
     expect(text).toMatch(/^lockstock_dependency_up\{dependency="database"\} 1$/m);
@@ -54,7 +81,7 @@ describe('per-sale gauges on /metrics', () => {
 
   it("drop a sale's series once it has ended with nothing left to record", async () => {
     const registry = new Registry();
-    registerSaleGauges(registry, { redis: env.redis, db: env.db });
+    register(registry, { redis: env.redis, db: env.db });
     const sale = await env.service.createSale({
       name: 'ends',
       stock: 5,
@@ -66,7 +93,7 @@ describe('per-sale gauges on /metrics', () => {
       async () => (await gauge(registry, 'lockstock_sale_units_left', sale.id)) === undefined,
       10_000,
     );
-    expect(await registry.metrics()).not.toContain(`sale="${sale.id}"`);
+    expect(await scrape(registry, registered.at(-1)!)).not.toContain(`sale="${sale.id}"`);
   });
 
   it("sum a split sale's parts, with the units its transfers carry", async () => {
@@ -97,17 +124,42 @@ describe('per-sale gauges on /metrics', () => {
     redis.on('error', () => undefined); // refused connections once the server is stopped
     try {
       const registry = new Registry();
-      registerSaleGauges(registry, { redis, db: env.db, timeoutMs: 500 });
-      expect(await registry.metrics()).toMatch(/^lockstock_sale_metrics_up 1$/m);
+      const gauges = register(registry, { redis, db: env.db, timeoutMs: 500 });
+      expect(await scrape(registry, gauges)).toMatch(/^lockstock_sale_metrics_up 1$/m);
       await server.stop();
       const started = Date.now();
-      const text = await registry.metrics();
+      const text = await scrape(registry, gauges);
       expect(Date.now() - started).toBeLessThan(2_000);
+
       expect(text).toMatch(/^lockstock_sale_metrics_up 0$/m);
       expect(text).toMatch(/^lockstock_dependency_up\{dependency="redis"\} 0$/m);
       expect(text).toMatch(/^lockstock_dependency_up\{dependency="database"\} 1$/m);
       expect(text).not.toMatch(/^lockstock_sale_units_left\{/m);
     } finally {
+      redis.disconnect();
+      await server.stop();
+    }
+  });
+
+  it('answer a scrape from memory while Redis hangs: the scrape is back before the hung reading', async () => {
+    const server = await RedisServer.start();
+    const redis = new Redis(server.url);
+    redis.on('error', () => undefined);
+    try {
+      const registry = new Registry();
+      const gauges = register(registry, { redis, db: env.db, timeoutMs: 1_000 });
+      expect(await scrape(registry, gauges)).toMatch(/^lockstock_dependency_up\{dependency="redis"\} 1$/m);
+      server.signal('SIGSTOP');
+      let readingDone = false;
+      const reading = gauges.fresh().then(() => (readingDone = true));
+      // A reading against the frozen server waits for its 1 s bound; the scrape does not wait for it.
+      const text = await registry.metrics();
+      expect(readingDone).toBe(false);
+      expect(text).toMatch(/^lockstock_sale_metrics_age_seconds \d/m);
+      await reading;
+      expect(await registry.metrics()).toMatch(/^lockstock_dependency_up\{dependency="redis"\} 0$/m);
+    } finally {
+      server.signal('SIGCONT');
       redis.disconnect();
       await server.stop();
     }

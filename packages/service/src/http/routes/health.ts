@@ -82,8 +82,10 @@ export const healthRoutes: FastifyPluginAsyncTypebox<HealthOptions> = async (app
   app.get(
     '/healthz',
     {
-      // Probes must reach the check itself: not rate limited (the limiter needs Redis, too).
+      // Probes must reach the check itself: not rate limited (the limiter needs Redis, too); one a
+      // second per prober, not logged.
       config: { rateLimit: false },
+      logLevel: 'silent',
       schema: {
         summary: 'What is degraded: redis, database, pipeline (200 ok or degraded; 503 when Redis is down)',
         response: { 200: HealthBody, 503: HealthUnavailableBody },
@@ -104,7 +106,12 @@ export const healthRoutes: FastifyPluginAsyncTypebox<HealthOptions> = async (app
 
   app.get(
     '/metrics',
-    { config: { rateLimit: false }, schema: { summary: 'Prometheus metrics (text format)' } },
+    {
+      config: { rateLimit: false },
+      // A scrape a second per Prometheus: not logged (nor traced: http/tracing.ts).
+      logLevel: 'silent',
+      schema: { summary: 'Prometheus metrics (text format)' },
+    },
     async (_request, reply) => {
       return reply.type(registry.contentType).send(await registry.metrics());
     },

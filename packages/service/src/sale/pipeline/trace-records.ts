@@ -28,6 +28,7 @@ export function traceRecorded(
         attributes: {
           'messaging.system': 'redis',
           'messaging.operation.type': 'process',
+          'messaging.operation.name': 'record',
           'messaging.destination.name': read.stream,
           'messaging.message.id': read.id,
           'messaging.batch.message_count': batchSize,
