@@ -221,8 +221,11 @@ export async function startRuntime(options: RuntimeOptions, resources: Resources
     options.metricsRegistry ?? (thread ? new ThreadedRegistry(() => thread.metrics()) : undefined),
   );
   const ids = new SnowflakeIdGenerator(redis, {
+    // Lost because Redis is down: part of that outage's one line, not one line per renewal.
     onLeaseLost: (error) =>
-      logger.error({ err: error }, 'snowflake worker id lease lost; orders pause until re-leased'),
+      dependencies
+        .quiet(logger)
+        .error({ err: error }, 'snowflake worker id lease lost; orders pause until re-leased'),
   });
   if (sells) {
     // Redis may be gone already at shutdown; the worker id lease then simply expires.

@@ -124,12 +124,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     if (text === '') done(null, undefined);
     else void parseJson(request, text, done);
   });
-  app.setErrorHandler(
-    createErrorHandler(
-      deps.metrics.registry,
-      deps.dependencies ?? new DependencyLog(deps.logger ?? silentLogger),
-    ),
-  );
+  const dependencies = deps.dependencies ?? new DependencyLog(deps.logger ?? silentLogger);
+  app.setErrorHandler(createErrorHandler(deps.metrics.registry, dependencies));
   app.addHook('preClose', async () => {
     closing = true;
   });
@@ -214,7 +210,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
         return { ...sale, ...(raffle ? { raffle } : {}), ...(roomStats ? { room: roomStats } : {}) };
       });
     },
-    ...(deps.logger ? { logger: deps.logger } : {}),
+    // Its ticks fail every second while Redis is down: that outage is one line (dependency-log.ts).
+    ...(deps.logger ? { logger: dependencies.quiet(deps.logger) } : {}),
   });
   await app.register(dashboardRoutes, {
     feed,
