@@ -79,7 +79,7 @@ interface Dashboard {
 describe('Prometheus scraping serve, with the rules and the dashboard operators import', () => {
   it('accepts the alert rules (promtool check rules, promtool test rules)', async () => {
     const checked = await promtool(['check', 'rules', 'alerts.yml'], { cwd: docs });
-    expect(checked.output).toMatch(/SUCCESS: 8 rules found/);
+    expect(checked.output).toMatch(/SUCCESS: 13 rules found/);
     expect(checked.code).toBe(0);
     const tested = await promtool(['test', 'rules', 'alerts.test.yml'], { cwd: docs });
     expect(tested.output).toMatch(/SUCCESS/);
@@ -171,7 +171,7 @@ describe('Prometheus scraping serve, with the rules and the dashboard operators 
       groups: Array<{ rules: Array<{ name: string; health: string; lastError?: string }> }>;
     }>('/api/v1/rules');
     const rules = groups.flatMap((group) => group.rules);
-    expect(rules).toHaveLength(8);
+    expect(rules).toHaveLength(13);
     await until('every rule evaluated', async () => {
       const data = await prometheus.api<{ groups: Array<{ rules: Array<{ health: string }> }> }>(
         '/api/v1/rules',
