@@ -3,7 +3,9 @@ import type { CheckedSession } from './session-checks.js';
 
 /** The events a pinned session listens to on its connection: the socket's end and its errors. */
 export interface ConnectionEvents {
+  /** Listens for the connection failing (`error`) or closing (`end`): the session's holds are lost. */
   on(event: 'error' | 'end', listener: (error?: Error) => void): unknown;
+  /** Stops listening (the session was given back to the pool). */
   off(event: 'error' | 'end', listener: (error?: Error) => void): unknown;
 }
 
