@@ -18,6 +18,8 @@ const CONFIGURATION = new Set([
   'LOCKSTOCK_DEMO',
   'LOCKSTOCK_DURABILITY',
   'LOCKSTOCK_JWT_SECRET',
+  'LOCKSTOCK_METRICS_HOST',
+  'LOCKSTOCK_METRICS_PORT',
   'LOCKSTOCK_PROCESSES',
   'LOCKSTOCK_RATE_LIMIT_PER_IP',
   'LOCKSTOCK_RATE_LIMIT_PER_USER',
@@ -26,6 +28,8 @@ const CONFIGURATION = new Set([
   'LOCKSTOCK_SERVE_EMBEDDED_RECORD',
   'LOCKSTOCK_SERVE_REDIS_URL',
   'LOCKSTOCK_SERVE_ROLE',
+  // Set by a process for the threads and processes it starts (cli/tracing.ts): one instance id.
+  'LOCKSTOCK_SERVICE_INSTANCE_ID',
 ]);
 
 function sources(dir: string): string[] {
