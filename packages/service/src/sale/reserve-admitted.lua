@@ -22,17 +22,14 @@
            replaced), -10 it is not valid yet, -11 it lapsed, -12 the room is not in Redis.
 ]]
 -- @include reserve-core.lua
+-- @include idempotency.lua
 -- @include room/lua/admission.lua
 local idem = nil
 if ARGV[5] ~= '' then
   idem = ARGV[5]
-  local previous = redis.call('get', KEYS[7])
+  local previous = previousOrder(KEYS[7], ARGV[2])
   if previous then
-    local order_id, quantity = string.match(previous, '^(%d+):(%d+)$')
-    if quantity ~= ARGV[2] then
-      return -6
-    end
-    return order_id
+    return previous
   end
 end
 local refusal = admissionRefusal(KEYS[8], KEYS[9], KEYS[10], ARGV[1], ARGV[6])

@@ -14,13 +14,10 @@
            quantity, and -6 for a repeated key with a different quantity.
 ]]
 -- @include ../../reserve-core.lua
-local previous = redis.call('get', KEYS[7])
+-- @include ../../idempotency.lua
+local previous = previousOrder(KEYS[7], ARGV[2])
 if previous then
-  local order_id, quantity = string.match(previous, '^(%d+):(%d+)$')
-  if quantity ~= ARGV[2] then
-    return -6
-  end
-  return order_id
+  return previous
 end
 local result = reserve(KEYS[1], KEYS[2], KEYS[3], KEYS[6], KEYS[4], KEYS[5], ARGV[1], ARGV[2], ARGV[3], ARGV[5], ARGV[6])
 if result == 1 then
