@@ -11,6 +11,12 @@ import cluster from 'node:cluster';
 
 /** Longest we wait for resources to close before exiting anyway. */
 const CLOSE_TIMEOUT_MS = 15_000;
+/**
+ * Longest one resource may take to close before the next is closed anyway. A close stuck on a
+ * dependency that is down (a rebuild still retrying a Redis Cluster that lost a master, a pipeline
+ * waiting on a reply that never comes) must not keep the connections opened before it from closing.
+ */
+const CLOSE_ONE_TIMEOUT_MS = 5_000;
 
 interface Entry {
   readonly what: string;
@@ -21,7 +27,10 @@ export class Resources {
   private readonly entries: Entry[] = [];
   private closing: Promise<boolean> | undefined;
 
-  constructor(private readonly report: (what: string, error: unknown) => void = reportCloseError) {}
+  constructor(
+    private readonly report: (what: string, error: unknown) => void = reportCloseError,
+    private readonly closeOneTimeoutMs = CLOSE_ONE_TIMEOUT_MS,
+  ) {}
 
   /**
    * Registers something to close. If the command is already closing (a signal arrived while this
@@ -45,12 +54,21 @@ export class Resources {
   }
 
   private async closeOne(entry: Entry): Promise<boolean> {
+    let timer: NodeJS.Timeout | undefined;
+    const outOfTime = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () => reject(new Error(`still closing after ${this.closeOneTimeoutMs} ms; going on without it`)),
+        this.closeOneTimeoutMs,
+      );
+    });
     try {
-      await entry.close();
+      await Promise.race([Promise.resolve().then(entry.close), outOfTime]);
       return true;
     } catch (error) {
       this.report(entry.what, error);
       return false;
+    } finally {
+      clearTimeout(timer);
     }
   }
 }

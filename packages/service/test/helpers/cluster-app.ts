@@ -55,10 +55,11 @@ export function useClusterApp(secret: string, clusterOptions: RedisClusterOption
     ).id;
   }, 120_000);
 
+  // Each resource has 5 s to close (Resources), so this bound is reached only by the servers' stop.
   afterAll(async () => {
     await resources.closeAll();
     await Promise.all([state.cluster?.stop(), state.postgres?.stop()]);
-  });
+  }, 180_000);
 
   /** One purchase by a new buyer. */
   const buy = () =>
