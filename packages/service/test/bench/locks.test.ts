@@ -7,6 +7,7 @@ import { summarize } from '../../src/bench/locks/contended.js';
 import { planSubjects } from '../../src/bench/locks/scenarios.js';
 import type { LockBenchResult } from '../../src/bench/locks/run.js';
 import { runCli } from '../helpers/cli.js';
+import { longTier } from '../helpers/tier.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'lockstock-bench-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -33,88 +34,112 @@ const row = (r: LockBenchResult) =>
   `${r.scenario} ${r.kind}/${r.topology} ${r.library}${r.instrumentation ? ` ${r.instrumentation}` : ''}`;
 
 describe('bench locks end to end (figures are not checked, only what was measured and found)', () => {
-  it('every scenario and kind of lockstock against redis-semaphore and the floor, on every topology', async () => {
-    // No warm-up round here: the rows' figures are not checked, and it took half the time.
-    const results = await benchLocks(['--libraries', 'lockstock,redis-semaphore,floor', '--no-warmup']);
+  it('the quick row: the mutex uncontended and contended on one Redis, against redis-semaphore and the floor', async () => {
+    const results = await benchLocks([
+      ...['--libraries', 'lockstock,redis-semaphore,floor', '--no-warmup'],
+      ...['--scenarios', 'uncontended,contended', '--kinds', 'mutex', '--topologies', 'single'],
+    ]);
     expect(results.map(row)).toEqual([
       'uncontended mutex/single lockstock',
       'uncontended mutex/single redis-semaphore',
       'uncontended mutex/single floor',
-      'uncontended fair/single lockstock',
-      'uncontended read-write/single lockstock',
-      'uncontended semaphore/single lockstock',
-      'uncontended semaphore/single redis-semaphore',
-      'uncontended redlock/masters-5 lockstock',
-      'uncontended redlock/masters-5 redis-semaphore',
-      'uncontended redlock/masters-5 floor',
-      'uncontended mutex/cluster lockstock',
-      'uncontended mutex/cluster redis-semaphore',
-      'uncontended mutex/cluster floor',
-      'uncontended mutex/etcd lockstock',
-      'uncontended mutex/etcd floor',
-      'uncontended mutex/zookeeper lockstock',
-      'uncontended mutex/zookeeper floor',
-      'uncontended mutex/postgres lockstock',
-      'uncontended mutex/postgres floor',
-      'uncontended mutex/mysql lockstock',
-      'uncontended mutex/mysql floor',
       'contended mutex/single lockstock',
       'contended mutex/single redis-semaphore',
-      'contended fair/single lockstock',
-      'contended mutex/etcd lockstock',
-      'contended mutex/etcd floor',
-      'contended mutex/zookeeper lockstock',
-      'contended mutex/zookeeper floor',
-      'contended mutex/postgres lockstock',
-      'contended mutex/postgres floor',
-      'contended mutex/mysql lockstock',
-      'contended mutex/mysql floor',
-      'read-write read-write/single lockstock',
-      'read-write mutex/single redis-semaphore',
-      'semaphore semaphore/single lockstock',
-      'semaphore semaphore/single redis-semaphore',
-      'instrumentation mutex/single lockstock none',
-      'instrumentation mutex/single lockstock holders',
-      'instrumentation mutex/single lockstock channels',
-      'instrumentation mutex/single lockstock otel',
     ]);
     for (const r of results) {
       expect(r.violations, row(r)).toBe(0);
       expect(r.opsPerSec, row(r)).toBeGreaterThan(0);
-      expect(r.runs, row(r)).toBe(1);
-      // Compared with the peer that offers the counterpart (a mutex for fair and read-write); on
-      // etcd, ZooKeeper, PostgreSQL and MySQL no Redis library runs.
-      const onRedis = !['etcd', 'zookeeper', 'postgres', 'mysql'].includes(r.topology);
-      const compared = r.library === 'lockstock' && onRedis && r.scenario !== 'instrumentation';
-      expect(r.bestPeer, row(r)).toBe(compared ? 'redis-semaphore' : null);
-      expect(r.timesBestPeer !== null, row(r)).toBe(compared);
-      // The instrumentation rows against the row with no subscriber, of the same run.
-      const instrumented = r.scenario === 'instrumentation';
-      expect(r.timesUninstrumented !== null && r.timesUninstrumented > 0, row(r)).toBe(instrumented);
-      expect(r.cpuTimesUninstrumented !== null && r.cpuTimesUninstrumented > 0, row(r)).toBe(instrumented);
-      if (r.instrumentation === 'none') expect(r.timesUninstrumented).toBe(1);
-      // Against the raw commands of a pair on the same client, where pairs are measured, and under
-      // contention on the stores whose raw requests can wait without polling.
-      const floored = r.scenario === 'uncontended' || (r.scenario === 'contended' && !onRedis);
-      expect(r.timesFloor !== null && r.timesFloor > 0, row(r)).toBe(r.library === 'lockstock' && floored);
-      // The CPU a pair cost both sides: measured uncontended (on every topology), not under contention.
-      const uncontended = r.scenario === 'uncontended' || instrumented;
-      expect(r.clientCpuUsPerOp !== null && r.clientCpuUsPerOp > 0, row(r)).toBe(uncontended);
-      // PostgreSQL's backends and mariadbd are read in 10 ms ticks from /proc: a 150 ms row may cost
-      // them less.
-      const least = r.topology === 'postgres' || r.topology === 'mysql' ? 0 : Number.MIN_VALUE;
-      expect(r.redisCpuUsPerOp !== null && r.redisCpuUsPerOp >= least, row(r)).toBe(uncontended);
+      expect(r.bestPeer, row(r)).toBe(r.library === 'lockstock' ? 'redis-semaphore' : null);
     }
-    const contended = results.filter((r) => r.scenario === 'contended');
-    for (const r of contended) {
-      // A hand-off between loops was measured (none, and the percentile is NaN: null in the JSON).
-      expect(r.handoffOtherP99Ms !== null && r.maxWaitMs !== null, row(r)).toBe(true);
-    }
-    const readWrite = results.filter((r) => r.scenario === 'read-write');
-    expect(readWrite.every((r) => r.writerMaxWaitMs !== null && r.writesPerSec !== null)).toBe(true);
-    // 39 rows on seven topologies (a JVM, a Cluster, etcd, PostgreSQL and MariaDB started first): over a
-    // minute on a 2-core machine; with its warm-up round, 156 s at load average 16.
-  }, 420_000);
+  }, 240_000);
+
+  // The long tier (npm run test:long): 39 rows on seven topologies.
+  it.runIf(longTier)(
+    'every scenario and kind of lockstock against redis-semaphore and the floor, on every topology',
+    async () => {
+      // No warm-up round here: the rows' figures are not checked, and it took half the time.
+      const results = await benchLocks(['--libraries', 'lockstock,redis-semaphore,floor', '--no-warmup']);
+      expect(results.map(row)).toEqual([
+        'uncontended mutex/single lockstock',
+        'uncontended mutex/single redis-semaphore',
+        'uncontended mutex/single floor',
+        'uncontended fair/single lockstock',
+        'uncontended read-write/single lockstock',
+        'uncontended semaphore/single lockstock',
+        'uncontended semaphore/single redis-semaphore',
+        'uncontended redlock/masters-5 lockstock',
+        'uncontended redlock/masters-5 redis-semaphore',
+        'uncontended redlock/masters-5 floor',
+        'uncontended mutex/cluster lockstock',
+        'uncontended mutex/cluster redis-semaphore',
+        'uncontended mutex/cluster floor',
+        'uncontended mutex/etcd lockstock',
+        'uncontended mutex/etcd floor',
+        'uncontended mutex/zookeeper lockstock',
+        'uncontended mutex/zookeeper floor',
+        'uncontended mutex/postgres lockstock',
+        'uncontended mutex/postgres floor',
+        'uncontended mutex/mysql lockstock',
+        'uncontended mutex/mysql floor',
+        'contended mutex/single lockstock',
+        'contended mutex/single redis-semaphore',
+        'contended fair/single lockstock',
+        'contended mutex/etcd lockstock',
+        'contended mutex/etcd floor',
+        'contended mutex/zookeeper lockstock',
+        'contended mutex/zookeeper floor',
+        'contended mutex/postgres lockstock',
+        'contended mutex/postgres floor',
+        'contended mutex/mysql lockstock',
+        'contended mutex/mysql floor',
+        'read-write read-write/single lockstock',
+        'read-write mutex/single redis-semaphore',
+        'semaphore semaphore/single lockstock',
+        'semaphore semaphore/single redis-semaphore',
+        'instrumentation mutex/single lockstock none',
+        'instrumentation mutex/single lockstock holders',
+        'instrumentation mutex/single lockstock channels',
+        'instrumentation mutex/single lockstock otel',
+      ]);
+      for (const r of results) {
+        expect(r.violations, row(r)).toBe(0);
+        expect(r.opsPerSec, row(r)).toBeGreaterThan(0);
+        expect(r.runs, row(r)).toBe(1);
+        // Compared with the peer that offers the counterpart (a mutex for fair and read-write); on
+        // etcd, ZooKeeper, PostgreSQL and MySQL no Redis library runs.
+        const onRedis = !['etcd', 'zookeeper', 'postgres', 'mysql'].includes(r.topology);
+        const compared = r.library === 'lockstock' && onRedis && r.scenario !== 'instrumentation';
+        expect(r.bestPeer, row(r)).toBe(compared ? 'redis-semaphore' : null);
+        expect(r.timesBestPeer !== null, row(r)).toBe(compared);
+        // The instrumentation rows against the row with no subscriber, of the same run.
+        const instrumented = r.scenario === 'instrumentation';
+        expect(r.timesUninstrumented !== null && r.timesUninstrumented > 0, row(r)).toBe(instrumented);
+        expect(r.cpuTimesUninstrumented !== null && r.cpuTimesUninstrumented > 0, row(r)).toBe(instrumented);
+        if (r.instrumentation === 'none') expect(r.timesUninstrumented).toBe(1);
+        // Against the raw commands of a pair on the same client, where pairs are measured, and under
+        // contention on the stores whose raw requests can wait without polling.
+        const floored = r.scenario === 'uncontended' || (r.scenario === 'contended' && !onRedis);
+        expect(r.timesFloor !== null && r.timesFloor > 0, row(r)).toBe(r.library === 'lockstock' && floored);
+        // The CPU a pair cost both sides: measured uncontended (on every topology), not under contention.
+        const uncontended = r.scenario === 'uncontended' || instrumented;
+        expect(r.clientCpuUsPerOp !== null && r.clientCpuUsPerOp > 0, row(r)).toBe(uncontended);
+        // PostgreSQL's backends and mariadbd are read in 10 ms ticks from /proc: a 150 ms row may cost
+        // them less.
+        const least = r.topology === 'postgres' || r.topology === 'mysql' ? 0 : Number.MIN_VALUE;
+        expect(r.redisCpuUsPerOp !== null && r.redisCpuUsPerOp >= least, row(r)).toBe(uncontended);
+      }
+      const contended = results.filter((r) => r.scenario === 'contended');
+      for (const r of contended) {
+        // A hand-off between loops was measured (none, and the percentile is NaN: null in the JSON).
+        expect(r.handoffOtherP99Ms !== null && r.maxWaitMs !== null, row(r)).toBe(true);
+      }
+      const readWrite = results.filter((r) => r.scenario === 'read-write');
+      expect(readWrite.every((r) => r.writerMaxWaitMs !== null && r.writesPerSec !== null)).toBe(true);
+      // 39 rows on seven topologies (a JVM, a Cluster, etcd, PostgreSQL and MariaDB started first): over a
+      // minute on a 2-core machine; with its warm-up round, 156 s at load average 16.
+    },
+    420_000,
+  );
 
   it("instrumentation with --base: another checkout's build, no subscriber, is what the ratios are against", async () => {
     // This checkout stands in for the other one: what is checked is that the row is measured from
