@@ -1,6 +1,6 @@
-// Writes the README's "what holds under which fault" table from the fault suite's report:
+// Writes the sale's "what holds under which fault" table from the fault suite's report:
 // `npm run test:faults` writes docs/faults.json, `npm run faults:table` turns it into the table between
-// the `<!-- fault-table:begin -->` and `<!-- fault-table:end -->` markers of README.md. The lock
+// the `<!-- fault-table:begin -->` and `<!-- fault-table:end -->` markers of docs/failures.md. The lock
 // library's rows (the report's `locks`) go to packages/lockstock/README.md, and both to
 // docs/what-holds.md (scripts/lock-fault-table.mjs).
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -10,7 +10,7 @@ import { writeLockFaultTables } from './lock-fault-table.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const reportFile = process.argv[2] ?? `${root}docs/faults.json`;
-const readmeFile = `${root}README.md`;
+const readmeFile = `${root}docs/failures.md`;
 const BEGIN = '<!-- fault-table:begin -->';
 const END = '<!-- fault-table:end -->';
 
@@ -133,10 +133,10 @@ const table = [
 const readme = readFileSync(readmeFile, 'utf8');
 const start = readme.indexOf(BEGIN);
 const end = readme.indexOf(END);
-if (start < 0 || end < start) throw new Error(`README.md has no ${BEGIN} ... ${END} section`);
+if (start < 0 || end < start) throw new Error(`docs/failures.md has no ${BEGIN} ... ${END} section`);
 const updated = `${readme.slice(0, start + BEGIN.length)}\n\n${table}\n\n${readme.slice(end)}`;
 const options = { ...(await prettier.resolveConfig(readmeFile)), filepath: readmeFile };
 writeFileSync(readmeFile, await prettier.format(updated, options));
-process.stdout.write(`README.md: fault table from ${reportFile} (${rows.length} rows)\n`);
+process.stdout.write(`docs/failures.md: fault table from ${reportFile} (${rows.length} rows)\n`);
 for (const file of await writeLockFaultTables(report, root))
   process.stdout.write(`${file}: from ${reportFile}\n`);

@@ -351,7 +351,14 @@ describe.runIf(process.env.LOCKSTOCK_FRESH_CLONE === '1')('a fresh clone', () =>
       await sh('npm ci --prefer-offline --no-audit --no-fund', 600_000);
 
       // Every command of the READMEs' shell blocks, and what this test does with each.
-      const readmes = ['README.md', 'packages/lockstock/README.md', 'packages/servers/README.md'];
+      const readmes = [
+        'README.md',
+        'packages/lockstock/README.md',
+        'packages/servers/README.md',
+        ...readdirSync(join(clone, 'docs'))
+          .filter((name) => name.endsWith('.md'))
+          .map((name) => `docs/${name}`),
+      ];
       const printed = readmes.flatMap((readme) => shellCommands(readFileSync(join(clone, readme), 'utf8')));
       const port = await freePort();
       const admin = { token: '' };

@@ -14,7 +14,7 @@ import { ROWS, runRow, type RowRun } from './harness/rows.js';
  * row passes only if the checker reports what it must and nothing it may not (a row that must fail
  * fails the suite when the checker finds nothing). Each row's history is kept as JSON Lines; with
  * LOCKSTOCK_FAULTS_REPORT set, the reports are written there as JSON (scripts/fault-table.mjs turns
- * them into the README's table).
+ * them into docs/failures.md's table).
  */
 const SECRET = 'fault-suite-secret-0123456789';
 const historyDir = join(tmpdir(), `lockstock-faults-${new Date().toISOString().replace(/[:.]/g, '-')}`);
