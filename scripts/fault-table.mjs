@@ -1,7 +1,7 @@
 // Writes the sale's "what holds under which fault" table from the fault suite's report:
 // `npm run test:faults` writes docs/faults.json, `npm run faults:table` turns it into the table between
 // the `<!-- fault-table:begin -->` and `<!-- fault-table:end -->` markers of docs/failures.md. The lock
-// library's rows (the report's `locks`) go to packages/lockstock/README.md, and both to
+// library's rows (the report's `locks`) go to packages/lockstock/docs/safety.md, and both to
 // docs/what-holds.md (scripts/lock-fault-table.mjs).
 import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';

@@ -1,7 +1,7 @@
 // The lock library's half of `npm run faults:table` (scripts/fault-table.mjs calls it): from the
 // `locks` section of docs/faults.json (written by the lock fault rows, `npm run test:faults -w
 // lockstock`), the table between `<!-- lock-fault-table:begin -->` and `<!-- lock-fault-table:end -->`
-// in packages/lockstock/README.md; and from both sections, docs/what-holds.md — what holds under which
+// in packages/lockstock/docs/safety.md; and from both sections, docs/what-holds.md — what holds under which
 // fault, in plain words.
 import { readFileSync, writeFileSync } from 'node:fs';
 import * as prettier from 'prettier';
@@ -170,11 +170,11 @@ async function format(file, text) {
   writeFileSync(file, await prettier.format(text, options));
 }
 
-/** Writes the lock table into the lockstock README and docs/what-holds.md; says what it wrote. */
+/** Writes the lock table into the library's docs/safety.md and docs/what-holds.md; says what it wrote. */
 export async function writeLockFaultTables(report, root) {
   const written = [];
   if (report.locks) {
-    const readmeFile = `${root}packages/lockstock/README.md`;
+    const readmeFile = `${root}packages/lockstock/docs/safety.md`;
     const readme = readFileSync(readmeFile, 'utf8');
     const start = readme.indexOf(BEGIN);
     const end = readme.indexOf(END);
@@ -183,7 +183,7 @@ export async function writeLockFaultTables(report, root) {
       readmeFile,
       `${readme.slice(0, start + BEGIN.length)}\n\n${lockTable(report.locks)}\n\n${readme.slice(end)}`,
     );
-    written.push(`packages/lockstock/README.md (${report.locks.rows.length} lock rows)`);
+    written.push(`packages/lockstock/docs/safety.md (${report.locks.rows.length} lock rows)`);
   }
   await format(`${root}docs/what-holds.md`, whatHolds(report));
   written.push('docs/what-holds.md');

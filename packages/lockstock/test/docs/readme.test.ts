@@ -29,6 +29,9 @@ const READMES = [
   'packages/lockstock/docs/migration.md',
   'packages/lockstock/docs/backend.md',
   'packages/lockstock/docs/instrumentation.md',
+  'packages/lockstock/docs/kinds.md',
+  'packages/lockstock/docs/built-in-backends.md',
+  'packages/lockstock/docs/safety.md',
 ];
 const blocks: ReadmeBlock[] = READMES.flatMap((file) =>
   readmeBlocks(readFileSync(join(root, file), 'utf8'), file),

@@ -355,9 +355,11 @@ describe.runIf(process.env.LOCKSTOCK_FRESH_CLONE === '1')('a fresh clone', () =>
         'README.md',
         'packages/lockstock/README.md',
         'packages/servers/README.md',
-        ...readdirSync(join(clone, 'docs'))
-          .filter((name) => name.endsWith('.md'))
-          .map((name) => `docs/${name}`),
+        ...['docs', 'packages/lockstock/docs'].flatMap((dir) =>
+          readdirSync(join(clone, dir))
+            .filter((name) => name.endsWith('.md'))
+            .map((name) => `${dir}/${name}`),
+        ),
       ];
       const printed = readmes.flatMap((readme) => shellCommands(readFileSync(join(clone, readme), 'utf8')));
       const port = await freePort();
