@@ -72,6 +72,8 @@ export class SimBackend implements LockBackend {
     readonly mode: HoldMode,
     readonly network: () => Network,
     private readonly rng: Rng,
+    /** Mutex, reentrant, spin and semaphore resources take the core's hand-off offers (as Redis's). */
+    readonly handsOff = false,
   ) {
     this.session = store.newSession();
     this.capabilities = {
@@ -94,6 +96,11 @@ export class SimBackend implements LockBackend {
       this.scheduler.after(this.delay(), this.actor, () => resolve(unsubscribe)),
     );
   };
+
+  /** The store's fairness policy declines this hand-off (as Redis's 'yield' may): one in four. */
+  declinesHandOff(): boolean {
+    return this.rng.chance(0.25);
+  }
 
   /** One request to the store and its reply; `apply` runs at the store, atomically. */
   call<T>(apply: (session: number) => T, lossy = true): Promise<T> {

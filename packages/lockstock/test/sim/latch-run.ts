@@ -33,7 +33,7 @@ export class LatchScenario {
     private readonly clients: ReadonlyArray<LockClientBase<SimBackend>>,
     private readonly actors: readonly Actor[],
     private readonly rng: Rng,
-    private readonly problems: string[],
+    private readonly report: (sentence: string) => void,
   ) {}
 
   readonly proc = async (name: string, c: number, ops: number, quiet: boolean, prng: Rng): Promise<void> => {
@@ -80,19 +80,19 @@ export class LatchScenario {
   check(boundMs: number): void {
     const zeroAt = this.store.latchZeroAt;
     if (zeroAt === undefined) {
-      this.problems.push('latch: the count never reached zero');
+      this.report('latch: the count never reached zero');
       return;
     }
     for (const w of this.waits) {
-      if (w.returnedAt === undefined) this.problems.push(`latch: ${w.proc}'s wait never returned`);
+      if (w.returnedAt === undefined) this.report(`latch: ${w.proc}'s wait never returned`);
       else if (w.outcome === 'released' && w.returnedAt < zeroAt) {
-        this.problems.push(
+        this.report(
           `latch: ${w.proc}'s wait returned true at ${w.returnedAt} ms, before zero at ${zeroAt} ms`,
         );
       } else if (w.proc.startsWith('q') && w.outcome !== 'released') {
-        this.problems.push(`latch: quiet ${w.proc}'s wait ended ${w.outcome ?? 'never'}`);
+        this.report(`latch: quiet ${w.proc}'s wait ended ${w.outcome ?? 'never'}`);
       } else if (w.proc.startsWith('q') && w.returnedAt - Math.max(zeroAt, w.invokedAt) > boundMs) {
-        this.problems.push(
+        this.report(
           `latch: quiet ${w.proc} released ${Math.round(w.returnedAt - Math.max(zeroAt, w.invokedAt))} ms after zero`,
         );
       }

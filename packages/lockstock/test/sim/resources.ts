@@ -4,6 +4,7 @@ import {
   type AttemptRequest,
   type AttemptResult,
   type ExtendStatus,
+  type HandOffOffer,
   type LockHolder,
   type LockInfo,
   type LockResource,
@@ -27,7 +28,8 @@ const NOT_OWNER: ReleaseResult = { outcome: 'not_owner' };
 export abstract class SimResource implements LockResource {
   readonly waitKey: string;
   readonly wakeChannel: string | undefined;
-  readonly handsOff = false;
+  /** Whether a release takes the core's offer (HandOffOffer) and grants the next waiter itself. */
+  readonly handsOff: boolean;
 
   constructor(
     protected readonly backend: SimBackend,
@@ -35,9 +37,11 @@ export abstract class SimResource implements LockResource {
     protected readonly key: string,
     wakes: boolean,
     readonly leases: 'renewable' | 'none',
+    handsOff = false,
   ) {
     this.waitKey = key;
     this.wakeChannel = wakes ? `${key}:wake` : undefined;
+    this.handsOff = handsOff;
   }
 
   protected get store(): SimStore {
@@ -60,19 +64,50 @@ export abstract class SimResource implements LockResource {
     });
   }
 
-  release(owner: string): Promise<ReleaseResult> {
-    return this.backend.call(() => {
+  release(owner: string, offer?: HandOffOffer): Promise<ReleaseResult> {
+    return this.backend.call((session) => {
       const state = this.state;
       if (this.store.prune(state)) this.freed(state);
       const holds = this.holds(state);
+      const { mutations } = this.store;
       let hold = holds.get(owner);
-      if (!hold && this.store.mutations.releaseWithoutOwnerCheck) hold = holds.values().next().value;
+      const anyone = mutations.releaseWithoutOwnerCheck || (offer && mutations.handOffWithoutOwnerCheck);
+      if (!hold && anyone) hold = holds.values().next().value;
       if (!hold) return holds.size > 0 ? NOT_OWNER : EXPIRED;
       if (--hold.count > 0) return STILL_HELD;
       holds.delete(hold.owner);
+      const handedOffToken = offer ? this.handOff(state, offer, hold, session) : undefined;
+      if (handedOffToken !== undefined) return { outcome: 'released', handedOffToken };
       this.freed(state);
       return RELEASED;
     });
+  }
+
+  /**
+   * The hand-off (as Redis's release scripts with client turns): the released hold passes straight to
+   * the offered waiter of the releasing client, in the same step — unless the store's fairness policy
+   * declines (Redis's 'yield' once the local streak is over and another client waits): drawn from the
+   * client's seeded generator, so both paths run. Returns the new hold's token, or undefined.
+   */
+  private handOff(
+    state: LockState,
+    offer: HandOffOffer,
+    from: StoreHold,
+    session: number,
+  ): number | undefined {
+    const holds = this.holds(state);
+    if (!this.handsOff || holds.has(offer.owner) || !this.admits(state) || this.backend.declinesHandOff())
+      return undefined;
+    const token = this.store.mutations.handOffReusesToken ? from.token : this.store.nextToken(this.name);
+    holds.set(offer.owner, {
+      owner: offer.owner,
+      count: 1,
+      token,
+      until: this.store.leaseEnd(offer.leaseMs),
+      session,
+    });
+    this.store.granted(offer.owner, this.name);
+    return token;
   }
 
   extend(owner: string, leaseMs: number): Promise<ExtendStatus> {
@@ -168,7 +203,8 @@ export class SimExclusive extends SimResource {
     shape: { wakes: boolean; fair: boolean; reentrant: boolean },
     leases: 'renewable' | 'none',
   ) {
-    super(backend, name, key, shape.wakes, leases);
+    // A fair lock's waiters are in the store's order (server-order): the core offers no hand-off.
+    super(backend, name, key, shape.wakes, leases, backend.handsOff && !shape.fair);
     this.fair = shape.fair;
     this.reentrant = shape.reentrant;
     this.ordering = shape.fair ? 'server-order' : undefined;
@@ -291,7 +327,7 @@ export class SimSemaphore extends SimResource {
     private readonly permits: number,
     leases: 'renewable' | 'none',
   ) {
-    super(backend, name, key, true, leases);
+    super(backend, name, key, true, leases, backend.handsOff);
   }
 
   protected holds(state: LockState): Map<string, StoreHold> {
@@ -308,6 +344,9 @@ export class SimSemaphore extends SimResource {
 
   protected tryTake(state: LockState, { owner, leaseMs }: AttemptRequest, session: number): AttemptResult {
     state.permits ??= this.permits;
+    // One permit per owner (Redis's ZADD NX): an owner whose hand-off crossed its own attempt gets no
+    // second one, else the attempt's give-back would end the handed-off permit.
+    if (state.holders.has(owner)) return new Busy(undefined);
     if (state.holders.size >= this.limit(state)) return new Busy(this.store.remainingMs(state.holders));
     return this.grant(state.holders, owner, leaseMs, session, state.holders.size + 1 < this.limit(state));
   }

@@ -3,7 +3,9 @@ import { checkLockHistory, type HistoryEvent, type LockCheckReport } from '../..
 import { LockTimeoutError, type Lock, type LockHandle } from '../../src/index.js';
 import { QUIET, SimBackend, type HoldMode, type Network } from './backend.js';
 import type { Rng } from './random.js';
+import { checkerFindings, excerpt, type Finding, type SimCheck } from './checks.js';
 import { LatchScenario } from './latch-run.js';
+import { MultiScenario } from './multi-run.js';
 import { Recorder } from './recorder.js';
 import { Actor, Scheduler } from './scheduler.js';
 import { SimStore, type StoreMutations } from './store.js';
@@ -19,8 +21,19 @@ export const SIM_KINDS = [
   'counter-semaphore',
   'election',
   'latch',
+  'mutex-handoff',
+  'reentrant-handoff',
+  'semaphore-handoff',
+  'multi-lock',
 ] as const;
 export type SimKind = (typeof SIM_KINDS)[number];
+
+/** The kinds whose resources hand the lock to the releasing client's next waiter (as Redis's do). */
+const HAND_OFF: Partial<Record<SimKind, SimKind>> = {
+  'mutex-handoff': 'mutex',
+  'reentrant-handoff': 'reentrant',
+  'semaphore-handoff': 'semaphore',
+};
 
 export interface SimOptions {
   readonly kind: SimKind;
@@ -41,12 +54,12 @@ export interface SimResult {
   readonly safety: LockCheckReport;
   /** The checker's liveness (a grant within the bound) on the quiet phase after the faults. */
   readonly liveness: LockCheckReport;
-  /** Other failures: quiet-phase acquires that did not get the lock, a store left holding, a hang. */
-  readonly problems: string[];
+  /** Every failure, each a check's name and its sentence with the history excerpt (checks.ts). */
+  readonly findings: Finding[];
   readonly virtualMs: number;
   readonly tasks: number;
-  /** Which checks failed ('exclusion', 'tokens', 'ownership', 'fifo', 'liveness', 'problems'). */
-  readonly failed: string[];
+  /** Which checks failed, each once, in the order found (see SIM_CHECKS). */
+  readonly failed: SimCheck[];
 }
 
 const LOCK = 'sim-lock';
@@ -69,11 +82,14 @@ interface Target {
  * of `kind` over the simulated backend, then the checker over what happened. Same seed, same history.
  */
 export async function runSchedule({
-  kind,
+  kind: named,
   seed,
   mutations = {},
   reorder = false,
 }: SimOptions): Promise<SimResult> {
+  // A hand-off kind is its base kind on resources that hand off: same schedule shape, same oracle.
+  const kind = HAND_OFF[named] ?? named;
+  const handsOff = kind !== named;
   const scheduler = new Scheduler(seed);
   const rng = scheduler.rng;
   const recorder = new Recorder(scheduler);
@@ -111,7 +127,16 @@ export async function runSchedule({
     clients.push(
       new LockClientBase(
         (host) => {
-          const backend = new SimBackend(host, store, scheduler, actor, mode, () => network, backendRng);
+          const backend = new SimBackend(
+            host,
+            store,
+            scheduler,
+            actor,
+            mode,
+            () => network,
+            backendRng,
+            handsOff,
+          );
           backends.push(backend);
           return backend;
         },
@@ -140,8 +165,7 @@ export async function runSchedule({
         return [{ lock: client.semaphore(LOCK, { permits }), mode: 'p', permits, reentrant: false }];
       case 'counter-semaphore':
         return [{ lock: client.counterSemaphore(LOCK, { permits }), mode: 'p', permits, reentrant: false }];
-      case 'election':
-      case 'latch': {
+      default: {
         // The generic client's election over the backend's mutex: a campaign is an acquire whose
         // term wraps the hold (its token, signal and lease are the hold's).
         const election = client.election(LOCK);
@@ -189,7 +213,8 @@ export async function runSchedule({
           ...fields,
           owner,
         });
-        if (quiet) problems.push(`quiet phase: ${name} did not get the lock: ${String(error)}`);
+        if (quiet)
+          fail('progress', `progress: quiet ${name} (${owner}) did not get ${LOCK}: ${String(error)}`);
         continue;
       }
       const hold = recorder.held(name, LOCK, actor, handle);
@@ -230,8 +255,10 @@ export async function runSchedule({
     }
   };
 
-  const problems: string[] = [];
-  const latch = new LatchScenario(scheduler, store, recorder, clients, actors, rng, problems);
+  const findings: Finding[] = [];
+  const fail = (check: SimCheck, sentence: string) => void findings.push({ check, sentence });
+  const latch = new LatchScenario(scheduler, store, recorder, clients, actors, rng, (s) => fail('latch', s));
+  const multi = new MultiScenario(scheduler, recorder, clients, actors, mode, fail);
   const start = (names: string, quiet: boolean) => {
     for (let c = 0; c < clientCount; c++) {
       const procs = quiet ? 1 : rng.int(1, 3);
@@ -240,13 +267,13 @@ export async function runSchedule({
         const ops = quiet ? 2 : rng.int(3, 8);
         const prng = rng.fork();
         running++;
-        const run = kind === 'latch' ? latch.proc : proc;
+        const run = kind === 'latch' ? latch.proc : kind === 'multi-lock' ? multi.proc : proc;
         scheduler.as(actors[c], () => {
           run(name, c, ops, quiet, prng).then(
             () => running--,
             (error: unknown) => {
               running--;
-              problems.push(`${name} threw: ${String(error)}`);
+              fail('crash', `crash: ${name} threw ${String(error)}`);
             },
           );
         });
@@ -274,20 +301,36 @@ export async function runSchedule({
     start('p', false);
     const phase1 = await scheduler.run(() => running === 0, 120_000);
     if (phase1 !== 'done')
-      problems.push(`the faulty phase did not finish (${phase1}) at ${scheduler.now} ms`);
+      fail('hang', `hang: the faulty phase did not finish (${phase1}) at ${scheduler.now} ms`);
     // The faults stop: no pause, no loss; every lease left by a lost reply runs out first.
     network = QUIET;
     for (const actor of actors) actor.pausedUntil = 0;
     const settleUntil = scheduler.now + QUEUE_TTL_MS + 500;
     await scheduler.run(() => false, settleUntil);
     const leftover = store.held();
-    if (leftover.length > 0)
-      problems.push(`the store still holds ${JSON.stringify(leftover)} after every process ended`);
+    if (leftover.length > 0) {
+      const [from, to] = [
+        BigInt(Math.round((scheduler.now - 5_000) * 1e6)),
+        BigInt(Math.round(scheduler.now * 1e6)),
+      ];
+      fail(
+        'leak',
+        `leak: the store still holds ${leftover.map((h) => `${h.key} for ${h.owner}`).join(', ')} ` +
+          `${Math.round(scheduler.now - settleUntil + QUEUE_TTL_MS + 500)} ms after every process ended` +
+          excerpt(
+            recorder.events,
+            leftover.map((h) => h.owner),
+            from,
+            to,
+          ),
+      );
+    }
     const quietFrom = recorder.events.length;
     const quietAt = scheduler.now;
     start('q', true);
     const phase2 = await scheduler.run(() => running === 0, quietAt + 60_000);
-    if (phase2 !== 'done') problems.push(`the quiet phase did not finish (${phase2}) at ${scheduler.now} ms`);
+    if (phase2 !== 'done')
+      fail('hang', `hang: the quiet phase did not finish (${phase2}) at ${scheduler.now} ms`);
     for (const client of clients) scheduler.as(undefined, () => void client.close());
     await scheduler.run(() => false, scheduler.now + 10);
     if (kind === 'latch') latch.check(GRANT_WITHIN_MS);
@@ -295,22 +338,17 @@ export async function runSchedule({
     const fair = kind === 'fair';
     const safety = checkLockHistory(history, { fair });
     const liveness = checkLockHistory(history.slice(quietFrom), { grantWithinNs: GRANT_WITHIN_MS * 1e6 });
-    const failed = [
-      ...(['exclusion', 'tokens', 'ownership', 'fifo'] as const).filter(
-        (check) => !safety.checks[check].valid,
-      ),
-      ...(liveness.checks.liveness.valid ? [] : ['liveness']),
-      ...(problems.length > 0 ? ['problems'] : []),
-    ];
+    findings.unshift(...checkerFindings(history, safety, liveness));
+    const failed = [...new Set(findings.map((f) => f.check))];
     return {
-      kind,
+      kind: named,
       seed,
       mode,
       reorder,
       history,
       safety,
       liveness,
-      problems,
+      findings,
       virtualMs: Math.round(scheduler.now),
       tasks: scheduler.steps,
       failed,
@@ -320,19 +358,11 @@ export async function runSchedule({
   }
 }
 
-/** A failed schedule, as a line to replay it by: kind, seed, mode, what failed. */
+/** A failed schedule: the line to replay it by, then each finding's sentence and excerpt. */
 export function describeFailure(result: SimResult): string {
-  const details = [
-    ...result.problems,
-    ...Object.entries(result.safety.checks)
-      .filter(([, check]) => !check.valid)
-      .map(
-        ([name, check]) =>
-          `${name}: ${JSON.stringify((check as unknown as { violations: unknown[] }).violations.slice(0, 2))}`,
-      ),
-    ...(result.liveness.checks.liveness.valid
-      ? []
-      : [`liveness: ${JSON.stringify(result.liveness.checks.liveness.violations.slice(0, 2))}`]),
-  ];
-  return `kind=${result.kind} seed=${result.seed} mode=${result.mode} failed=${result.failed.join(',')} — replay: npm run sim -w lockstock -- --kind ${result.kind} --seed ${result.seed}${result.reorder ? ' --reorder' : ''}\n  ${details.join('\n  ')}`;
+  return (
+    `kind=${result.kind} seed=${result.seed} mode=${result.mode} failed=${result.failed.join(',')} — replay: ` +
+    `npm run sim -w lockstock -- --kind ${result.kind} --seed ${result.seed}${result.reorder ? ' --reorder' : ''}` +
+    result.findings.map((f) => `\n  ${f.sentence}`).join('')
+  );
 }

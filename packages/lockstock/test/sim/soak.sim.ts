@@ -19,12 +19,10 @@ if (env.SIM_MUTATIONS === '1') {
     const lines: string[] = [];
     for (const mutation of MUTATIONS) {
       const started = Date.now();
-      const { caughtAt, result } = await hunt(mutation, seeds);
+      const { caught, failedAt, verdict } = await hunt(mutation, seeds);
       lines.push(
-        `${mutation.name} (${mutation.kind}): ${
-          caughtAt === undefined
-            ? `NOT caught in ${seeds} seeds`
-            : `caught at seed ${caughtAt} by ${result!.failed.join(', ')}`
+        `${mutation.name} (${mutation.kind}${mutation.core ? ', core' : ''}): ${
+          caught ? `caught by '${mutation.catches}' at seed ${failedAt}` : `NOT caught: ${verdict}`
         } (${Date.now() - started} ms)`,
       );
     }

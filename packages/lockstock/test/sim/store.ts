@@ -21,6 +21,12 @@ export interface StoreMutations {
   readonly latchOffByOne?: boolean;
   /** Re-entry adds a hold but leaves the lease as it was (the core trusts a fresh one). */
   readonly reentryKeepsLease?: boolean;
+  /** A release with a hand-off offer hands the lock on whoever holds it (the owner check skipped there). */
+  readonly handOffWithoutOwnerCheck?: boolean;
+  /** A hand-off gives the waiter the releaser's fencing token instead of a new one. */
+  readonly handOffReusesToken?: boolean;
+  /** No wake-up is ever published: a freed lock waits for its waiters' own retries. */
+  readonly silentRelease?: boolean;
 }
 
 /** One hold in the store. */
@@ -155,7 +161,7 @@ export class SimStore {
   }
 
   publish(channel: string | undefined, wake: Wake): void {
-    if (channel === undefined) return;
+    if (channel === undefined || this.mutations.silentRelease) return;
     for (const listener of this.subscribers.get(channel) ?? []) listener(wake);
   }
 
