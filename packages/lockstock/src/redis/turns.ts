@@ -1,6 +1,6 @@
-import { performance } from 'node:perf_hooks';
 import { type SubscribeWakes, type Wake } from '../backend/index.js';
 import type { SharedSubscriber } from './subscriber.js';
+import { clearTimer, clockNow, setTimer } from '../support/timer.js';
 
 /**
  * The Redis adapter's turn protocol between clients (client-turns.lua), kept out of the core, which
@@ -37,7 +37,7 @@ export class ClientTurns {
    * once the current streak of local hand-offs is older than the window (the streak then restarts).
    */
   offerMode(key: string): 'handoff' | 'yield' {
-    const now = performance.now();
+    const now = clockNow();
     const startedAt = this.streaks.get(key);
     if (startedAt === undefined) this.streaks.set(key, now);
     else if (now - startedAt >= this.localHandoffWindowMs) {
@@ -55,7 +55,7 @@ export class ClientTurns {
   /** A waiter's try on the lock whose wake-ups come on `channel` is starting (see `p:` above). */
   attempted(channel: string): void {
     const subscription = this.subscriptions.get(channel);
-    if (subscription) subscription.lastAttemptAt = performance.now();
+    if (subscription) subscription.lastAttemptAt = clockNow();
   }
 
   /** The backend's `subscribe`: decodes each message on `subscriber` (see the class comment). */
@@ -64,8 +64,8 @@ export class ClientTurns {
       const subscription: TurnSubscription = { deferred: undefined, recheck: undefined, lastAttemptAt: 0 };
       this.subscriptions.set(channel, subscription);
       const forget = () => {
-        clearTimeout(subscription.deferred);
-        clearTimeout(subscription.recheck?.timer);
+        clearTimer(subscription.deferred);
+        clearTimer(subscription.recheck?.timer);
         subscription.deferred = subscription.recheck = undefined;
         if (this.subscriptions.get(channel) === subscription) this.subscriptions.delete(channel);
       };
@@ -94,14 +94,14 @@ export class ClientTurns {
     if (other && message.startsWith('t:')) {
       // Reserved for another client: wake the head when the window ends. Never extended by the next
       // turn's message: a turn that was not taken must not keep this client waiting window after window.
-      subscription.deferred ??= setTimeout(() => {
+      subscription.deferred ??= setTimer(() => {
         subscription.deferred = undefined;
         onWake(ANY);
-      }, this.turnWindowMs).unref();
+      }, this.turnWindowMs)?.unref();
       return;
     }
     // Any other wake-up lets the head try now: a pending hold-back is over.
-    clearTimeout(subscription.deferred);
+    clearTimer(subscription.deferred);
     subscription.deferred = undefined;
     onWake(message.startsWith('o:') ? { to: 'owner', owner: message.slice(2) } : ANY);
   }
@@ -112,14 +112,14 @@ export class ClientTurns {
    * flight would delay a local hand-off to that waiter).
    */
   private recheckLater(subscription: TurnSubscription, onWake: (wake: Wake) => void): void {
-    const armedAt = performance.now();
+    const armedAt = clockNow();
     const at = armedAt + this.turnWindowMs;
     if (subscription.recheck && subscription.recheck.at <= at) return;
-    clearTimeout(subscription.recheck?.timer);
-    const timer = setTimeout(() => {
+    clearTimer(subscription.recheck?.timer);
+    const timer = setTimer(() => {
       subscription.recheck = undefined;
       if (subscription.lastAttemptAt < armedAt) onWake(ANY);
-    }, this.turnWindowMs).unref();
+    }, this.turnWindowMs)?.unref();
     subscription.recheck = { timer, at };
   }
 }
@@ -128,7 +128,7 @@ interface TurnSubscription {
   /** A `t:` hold-back: wakes the head when the turn window ends. */
   deferred: NodeJS.Timeout | undefined;
   /** A `p:` recheck: the head tries when it fires, unless a waiter tried since it was armed. */
-  recheck: { timer: NodeJS.Timeout; at: number } | undefined;
+  recheck: { timer: NodeJS.Timeout | undefined; at: number } | undefined;
   /** When a waiter of this channel's lock last started a try (monotonic ms). */
   lastAttemptAt: number;
 }

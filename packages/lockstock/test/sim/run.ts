@@ -1,4 +1,4 @@
-import { LockClientBase } from '../../src/backend/index.js';
+import { LockClientBase, type LockBackend } from '../../src/backend/index.js';
 import { checkLockHistory, type HistoryEvent, type LockCheckReport } from '../../src/checker/index.js';
 import { LockTimeoutError, type Lock, type LockHandle } from '../../src/index.js';
 import { QUIET, SimBackend, type HoldMode, type Network } from './backend.js';
@@ -41,6 +41,23 @@ export interface SimOptions {
   readonly mutations?: StoreMutations;
   /** Let one client's requests overtake each other (see Network.reorders). */
   readonly reorder?: boolean;
+  /** Another store and backend than SimStore/SimBackend (the real Redis adapter: redis/world.ts). */
+  readonly world?: (sim: { scheduler: Scheduler; recorder: Recorder }) => SimWorld;
+}
+
+/** A store and the lock clients over it, in place of SimStore and SimBackend (lease mode only). */
+export interface SimWorld {
+  client(
+    actor: Actor,
+    rng: Rng,
+    network: () => Network,
+    watchdogTimeoutMs: number,
+  ): LockClientBase<LockBackend>;
+  /**
+   * What the store still holds (it must hold nothing once every process ended and leases ran out);
+   * `owner` as far as the store tells it (the excerpt shows that process's history).
+   */
+  held(): Array<{ key: string; owner: string }>;
 }
 
 /** One schedule's outcome: what the checker said, and anything else that went wrong. */
@@ -86,6 +103,7 @@ export async function runSchedule({
   seed,
   mutations = {},
   reorder = false,
+  world: makeWorld,
 }: SimOptions): Promise<SimResult> {
   // A hand-off kind is its base kind on resources that hand off: same schedule shape, same oracle.
   const kind = HAND_OFF[named] ?? named;
@@ -93,7 +111,8 @@ export async function runSchedule({
   const scheduler = new Scheduler(seed);
   const rng = scheduler.rng;
   const recorder = new Recorder(scheduler);
-  const mode: HoldMode = rng.chance(0.5) ? 'lease' : 'session';
+  const world = makeWorld?.({ scheduler, recorder });
+  const mode: HoldMode = rng.chance(0.5) || world ? 'lease' : 'session';
   const store = new SimStore(
     () => scheduler.now,
     mutations,
@@ -125,23 +144,25 @@ export async function runSchedule({
     const backendRng = rng.fork();
     actors.push(actor);
     clients.push(
-      new LockClientBase(
-        (host) => {
-          const backend = new SimBackend(
-            host,
-            store,
-            scheduler,
-            actor,
-            mode,
-            () => network,
-            backendRng,
-            handsOff,
-          );
-          backends.push(backend);
-          return backend;
-        },
-        { watchdogTimeoutMs: WATCHDOG_MS },
-      ),
+      (world?.client(actor, backendRng, () => network, WATCHDOG_MS) as
+        LockClientBase<SimBackend> | undefined) ??
+        new LockClientBase(
+          (host) => {
+            const backend = new SimBackend(
+              host,
+              store,
+              scheduler,
+              actor,
+              mode,
+              () => network,
+              backendRng,
+              handsOff,
+            );
+            backends.push(backend);
+            return backend;
+          },
+          { watchdogTimeoutMs: WATCHDOG_MS },
+        ),
     );
   }
   const targetsOf = (client: LockClientBase<SimBackend>): Target[] => {
@@ -307,7 +328,7 @@ export async function runSchedule({
     for (const actor of actors) actor.pausedUntil = 0;
     const settleUntil = scheduler.now + QUEUE_TTL_MS + 500;
     await scheduler.run(() => false, settleUntil);
-    const leftover = store.held();
+    const leftover = world ? world.held() : store.held();
     if (leftover.length > 0) {
       const [from, to] = [
         BigInt(Math.round((scheduler.now - 5_000) * 1e6)),
