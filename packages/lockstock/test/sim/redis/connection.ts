@@ -152,7 +152,7 @@ export class SimRedisConnection extends EventEmitter {
 }
 
 /** A model reply as ioredis resolves it: a status as its text, the rest as they are. */
-function toIoredis(reply: Reply): unknown {
+export function toIoredis(reply: Reply): unknown {
   if (Array.isArray(reply)) return reply.map(toIoredis);
   if (reply !== null && typeof reply === 'object') return reply.ok;
   return reply;

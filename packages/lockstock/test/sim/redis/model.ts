@@ -152,6 +152,22 @@ export class RedisModel {
     return () => void set.delete(listener);
   }
 
+  /** Every key with its type, value and PTTL, sorted: to compare with a real server's. */
+  dump(): Array<[string, string, unknown, number]> {
+    return this.keys()
+      .sort()
+      .map((key) => {
+        const { value } = this.entry(key)!;
+        const shown =
+          value.type === 'string'
+            ? value.value
+            : value.type === 'hash'
+              ? [...value.value].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+              : sorted(value.value).map(([m, s]) => [m, formatDouble(s)]);
+        return [key, value.type, shown, this.pttl(key)];
+      });
+  }
+
   /** Every key that exists now (for the end-of-run leak check). */
   keys(): string[] {
     return [...this.data.keys()].filter((key) => this.entry(key) !== undefined);

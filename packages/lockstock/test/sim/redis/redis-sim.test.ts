@@ -1,24 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { formatHistory } from '../../../src/checker/index.js';
-import { describeFailure, runSchedule, type SimKind } from '../run.js';
+import { describeFailure, runSchedule } from '../run.js';
 import { huntScriptMutation, SCRIPT_MUTATIONS } from './script-mutations.js';
-import { redisWorld } from './world.js';
+import { REDIS_SIM_KINDS, redisWorld } from './world.js';
 
 /**
  * The quick row of the real Redis adapter under simulation (test/sim/redis/): RedisLockClient and
  * the shipped Lua scripts, run in fengari over the command model, with the simulation's faults,
  * seeds and checker. More seeds: `npm run sim -w lockstock -- --redis --seeds 500`.
  */
-export const REDIS_SIM_KINDS: readonly SimKind[] = [
-  'mutex',
-  'reentrant',
-  'fair',
-  'spin',
-  'read-write',
-  'semaphore',
-  'counter-semaphore',
-  'election',
-];
 const SEEDS_PER_KIND = 2;
 /** Each script mutation is caught at seed 1 or 2 today. */
 const MUTATION_SEED_BOUND = 8;

@@ -18,9 +18,11 @@ export interface ScriptRun {
 export class SimRedisServer {
   readonly model: RedisModel;
   readonly scripting: LuaScripting;
+  /** Every command as it reached the server, with the true time (ms): differential.test.ts replays them. */
+  readonly log: Array<{ readonly at: number; readonly name: string; readonly args: readonly string[] }> = [];
 
   constructor(
-    clock: () => number,
+    private readonly clock: () => number,
     /** The script mutation's text edit, applied when a script is loaded. */
     edit?: (source: string) => string,
     /** Called after every script run (before its reply leaves the server). */
@@ -36,6 +38,7 @@ export class SimRedisServer {
   /** One command as a connection sends it (ioredis' argument shapes); throws RedisError. */
   execute(name: string, args: ReadonlyArray<string | number>): Reply {
     const strings = args.map(String);
+    this.log.push({ at: this.clock(), name, args: strings });
     switch (name.toLowerCase()) {
       case 'eval': {
         const [source, ...rest] = strings as [string, ...string[]];
@@ -45,6 +48,8 @@ export class SimRedisServer {
       }
       case 'evalsha':
         return this.evalsha(strings);
+      case 'ping':
+        return { ok: 'PONG' };
       default:
         return this.model.command(name, strings);
     }

@@ -2,11 +2,23 @@ import { LOCK_SCRIPTS } from '../../../src/redis/lock-scripts.js';
 import { RedisLockClient } from '../../../src/redis/client.js';
 import type { LuaScript } from '../../../src/redis/scripts.js';
 import type { Recorder } from '../recorder.js';
-import type { SimWorld } from '../run.js';
+import type { SimKind, SimWorld } from '../run.js';
 import type { Scheduler } from '../scheduler.js';
 import { SimRedisConnection } from './connection.js';
 import type { RedisModel } from './model.js';
 import { SimRedisServer, type ScriptRun } from './server.js';
+
+/** The kinds the Redis adapter runs under simulation (latches: their scenario reads SimStore's own record). */
+export const REDIS_SIM_KINDS: readonly SimKind[] = [
+  'mutex',
+  'reentrant',
+  'fair',
+  'spin',
+  'read-write',
+  'semaphore',
+  'counter-semaphore',
+  'election',
+];
 
 /** A fair or write waiter's place lapses this long after its last try (run.ts: QUEUE_TTL_MS). */
 const WAITER_TIMEOUT_MS = 2_500;
