@@ -25,6 +25,18 @@ export interface SoldOutGateOptions {
   answered(saleId: string, seconds: number): void;
 }
 
+/**
+ * Whether a purchase with these headers may be answered "sold out" from memory, before Fastify. Not a
+ * retry with an Idempotency-Key (it must get its original order back), and not a purchase with a
+ * waiting room's admission: the buyer's active slot must be freed (the reservation path does it, from
+ * memory too, once the admission is checked), or a full room would wait for it to lapse. An attacker
+ * adding either header gains nothing the Idempotency-Key did not give already: the request is then
+ * authenticated, rate-limited and its admission verified like any purchase.
+ */
+export function answersFromMemory(headers: IncomingMessage['headers']): boolean {
+  return headers['idempotency-key'] === undefined && headers.admission === undefined;
+}
+
 /** The sale id of `POST /api/sales/<id>/orders` (nothing else: no query, no other method). */
 function saleIdOf(request: IncomingMessage): string | undefined {
   const { url, method } = request;
@@ -40,12 +52,12 @@ function saleIdOf(request: IncomingMessage): string | undefined {
  * (whose Redis round trip would cost more than the answer). What it does not answer goes on to Fastify
  * unchanged, where the route's own onRequest hook gives the same answer (and `inject()`, which has no
  * server, sees only that one). A retry with an Idempotency-Key always goes on: it must get its
- * original order back.
+ * original order back; so does a purchase with an admission (see answersFromMemory).
  */
 export function soldOutGate(options: SoldOutGateOptions) {
   return (request: IncomingMessage, response: ServerResponse): boolean => {
     const saleId = saleIdOf(request);
-    if (saleId === undefined || request.headers['idempotency-key'] !== undefined) return false;
+    if (saleId === undefined || !answersFromMemory(request.headers)) return false;
     if (options.closing() || !options.refuse(saleId)) return false;
     const started = performance.now();
     const span = tracingOn() ? soldOutSpan(request, response) : undefined;

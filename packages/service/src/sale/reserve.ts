@@ -14,6 +14,7 @@ import { PhaseWriteBatcher } from './write-batch.js';
 const reserveScript = loadLuaScript(new URL('./reserve.lua', import.meta.url));
 const reserveIdempotentScript = loadLuaScript(new URL('./reserve-idempotent.lua', import.meta.url));
 const reserveAdmittedScript = loadLuaScript(new URL('./reserve-admitted.lua', import.meta.url));
+const idleScript = loadLuaScript(new URL('./room/lua/idle.lua', import.meta.url));
 
 /**
  * The reservation scripts' refusal codes, in one place (-4, sold out with nothing left, is a table;
@@ -92,7 +93,7 @@ export class Reserver {
   private readonly batcher: PhaseWriteBatcher | undefined;
   private readonly keysBySale = new Map<
     string,
-    { keys: SaleKeys; list: string[]; room: string[]; split?: SplitSale }
+    { keys: SaleKeys; list: string[]; room: string[]; idle: string[]; split?: SplitSale }
   >();
   private readonly layouts: LayoutCache;
   private readonly split: SplitReserver;
@@ -131,6 +132,7 @@ export class Reserver {
         keys,
         list: [keys.notBefore, keys.open, keys.stock, keys.buyers, keys.stream, keys.recovering],
         room: [room.config, room.admitted, room.spent, room.active],
+        idle: [room.admitted, room.active],
       };
       this.keysBySale.set(saleId, entry);
     }
@@ -143,8 +145,15 @@ export class Reserver {
     if (!Number.isSafeInteger(quantity) || quantity < 1)
       throw new TypeError('quantity must be a positive integer');
     const soldOut = this.soldOut;
-    if (idempotencyKey === undefined && soldOut?.isSoldOut(saleId)) return SOLD_OUT;
     const entry = this.keysOf(saleId);
+    if (idempotencyKey === undefined && soldOut?.isSoldOut(saleId)) {
+      // An admitted buyer told "sold out" is done for now: its active slot is freed as the script
+      // would have freed it (else a full room waits for admissions to lapse: the room's cap).
+      if (request.admittedAt !== undefined) {
+        await this.scripts.run(idleScript, entry.idle, [userId, request.admittedAt]);
+      }
+      return SOLD_OUT;
+    }
     const orderId = this.nextOrderId();
     if (entry.split) return this.reserveSplit(entry.split, request, orderId);
     const { keys, list } = entry;

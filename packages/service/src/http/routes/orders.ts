@@ -9,7 +9,12 @@ import type { WaitingRoom } from '../../sale/room/room.js';
 import { requireAdmission } from './room.js';
 import { ApiError, sendError } from '../errors.js';
 import { traceContextOf } from '../tracing.js';
-import { SOLD_OUT_BODY, SOLD_OUT_CONTENT_TYPE, SOLD_OUT_MESSAGE } from '../sold-out-gate.js';
+import {
+  answersFromMemory,
+  SOLD_OUT_BODY,
+  SOLD_OUT_CONTENT_TYPE,
+  SOLD_OUT_MESSAGE,
+} from '../sold-out-gate.js';
 import {
   errorResponses,
   OrderBody,
@@ -59,12 +64,13 @@ export const ordersRoutes: FastifyPluginAsyncTypebox<OrdersRouteOptions> = async
     {
       // The sold-out fast path, before the body is read or the token checked: a sale this process
       // knows to be sold out is answered from memory (that it is sold out is public: GET /api/sales/:id
-      // says so). A retry with an Idempotency-Key goes on: it must get its original order back. A
+      // says so). A retry with an Idempotency-Key goes on: it must get its original order back, and so
+      // does a purchase with an admission (its active slot is freed on the way). A
       // listening server answers these in front of Fastify already (sold-out-gate.ts); this hook is
       // the same answer for requests that reach Fastify otherwise (inject(), a query string).
       onRequest: (request, reply, done) => {
         const { id } = request.params as { id: string };
-        if (request.headers['idempotency-key'] === undefined && service.refuseFromMemory(id)) {
+        if (answersFromMemory(request.headers) && service.refuseFromMemory(id)) {
           activity?.attempt(id, 'sold_out'); // no visitor: nobody was authenticated
           sendSoldOut(reply);
           return;
