@@ -41,6 +41,7 @@ export {
   LockBackendError,
   LockClientClosedError,
   LockConnectionError,
+  LockDeadlockError,
   LockError,
   LockNotReplicatedError,
   LockHoldBudgetError,

@@ -66,6 +66,7 @@ export {
   ForeignBackendResultError,
   IncompatibleBackendError,
   LockBackendError,
+  LockDeadlockError,
   UnsupportedLockKindError,
   type LockLostReason,
 } from '../locks/errors.js';

@@ -254,6 +254,34 @@ export class LockUpgradeError extends LockError {
 }
 
 /**
+ * Waiting for the lock would never end: the waiting owner is part of a cycle of owners each waiting
+ * for a lock another one holds. Thrown by the acquire of one owner of the cycle (the victim); its
+ * wait was withdrawn, nothing new is held, and the locks it already holds are still held — release
+ * them (or some) so the others can go on, then retry. `detectedBy` says who found the cycle: the
+ * database server (PostgreSQL's 40P01 in one transaction, MySQL's 3058) or lockstock's own check of
+ * the server's wait graph (locks of one owner sit on separate sessions, which no server links).
+ */
+export class LockDeadlockError extends LockError {
+  override readonly name = 'LockDeadlockError';
+  readonly code = 'ERR_LOCK_DEADLOCK';
+  constructor(
+    lockName: string,
+    /** The owner whose wait was withdrawn (undefined when unknown, e.g. a caller's transaction). */
+    readonly owner: string | undefined,
+    readonly detectedBy: 'server' | 'client',
+    /** The owners of the cycle as the server names their sessions (labels), when known. */
+    readonly cycle: readonly string[] = [],
+    options?: ErrorOptions,
+  ) {
+    super(
+      lockName,
+      `Waiting for lock "${lockName}" would deadlock: its owner is in a cycle of owners waiting for each other's locks; the wait was withdrawn, release what it holds and retry`,
+      options,
+    );
+  }
+}
+
+/**
  * Releasing a multi-lock failed for some of its parts — its `release()`, or the give-back of the parts
  * already taken when an acquire could not get the rest. Every part was still released (or tried): the
  * parts not named in `parts` are free; those named may stay held until their lease or session ends.

@@ -12,6 +12,7 @@ import {
 import { LockUpgradeError } from '../locks/errors.js';
 import type { PostgresLockContext } from './context.js';
 import { sqlState } from './errors.js';
+import { ownerLabel } from './deadlocks.js';
 import { lockKey } from './keys.js';
 import { SCOPE_SQL, SQL } from './sql.js';
 import { BlockingWait, type Mode, type PostgresSession } from './session.js';
@@ -75,6 +76,8 @@ export class AdvisoryLockResource implements LockResource {
     const queued = await adoptQueuedWait(session, waiting, (wait) => wait.mode === mode);
     if (queued instanceof Busy) return queued; // still queued on the server: keep its place
     if (queued) return this.grant(session, queued.token);
+    const deadlock = this.ctx.deadlocks.take(session.id);
+    if (deadlock) throw deadlock; // its wait was withdrawn (DeadlockDetector)
     if (session.holds[mode] > 0) {
       if (!this.family.reentrant) return new Busy(undefined); // one hold per owner, as on Redis
       return this.grant(session, session.tokens[mode]);
@@ -86,9 +89,10 @@ export class AdvisoryLockResource implements LockResource {
       session.unclean = false;
     }
     await this.begin(session);
+    const label = ownerLabel(owner);
     const [row] = await session.query<{ token: string | null }>(
       scoped.tryLock,
-      [this.keyText, mode === 'shared', this.ctx.sequence()],
+      [this.keyText, mode === 'shared', this.ctx.sequence(), label],
       this.name,
     );
     if (row?.token != null) return this.grant(session, Number(row.token));
@@ -102,11 +106,13 @@ export class AdvisoryLockResource implements LockResource {
           mode === 'shared',
           this.ctx.sequence(),
           String(this.ctx.waitSliceMs),
+          label,
         ])
         .then((result) => result.rows),
       this.waitHooks(),
     );
     session.wait = wait;
+    this.ctx.deadlocks.watch(wait, session.id, this.name, owner, label);
     return new Busy(undefined, wait.watch());
   }
 
@@ -183,7 +189,9 @@ export class AdvisoryLockResource implements LockResource {
   }
 
   leave(owner: string, won: boolean): void {
-    if (!won) this.ctx.sessions.peek(this.sessionId(owner))?.wait?.abandon();
+    if (won) return;
+    this.ctx.sessions.peek(this.sessionId(owner))?.wait?.abandon();
+    this.ctx.deadlocks.take(this.sessionId(owner)); // found as the waiter left: nobody to tell
   }
 
   async holdCount(owner: string): Promise<number> {

@@ -10,6 +10,7 @@ import { InvalidLockOptionError } from '../locks/errors.js';
 import { AdvisoryLockResource, type AdvisoryFamily } from './advisory.js';
 import type { PostgresLockContext } from './context.js';
 import { pg, type Pool } from './driver.js';
+import { DeadlockDetector } from './deadlocks.js';
 import { DEFAULT_SEQUENCE, prepareSequence, type SequenceName } from './fencing.js';
 import { Listener } from './listener.js';
 import { checkPooler, type PoolerVerdict } from './pooler.js';
@@ -152,6 +153,7 @@ export class PostgresBackend implements LockBackend {
         return this.sequenceName;
       },
       waitSliceMs: WAIT_SLICE_MS,
+      deadlocks: new DeadlockDetector(this.pool, report),
       report,
     };
   }

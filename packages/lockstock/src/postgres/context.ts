@@ -1,4 +1,5 @@
 import type { Pool } from './driver.js';
+import type { DeadlockDetector } from './deadlocks.js';
 import type { Sessions } from './sessions.js';
 
 /** What every PostgreSQL resource of one lock client shares. */
@@ -9,6 +10,8 @@ export interface PostgresLockContext {
   sequence(): string;
   /** How long one server-side wait lasts before the waiter queues again (lock_timeout), ms. */
   readonly waitSliceMs: number;
+  /** Finds cycles of owners waiting for each other's locks (deadlocks.ts). */
+  readonly deadlocks: DeadlockDetector;
   /** Background failures go to the client's `connectionError` event. */
   readonly report: (error: unknown) => void;
 }

@@ -22,6 +22,8 @@ export const SQL = {
   sequenceCreate: load('sequence-create.sql'),
   transactionLock: load('transaction-lock.sql'),
   transactionTryLock: load('transaction-try-lock.sql'),
+  deadlockCheck: load('deadlock-check.sql'),
+  deadlockTimeout: load('deadlock-timeout.sql'),
 } as const;
 
 /** The statements that differ between session- and transaction-scoped holds. */

@@ -1,4 +1,4 @@
-import { InvalidLockOptionError, LockTimeoutError } from '../locks/errors.js';
+import { InvalidLockOptionError, LockDeadlockError, LockTimeoutError } from '../locks/errors.js';
 import type { Queryable } from '../locks/fencing/postgres-fenced-store.js';
 import { validateWaitMs } from '../backend/index.js';
 import { sqlState } from './errors.js';
@@ -43,7 +43,8 @@ const SAVEPOINT = 'lockstock_transaction_lock';
  *
  * Works through transaction-mode poolers (the transaction keeps its server connection). Waiting is in
  * PostgreSQL's lock queue; a bounded wait runs in a savepoint, so a timeout (LockTimeoutError) leaves
- * the caller's transaction usable. Outside a transaction it throws InvalidLockOptionError: a
+ * the caller's transaction usable, and so does a deadlock PostgreSQL finds between this transaction and
+ * another (LockDeadlockError, `detectedBy: 'server'`). Outside a transaction it throws InvalidLockOptionError: a
  * transaction-level lock there would end with its own statement.
  */
 export async function withTransactionLock<T>(
@@ -85,10 +86,14 @@ export async function withTransactionLock<T>(
     token = Number(drawn);
     await tx.query(`RELEASE SAVEPOINT ${SAVEPOINT}`);
   } catch (error) {
-    if (!(error instanceof LockTimeoutError) && sqlState(error) !== '55P03') throw error;
-    // Refused, or lock_timeout: back to before the try — the caller's transaction stays usable.
+    const state = sqlState(error);
+    if (!(error instanceof LockTimeoutError) && state !== '55P03' && state !== '40P01') throw error;
+    // Refused, lock_timeout, or chosen as a deadlock's victim (the transaction's locks form a cycle
+    // with another's, which PostgreSQL finds: one connection): back to before the try — the caller's
+    // transaction stays usable, its earlier locks held.
     await tx.query(`ROLLBACK TO SAVEPOINT ${SAVEPOINT}`);
     await tx.query(`RELEASE SAVEPOINT ${SAVEPOINT}`);
+    if (state === '40P01') throw new LockDeadlockError(name, undefined, 'server', [], { cause: error });
     throw error instanceof LockTimeoutError ? error : new LockTimeoutError(name, waitMs);
   }
   return fn({ name, key, shared, fencingToken: token });
