@@ -8,7 +8,7 @@ interface WithStream {
   readonly stream?: Writable;
 }
 interface WithNodes {
-  nodes(role?: 'master' | 'slave' | 'all'): WithStream[];
+  nodes?(role?: 'master' | 'slave' | 'all'): WithStream[];
 }
 
 /**
@@ -96,7 +96,8 @@ export class WriteCoalescer {
       if (this.single[0] !== stream) this.single = [stream];
       return this.single;
     }
-    const connections = (this.client as unknown as WithNodes).nodes('master');
+    // A client without ioredis' node connections (node-redis, which batches a tick's writes itself).
+    const connections = (this.client as unknown as WithNodes).nodes?.('master') ?? [];
     return connections.flatMap((c) => (c.status === 'ready' && c.stream ? [c.stream] : []));
   }
 

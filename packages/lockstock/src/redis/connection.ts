@@ -1,5 +1,6 @@
 import type { RedisOptions } from 'ioredis';
-import { ioredis } from './driver.js';
+import { ioredisLike, isIovalkeyCluster } from './driver.js';
+import { NodeRedisAdapter, nodeRedisKind } from './node-redis.js';
 import { BackendUnreachableError, connectionCode } from '../support/unreachable.js';
 import { InvalidLockOptionError } from '../support/option-error.js';
 
@@ -98,7 +99,8 @@ const CLIENT_METHODS = [
   'disconnect',
 ] as const satisfies ReadonlyArray<keyof RedisClient>;
 
-const EXPECTED = 'an ioredis Redis or Cluster client (ioredis 5 or 6), a redis:// URL or ioredis options';
+const EXPECTED =
+  'an ioredis Redis or Cluster client (ioredis 5 or 6), an iovalkey Redis client, a node-redis (v5) client, Cluster or Sentinel, a redis:// URL or ioredis options';
 
 /**
  * Whether `client` is a Redis Cluster client: keys of one lock then share a hash tag and wake-ups go
@@ -112,7 +114,9 @@ export function isCluster(client: RedisClient): client is RedisClusterClient {
  * Resolves a RedisSource. `owned` tells whether lockstock created the client (and must close it).
  *
  * A client is recognised by shape (the methods of `RedisClient`), never by class, so a client from
- * another copy or version of ioredis is used as it is. A plain object is taken as ioredis options.
+ * another copy or version of ioredis is used as it is, and so is iovalkey's (a fork of ioredis with its
+ * API). A node-redis client, Cluster or Sentinel (by the methods only node-redis has) is used through
+ * its adapter (node-redis.ts). A plain object is taken as ioredis options.
  * Anything else — an object that has some client methods but not all (another Redis library, a
  * mock), a class instance, an empty URL — is refused with InvalidLockOptionError rather than
  * silently replaced by a new connection to the default 127.0.0.1:6379.
@@ -125,20 +129,37 @@ export function resolveRedis(source: RedisSource): { client: RedisClient; owned:
   if (typeof source === 'string') {
     if (source.trim() === '') throw new InvalidLockOptionError('redis', EXPECTED, source);
     assertRedisScheme(source);
-    return { client: new (ioredis().Redis)(source, defaults), owned: true };
+    return { client: new (ioredisLike().Redis)(source, defaults) as RedisClient, owned: true };
   }
   if (typeof source !== 'object' || source === null) {
     throw new InvalidLockOptionError('redis', EXPECTED, source);
+  }
+  const nodeRedis = nodeRedisKind(source);
+  if (nodeRedis !== undefined) {
+    return {
+      client: new NodeRedisAdapter(source as ConstructorParameters<typeof NodeRedisAdapter>[0], nodeRedis),
+      owned: false,
+    };
   }
   const methods = CLIENT_METHODS.filter(
     (name) => typeof (source as Partial<Record<string, unknown>>)[name] === 'function',
   );
   if (methods.length === CLIENT_METHODS.length && typeof (source as RedisClient).status === 'string') {
+    if (isIovalkeyCluster(source)) {
+      throw new InvalidLockOptionError(
+        'redis',
+        "an ioredis or node-redis Cluster client: iovalkey's Cluster cannot route sharded pub/sub (SSUBSCRIBE loops on MOVED), which lock wake-ups use — an iovalkey single-node or Sentinel client works",
+        source,
+      );
+    }
     return { client: source as RedisClient, owned: false };
   }
   const prototype: unknown = Object.getPrototypeOf(source);
   if (methods.length === 0 && (prototype === Object.prototype || prototype === null)) {
-    return { client: new (ioredis().Redis)({ ...defaults, ...(source as RedisOptions) }), owned: true };
+    return {
+      client: new (ioredisLike().Redis)({ ...defaults, ...(source as RedisOptions) }) as RedisClient,
+      owned: true,
+    };
   }
   const missing = CLIENT_METHODS.filter((name) => !methods.includes(name));
   throw new InvalidLockOptionError(

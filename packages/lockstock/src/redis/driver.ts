@@ -9,10 +9,12 @@ import type * as IORedis from 'ioredis';
  */
 let loaded: typeof IORedis | undefined;
 
+const require = createRequire(import.meta.url);
+
 export function ioredis(): typeof IORedis {
   if (loaded === undefined) {
     try {
-      loaded = createRequire(import.meta.url)('ioredis') as typeof IORedis;
+      loaded = require('ioredis') as typeof IORedis;
     } catch (error) {
       throw new Error(
         "lockstock's Redis locks need the ioredis package, which is not installed: npm install ioredis",
@@ -21,4 +23,43 @@ export function ioredis(): typeof IORedis {
     }
   }
   return loaded;
+}
+
+/** ioredis when it is installed, else undefined (a team on node-redis or iovalkey has no ioredis). */
+export function ioredisIfInstalled(): typeof IORedis | undefined {
+  try {
+    return ioredis();
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * What the client makes its own connections with, from a URL or options: ioredis, or iovalkey (a
+ * fork with ioredis' API and options) for a team that installed only iovalkey. node-redis is never
+ * picked here: its options are not ioredis', and a URL alone cannot say which the caller meant.
+ */
+export function ioredisLike(): typeof IORedis {
+  const own = ioredisIfInstalled();
+  if (own !== undefined) return own;
+  try {
+    return require('iovalkey') as typeof IORedis;
+  } catch {
+    return ioredis(); // throws the message that names the package to install
+  }
+}
+
+/**
+ * Whether `client` is an iovalkey Cluster. iovalkey (0.4) forked ioredis before its Cluster learned to
+ * route sharded pub/sub (ioredis' `shardedSubscribers`): an SSUBSCRIBE goes to any node and loops on
+ * MOVED, so lock wake-ups could never arrive. Such a client is refused (connection.ts) rather than
+ * left to wait out every lease.
+ */
+export function isIovalkeyCluster(client: object): boolean {
+  try {
+    const { Cluster } = require('iovalkey') as { Cluster: abstract new (...args: never[]) => object };
+    return client instanceof Cluster;
+  } catch {
+    return false; // not installed: not one of its clients
+  }
 }

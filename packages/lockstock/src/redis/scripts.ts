@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import type { Command } from 'ioredis';
-import { ioredis } from './driver.js';
+import { ioredis, ioredisIfInstalled } from './driver.js';
 import { readAsset } from '../support/assets.js';
 import type { RedisClient } from './connection.js';
 import { WriteCoalescer } from './coalesce.js';
@@ -99,8 +99,9 @@ export class ScriptRunner {
     // A client with auto-pipelining is sent to directly too: its batching happens only in ioredis'
     // command methods, and it sends a tick's batch only once the previous batch's replies are all in,
     // so lock scripts queued there ran in lockstep (measured: half the uncontended pairs/s).
-    const { Redis, Cluster } = ioredis();
-    this.direct = client instanceof Redis || client instanceof Cluster;
+    // (A node-redis or iovalkey client, or no ioredis installed at all: through the client's methods.)
+    const own = ioredisIfInstalled();
+    this.direct = own !== undefined && (client instanceof own.Redis || client instanceof own.Cluster);
   }
 
   /**

@@ -1,5 +1,4 @@
 import { afterAll, beforeAll } from 'vitest';
-import { Cluster } from 'ioredis';
 import pg from 'pg';
 import {
   PostgresTokenSource,
@@ -26,6 +25,7 @@ import { MySqlLockClient } from '../../src/mysql/index.js';
 import { LocalLockClient } from '../../src/local/index.js';
 import type { ContractBackend, ContractClientOptions } from '../../src/testing/index.js';
 import type { BackendConfig } from './subjects.mjs';
+import { openRedis, type RedisClientKind } from './redis-clients.mjs';
 
 /** The module fixture processes import to make a client: its `connect(config)` reads a BackendConfig. */
 export const CONNECT_MODULE = new URL('./subjects.mjs', import.meta.url);
@@ -58,19 +58,24 @@ const processesOf = (config: BackendFixture<unknown>['config']) => ({ module: CO
 const capabilitiesOf = (client: LockClient): BackendCapabilities =>
   (client as unknown as LockClientBase).backend.capabilities;
 
-/** A private redis-server for the calling test file. */
-export function useRedisBackend(): BackendFixture {
+/**
+ * A private redis-server for the calling test file. `client`: the Redis client the lock clients are
+ * given (ioredis: a URL, the connection the lock client makes; the others: the caller's connection).
+ */
+export function useRedisBackend(client: RedisClientKind = 'ioredis'): BackendFixture {
   let server: RedisServer;
   const clients: LockClient[] = [];
+  const connections: Array<ReturnType<typeof openRedis>> = [];
   beforeAll(async () => {
     server = await RedisServer.start();
   });
   afterAll(async () => {
     await Promise.all(clients.map((c) => c.close()));
+    await Promise.all(connections.map((c) => c.close()));
     await server.stop();
   });
   return {
-    name: 'redis',
+    name: client === 'ioredis' ? 'redis' : `redis (${client})`,
     get processes() {
       return processesOf(this.config);
     },
@@ -78,11 +83,17 @@ export function useRedisBackend(): BackendFixture {
       return capabilitiesOf(this.client());
     },
     // Holder metadata on (opt-in on Redis): the contract checks what inspect() reports with it.
-    config: (options = {}) => ({ kind: 'redis', url: server.url, holderMetadata: true, ...options }),
+    config: (options = {}) => ({ kind: 'redis', url: server.url, client, holderMetadata: true, ...options }),
     client(options = {}) {
-      const client = new RedisLockClient({ redis: server.url, holderMetadata: true, ...options });
-      clients.push(client);
-      return client;
+      let redis: object | string = server.url;
+      if (client !== 'ioredis') {
+        const connection = openRedis(client, { url: server.url });
+        connections.push(connection);
+        redis = connection.client;
+      }
+      const locks = new RedisLockClient({ redis, holderMetadata: true, ...options });
+      clients.push(locks);
+      return locks;
     },
     async breakHolds(client, lock) {
       await (client as RedisLockClient).forceUnlock(lock);
@@ -93,21 +104,21 @@ export function useRedisBackend(): BackendFixture {
   };
 }
 
-/** A private 3-master Redis Cluster; clients are ioredis Cluster clients. */
-export function useRedisClusterBackend(): BackendFixture {
+/** A private 3-master Redis Cluster; clients are Cluster clients of `client` (ioredis by default). */
+export function useRedisClusterBackend(client: RedisClientKind = 'ioredis'): BackendFixture {
   let cluster: RedisCluster;
   const clients: RedisLockClient[] = [];
-  const connections: Cluster[] = [];
+  const connections: Array<ReturnType<typeof openRedis>> = [];
   beforeAll(async () => {
     cluster = await RedisCluster.start({ masters: 3 });
   });
   afterAll(async () => {
     await Promise.all(clients.map((c) => c.close()));
-    connections.forEach((c) => c.disconnect());
+    await Promise.all(connections.map((c) => c.close()));
     await cluster.stop();
   });
   return {
-    name: 'redis-cluster',
+    name: client === 'ioredis' ? 'redis-cluster' : `redis-cluster (${client})`,
     get processes() {
       return processesOf(this.config);
     },
@@ -117,15 +128,16 @@ export function useRedisClusterBackend(): BackendFixture {
     config: (options = {}) => ({
       kind: 'redis-cluster',
       nodes: cluster.startupNodes,
+      client,
       holderMetadata: true,
       ...options,
     }),
     client(options = {}) {
-      const connection = new Cluster(cluster.startupNodes);
+      const connection = openRedis(client, { nodes: cluster.startupNodes });
       connections.push(connection);
-      const client = new RedisLockClient({ redis: connection, holderMetadata: true, ...options });
-      clients.push(client);
-      return client;
+      const locks = new RedisLockClient({ redis: connection.client, holderMetadata: true, ...options });
+      clients.push(locks);
+      return locks;
     },
     async breakHolds(client, lock) {
       await (client as RedisLockClient).forceUnlock(lock);

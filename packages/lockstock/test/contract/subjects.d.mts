@@ -1,5 +1,6 @@
 import type { LockClient } from 'lockstock';
 import type { ContractSubject } from 'lockstock/testing';
+import type { RedisClientKind } from './redis-clients.mjs';
 
 export type Subject = ContractSubject;
 
@@ -7,6 +8,7 @@ export type BackendConfig =
   | {
       kind: 'redis';
       url: string;
+      client?: RedisClientKind;
       watchdogTimeoutMs?: number;
       waiterTimeoutMs?: number;
       holderMetadata?: boolean;
@@ -14,6 +16,7 @@ export type BackendConfig =
   | {
       kind: 'redis-cluster';
       nodes: Array<{ host: string; port: number }>;
+      client?: RedisClientKind;
       watchdogTimeoutMs?: number;
       holderMetadata?: boolean;
     }

@@ -2,7 +2,6 @@
 // backend a BackendConfig (JSON) describes — the module lockstock/testing's fixture processes import
 // for the built-in backends (backends.ts) — and the contract's lock kinds, by name.
 import pg from 'pg';
-import { Cluster } from 'ioredis';
 import { PostgresTokenSource, RedisLockClient, RedlockClient } from 'lockstock';
 import { EtcdLockClient } from 'lockstock/etcd';
 import { ZooKeeperLockClient } from 'lockstock/zookeeper';
@@ -10,31 +9,29 @@ import { PostgresLockClient } from 'lockstock/postgres';
 import { MySqlLockClient } from 'lockstock/mysql';
 import { LocalLockClient } from 'lockstock/local';
 import { CONTRACT_SUBJECTS } from 'lockstock/testing';
+import { openRedis } from './redis-clients.mjs';
 
 /** The contract's lock kinds (lockstock/testing's CONTRACT_SUBJECTS), for the fixture processes. */
 export const SUBJECTS = CONTRACT_SUBJECTS;
 
 /** A lock client for a backend described in JSON (fixture processes receive it on their command line). */
 export function connect(backend) {
-  if (backend.kind === 'redis') {
-    return new RedisLockClient({
-      redis: backend.url,
+  if (backend.kind === 'redis' || backend.kind === 'redis-cluster') {
+    const options = {
       watchdogTimeoutMs: backend.watchdogTimeoutMs ?? 30_000,
       holderMetadata: backend.holderMetadata ?? false,
       ...(backend.waiterTimeoutMs ? { waiterTimeoutMs: backend.waiterTimeoutMs } : {}),
-    });
-  }
-  if (backend.kind === 'redis-cluster') {
-    const cluster = new Cluster(backend.nodes);
-    const client = new RedisLockClient({
-      redis: cluster,
-      watchdogTimeoutMs: backend.watchdogTimeoutMs ?? 30_000,
-      holderMetadata: backend.holderMetadata ?? false,
-    });
+    };
+    if (backend.kind === 'redis' && (backend.client ?? 'ioredis') === 'ioredis') {
+      return new RedisLockClient({ redis: backend.url, ...options }); // a connection the client owns
+    }
+    const target = backend.kind === 'redis' ? { url: backend.url } : { nodes: backend.nodes };
+    const connection = openRedis(backend.client ?? 'ioredis', target);
+    const client = new RedisLockClient({ redis: connection.client, ...options });
     const close = client.close.bind(client);
     client.close = async () => {
       await close();
-      cluster.disconnect(); // the caller's connection: the lock client leaves it open
+      await connection.close(); // the caller's connection: the lock client leaves it open
     };
     return client;
   }
