@@ -5,7 +5,8 @@ import { reconcile, type SaleDrift } from '../sale/reconcile.js';
 import { assertStore, DataDirClaim, runningOwner, type DataDirOwner } from './data-dir.js';
 import { action, type Resources } from './lifecycle.js';
 import { JSON_OPTION_HELP, jsonTarget, type JsonTarget } from './options.js';
-import { defaultLogger, jwtSecret, startRuntime } from './runtime.js';
+import { jwtSecret } from './jwt-secret.js';
+import { defaultLogger, startRuntime } from './runtime.js';
 
 interface ReconcileOptions {
   repair: boolean;

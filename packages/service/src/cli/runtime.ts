@@ -1,8 +1,7 @@
-import { randomBytes } from 'node:crypto';
 import { startTracing, type ProcessRole } from './tracing.js';
 import { registerProcessMetrics } from './process-metrics.js';
 import { DependencyLog } from '../http/dependency-log.js';
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { connectSaleRedis, type SaleRedis } from '../sale/redis.js';
 import pino, { type Logger } from 'pino';
@@ -382,19 +381,4 @@ async function readDurability(redis: SaleRedis, setting: Durability): Promise<Du
   }
   const honoured = setting === 'memory' || redisAppendfsync === 'always';
   return { setting, redisAppendfsync, honoured };
-}
-
-/**
- * The JWT secret: LOCKSTOCK_JWT_SECRET, or (for the embedded default) a random one kept in the data
- * dir so tokens survive restarts.
- */
-export function jwtSecret(dataDir: string, env = process.env): string {
-  if (env.LOCKSTOCK_JWT_SECRET) return env.LOCKSTOCK_JWT_SECRET;
-  const file = join(resolve(dataDir), 'jwt-secret');
-  if (!existsSync(file)) {
-    mkdirSync(resolve(dataDir), { recursive: true });
-    writeFileSync(file, randomBytes(32).toString('base64url'));
-    chmodSync(file, 0o600);
-  }
-  return readFileSync(file, 'utf8').trim();
 }

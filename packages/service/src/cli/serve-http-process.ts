@@ -9,7 +9,8 @@ import cluster from 'node:cluster';
 import type { PipelineHealth } from '../sale/pipeline/order-pipeline.js';
 import { remoteDatabase } from '../sale/store/remote-db.js';
 import type { Resources } from './lifecycle.js';
-import { defaultLogger, jwtSecret, startRuntime } from './runtime.js';
+import { jwtSecret } from './jwt-secret.js';
+import { defaultLogger, startRuntime } from './runtime.js';
 import { listen, runtimeOptions, type ServeOptions } from './serve-common.js';
 import {
   ClusterRegistry,

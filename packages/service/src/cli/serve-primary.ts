@@ -12,7 +12,8 @@ import { AggregatorRegistry } from 'prom-client';
 import type { MessagePort } from 'node:worker_threads';
 import type { Resources } from './lifecycle.js';
 import { ThreadedRegistry } from './order-thread-host.js';
-import { jwtSecret, startRuntime, type Runtime } from './runtime.js';
+import { jwtSecret } from './jwt-secret.js';
+import { startRuntime, type Runtime } from './runtime.js';
 import {
   announce,
   assertCanListen,

@@ -2,7 +2,8 @@ import { availableParallelism } from 'node:os';
 import { Option, type Command } from 'commander';
 import { intOption } from './options.js';
 import { action } from './lifecycle.js';
-import { jwtSecret, startRuntime } from './runtime.js';
+import { jwtSecret } from './jwt-secret.js';
+import { startRuntime } from './runtime.js';
 import {
   announce,
   assertCanListen,
