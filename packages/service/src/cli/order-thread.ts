@@ -5,6 +5,7 @@
  */
 import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
 import { startTracing } from './tracing.js';
+import { saleContext } from '../sale/context/context.js';
 import { connectSaleRedis } from '../sale/redis.js';
 import pino from 'pino';
 import { ExpirySweeper } from '../sale/lifecycle/sweeper.js';
@@ -59,25 +60,27 @@ async function start() {
     const redis = connectSaleRedis(data.redisUrl, { maxRetriesPerRequest: 2, connectTimeout: 5_000 });
     redis.on('error', (error) => logger.warn({ err: error }, 'redis connection error'));
     closers.unshift(() => redis.quit().catch(() => redis.disconnect()));
+    // This thread's sale context: its own connection, keys, scripts (context/context.ts).
+    const context = saleContext(redis);
     const metrics = createSaleMetrics();
     registerSpanDrops(metrics.registry);
     const pipelines = Array.from(
       { length: data.pipelines },
-      () => new OrderPipeline(redis, db, { ...data.pipeline, logger, metrics }),
+      () => new OrderPipeline(context, db, { ...data.pipeline, logger, metrics }),
     );
     // The sweeper expires orders on this thread's own connection: it waits, as the HTTP thread's
     // purchases do, until that connection has seen every sale checked against the record (a Redis
     // that came back older would otherwise expire orders the record already holds as paid).
     const recovery =
       data.pipelines > 0
-        ? new RecoveryMonitor({ redis, db, admission: admissionRestore(redis, db), logger })
+        ? new RecoveryMonitor({ context, db, admission: admissionRestore(context, db), logger })
         : undefined;
     await recovery?.start();
     const sweeper = recovery
-      ? new ExpirySweeper(redis, {
+      ? new ExpirySweeper(context, {
           logger,
           admits: (saleId) => recovery.admits(saleId),
-          layouts: recordLayouts(redis, db),
+          layouts: recordLayouts(context, db),
           onTransfersFinished: (count) => metrics.transfersFinished.inc(count),
         })
       : undefined;

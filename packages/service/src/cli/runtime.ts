@@ -3,6 +3,7 @@ import { registerProcessMetrics } from './process-metrics.js';
 import { DependencyLog } from '../http/dependency-log.js';
 import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { saleContext, type SaleContext } from '../sale/context/context.js';
 import { connectSaleRedis, type SaleRedis } from '../sale/redis.js';
 import pino, { type Logger } from 'pino';
 import { logDestination } from './log-format.js';
@@ -86,6 +87,8 @@ export type Durability = 'fsync' | 'memory';
 /** Everything `serve`, `worker` and `reconcile` run on; closed through the command's Resources. */
 export interface Runtime {
   readonly redis: SaleRedis;
+  /** The process's sale context on `redis`: built once here, handed to every part of the sale. */
+  readonly context: SaleContext;
   readonly db: Database;
   readonly ids: SnowflakeIdGenerator;
   readonly service: SaleService;
@@ -219,7 +222,8 @@ export async function startRuntime(options: RuntimeOptions, resources: Resources
   const metrics = createSaleMetrics(
     options.metricsRegistry ?? (thread ? new ThreadedRegistry(() => thread.metrics()) : undefined),
   );
-  const ids = new SnowflakeIdGenerator(redis, {
+  const context = saleContext(redis);
+  const ids = new SnowflakeIdGenerator(context, {
     // Lost because Redis is down: part of that outage's one line, not one line per renewal.
     onLeaseLost: (error) =>
       dependencies
@@ -237,16 +241,16 @@ export async function startRuntime(options: RuntimeOptions, resources: Resources
   // every reconnection (the id lease first) and every second.
   const recovery = sells
     ? new RecoveryMonitor({
-        redis,
+        context,
         db,
-        admission: admissionRestore(redis, db),
+        admission: admissionRestore(context, db),
         logger,
         beforeAdmitting: () => ids.confirm(),
         onRebuilt: (_saleId, cause) => metrics.rebuilds.inc({ cause }),
       })
     : undefined;
   const service = new SaleService({
-    redis,
+    context,
     db,
     nextOrderId: () => ids.next(),
     metrics,
@@ -261,13 +265,13 @@ export async function startRuntime(options: RuntimeOptions, resources: Resources
 
   const pipelines = Array.from(
     { length: thread ? 0 : pipelineCount },
-    () => new OrderPipeline(redis, db, { ...options.pipeline, logger, metrics }),
+    () => new OrderPipeline(context, db, { ...options.pipeline, logger, metrics }),
   );
   for (const pipeline of pipelines) pipeline.start();
   resources.add('the order pipelines', () => Promise.all(pipelines.map((p) => p.stop())));
   if (pipelines.length > 0) {
     // Unpaid orders expire wherever orders are recorded; any number of sweepers may run.
-    const sweeper = new ExpirySweeper(redis, {
+    const sweeper = new ExpirySweeper(context, {
       logger,
       layouts: service.layouts,
       onTransfersFinished: (count) => metrics.transfersFinished.inc(count),
@@ -281,7 +285,7 @@ export async function startRuntime(options: RuntimeOptions, resources: Resources
     // process runs one (each step is safe to race: raffle/runner.ts).
     // A round fails while the database is down, raffle sales or not: that is the outage's one line,
     // not a warning a second (dependency-log.ts).
-    const raffles = new RaffleRunner(new RaffleService({ redis, db, nextOrderId: () => ids.next() }), db, {
+    const raffles = new RaffleRunner(new RaffleService({ context, db, nextOrderId: () => ids.next() }), db, {
       logger: dependencies.quiet(logger),
       ...(recovery ? { admits: (saleId: string) => recovery.admits(saleId) } : {}),
     });
@@ -294,6 +298,7 @@ export async function startRuntime(options: RuntimeOptions, resources: Resources
 
   return {
     redis,
+    context,
     db,
     ids,
     service,

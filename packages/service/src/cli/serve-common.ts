@@ -80,11 +80,11 @@ export async function listen(
   http: { secret: string; demoBuyers: boolean; pipelines: () => readonly PipelineHealth[] },
 ): Promise<string> {
   // Registered before the HTTP server, so it is closed after it: the last counts get written.
-  const activity = new SaleActivity(runtime.redis, { logger: runtime.logger }).start();
+  const activity = new SaleActivity(runtime.context, { logger: runtime.logger }).start();
   resources.add('the dashboard counters', () => activity.close());
   const app = await buildApp({
     service: runtime.service,
-    redis: runtime.redis,
+    context: runtime.context,
     db: runtime.db,
     metrics: runtime.metrics,
     // Demo buyers (POST /api/demo/token) are on for the embedded default only, unless LOCKSTOCK_DEMO says.

@@ -45,7 +45,7 @@ export async function servePrimary(resources: Resources, options: ServeOptions):
   const runtime = await startRuntime(runtimeOptions(options, { httpServer: false }), resources);
   // The per-sale gauges are read here only (the process that owns the data), in the background.
   const gauges = registerSaleGauges(runtime.metrics.registry, {
-    redis: runtime.redis,
+    context: runtime.context,
     db: runtime.db,
     layouts: runtime.service.layouts,
     onReading: gaugeReadingsToLog(runtime),

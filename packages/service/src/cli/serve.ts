@@ -76,7 +76,7 @@ export function registerServe(program: Command): void {
         const runtime = await startRuntime(runtimeOptions(options, { httpServer: true }), resources);
         // The per-sale gauges of /metrics, read in the background.
         const gauges = registerSaleGauges(runtime.metrics.registry, {
-          redis: runtime.redis,
+          context: runtime.context,
           db: runtime.db,
           layouts: runtime.service.layouts,
           onReading: gaugeReadingsToLog(runtime),

@@ -1,4 +1,4 @@
-import type { SaleRedis } from '../sale/redis.js';
+import type { SaleContext } from '../sale/context/context.js';
 import { nameOperations, TAGS } from './openapi.js';
 import { registerRequestTracing } from './tracing.js';
 import swagger from '@fastify/swagger';
@@ -41,7 +41,8 @@ import { silentLogger } from '../sale/logger.js';
 
 export interface AppDeps {
   service: SaleService;
-  redis: SaleRedis;
+  /** The process's sale context (its Redis connection and key prefix among it). */
+  context: SaleContext;
   db: Database;
   metrics: SaleMetrics;
   config: HttpConfig;
@@ -170,13 +171,13 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     uiConfig: { docExpansion: 'list', deepLinking: true, tryItOutEnabled: false },
   });
   registerAuth(app, deps.config.jwtSecret);
-  const limitUser = await registerRateLimits(app, deps.redis, {
+  const limitUser = await registerRateLimits(app, deps.context.redis, {
     perIp: deps.config.rateLimitPerIp,
     perUser: deps.config.rateLimitPerUser,
-    keyPrefix: deps.config.keyPrefix ?? 'ls',
+    keyPrefix: deps.context.prefix,
   });
   const activity = deps.activity ? { activity: deps.activity } : {};
-  const room = new WaitingRoom(deps.redis, deps.service.rooms, deps.config.jwtSecret, deps.config.keyPrefix);
+  const room = new WaitingRoom(deps.context, deps.service.rooms, deps.config.jwtSecret);
   await app.register(salesRoutes, { service: deps.service, ...activity });
   await app.register(roomRoutes, { room });
   await app.register(ordersRoutes, {
@@ -186,22 +187,19 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     room,
   });
   await app.register(orderActionsRoutes, { service: deps.service });
-  const raffles =
-    deps.raffles ?? new RaffleService({ redis: deps.redis, db: deps.db, ...prefixOf(deps.config) });
+  const raffles = deps.raffles ?? new RaffleService({ context: deps.context, db: deps.db });
   await app.register(raffleRoutes, { raffles });
   await app.register(healthRoutes, {
-    redis: deps.redis,
+    context: deps.context,
     db: deps.db,
     registry: deps.metrics.registry,
     ...(deps.pipelines ? { pipelines: deps.pipelines } : {}),
     ...(deps.recovering ? { recovering: deps.recovering } : {}),
     ...(deps.durability ? { durability: deps.durability } : {}),
-    ...(deps.config.keyPrefix ? { keyPrefix: deps.config.keyPrefix } : {}),
   });
-  const keyPrefix = deps.config.keyPrefix;
   const feed = new LiveFeed({
     read: async () => {
-      const sales = await readSaleStats(deps, keyPrefix ? { keyPrefix } : {});
+      const sales = await readSaleStats(deps);
       const raffleOf = await raffles.summaries(sales.map((sale) => sale.id));
       const rooms = await Promise.all(sales.map((sale) => room.stats(sale.id)));
       return sales.map((sale, i) => {
@@ -215,17 +213,14 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
   await app.register(dashboardRoutes, {
     feed,
-    redis: deps.redis,
+    context: deps.context,
     db: deps.db,
     service: deps.service,
     jwtSecret: deps.config.jwtSecret,
     demoBuyers: deps.config.demoBuyers ?? false,
-    ...(keyPrefix ? { keyPrefix } : {}),
   });
   return app;
 }
-
-const prefixOf = (config: HttpConfig) => (config.keyPrefix ? { keyPrefix: config.keyPrefix } : {});
 
 function registerHttpMetrics(app: FastifyInstance, metrics: SaleMetrics, durations: RequestDurations): void {
   const { registry } = metrics;

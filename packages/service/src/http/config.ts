@@ -6,8 +6,6 @@ export interface HttpConfig {
   rateLimitPerUser: number;
   /** Requests per second per client address on every route; 0 = off (LOCKSTOCK_RATE_LIMIT_PER_IP). @default 50 */
   rateLimitPerIp: number;
-  /** Redis key prefix shared with the locks and the sale keys. @default 'ls' */
-  keyPrefix?: string;
   /**
    * Whether `POST /api/demo/token` hands out tokens for fresh demo buyers (LOCKSTOCK_DEMO=1|0). Off
    * unless asked for or running the embedded default: anyone could mint as many buyers as they like,

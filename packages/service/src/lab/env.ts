@@ -1,7 +1,7 @@
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import { RedisLockClient } from 'lockstock';
-import { ScriptRunner } from 'lockstock/redis';
+import { saleContext } from '../sale/context/context.js';
 import { postgresDatabase } from '../sale/store/db.js';
 import { migrate } from '../sale/store/migrate.js';
 import type { LabServers } from './servers.js';
@@ -21,6 +21,8 @@ export async function connectLab(
   pool.on('error', () => undefined); // idle connections dropped at shutdown
   const db = postgresDatabase(databaseUrl, { max: 4 });
   const locks = new RedisLockClient({ redis });
+  // The sale's context shares the lab's ScriptRunner: one write coalescer on the one connection.
+  const sale = saleContext(redis);
   const shared = new Map<string, { value: unknown; close: () => Promise<void> }>();
   return {
     redis,
@@ -30,7 +32,8 @@ export async function connectLab(
     servers,
     db,
     locks,
-    scripts: new ScriptRunner(redis),
+    sale,
+    scripts: sale.scripts,
     shared<T>(key: string, open: () => T, close: (value: T) => Promise<void>): T {
       const found = shared.get(key);
       if (found) return found.value as T;

@@ -2,6 +2,7 @@ import type { Redis } from 'ioredis';
 import type pg from 'pg';
 import type { RedisLockClient } from 'lockstock';
 import type { ScriptRunner } from 'lockstock/redis';
+import type { SaleContext } from '../sale/context/context.js';
 import type { Database } from '../sale/store/db.js';
 import type { LabServerKind, LabServers } from './servers.js';
 
@@ -19,6 +20,8 @@ export interface LabEnv {
   readonly scripts: ScriptRunner;
   /** The same PostgreSQL as `pg`, behind the sale layer's interface (for the service strategy). */
   readonly db: Database;
+  /** This process's sale context on `redis` (for the service strategy and the fairness lab). */
+  readonly sale: SaleContext;
   /**
    * What this process keeps across runs under `key` (a lock client, a connection pool): opened by
    * the first call, closed with the env. Workers serve many runs; a client per run would pay its

@@ -1,6 +1,5 @@
-import { DEFAULT_KEY_PREFIX } from 'lockstock/redis';
+import type { SaleContext } from './context/context.js';
 import type { SaleRedis } from './redis.js';
-import { saleKeys } from './keys.js';
 import { silentLogger, type Logger } from './logger.js';
 import type { AttemptOutcome } from './outcomes.js';
 
@@ -9,8 +8,6 @@ export interface SaleActivityOptions {
   flushEveryMs?: number;
   /** Visitor ids buffered per sale; more trigger an early write, and are dropped while it runs. @default 10000 */
   maxBufferedVisitors?: number;
-  /** @default 'ls' */
-  keyPrefix?: string;
   logger?: Logger;
 }
 
@@ -31,16 +28,16 @@ export class SaleActivity {
   private writing: Promise<void> = Promise.resolve();
   private readonly flushEveryMs: number;
   private readonly maxBufferedVisitors: number;
-  private readonly prefix: string;
+  private readonly redis: SaleRedis;
   private readonly logger: Logger;
 
   constructor(
-    private readonly redis: SaleRedis,
+    private readonly context: SaleContext,
     options: SaleActivityOptions = {},
   ) {
     this.flushEveryMs = options.flushEveryMs ?? 1000;
     this.maxBufferedVisitors = options.maxBufferedVisitors ?? 10_000;
-    this.prefix = options.keyPrefix ?? DEFAULT_KEY_PREFIX;
+    this.redis = context.redis;
     this.logger = options.logger ?? silentLogger;
   }
 
@@ -102,7 +99,7 @@ export class SaleActivity {
     counts: Map<AttemptOutcome, number> | undefined,
     visitors: Set<string> | undefined,
   ): Promise<unknown> {
-    const keys = saleKeys(saleId, this.prefix);
+    const keys = this.context.keys.sale(saleId);
     const pipeline = this.redis.pipeline();
     const sent: Array<() => void> = []; // per command: how to buffer it again
     for (const [outcome, units] of counts ?? []) {

@@ -1,8 +1,8 @@
 import { bounded } from '../support/bounded.js';
 import { Gauge, type Registry } from 'prom-client';
-import { DEFAULT_KEY_PREFIX, loadLuaScript, ScriptRunner } from 'lockstock/redis';
-import { activeSalesKey, ORDER_GROUP } from './keys.js';
-import type { SaleRedis } from './redis.js';
+import { loadLuaScript, type ScriptRunner } from 'lockstock/redis';
+import type { SaleContext } from './context/context.js';
+import { ORDER_GROUP } from './keys.js';
 import { LayoutCache, layoutKeys } from './shards/layout.js';
 import type { Database } from './store/db.js';
 import { queries } from './store/queries.js';
@@ -38,9 +38,8 @@ export interface GaugeSnapshot {
 }
 
 export interface SaleGaugeDeps {
-  redis: SaleRedis;
+  context: SaleContext;
   db: Database;
-  keyPrefix?: string;
   /** Layouts of split sales. @default Redis's */
   layouts?: LayoutCache;
   /** Sales read at most per scrape: the newest ids of the active set. @default 50 */
@@ -60,12 +59,11 @@ type GaugesReply = [number, number, number, string, number, number, number, numb
  * not answer within `timeoutMs` is reported down and its gauges are absent.
  */
 export async function readSaleGauges(deps: SaleGaugeDeps): Promise<GaugeSnapshot> {
-  const prefix = deps.keyPrefix ?? DEFAULT_KEY_PREFIX;
+  const { prefix, redis, scripts, keys } = deps.context;
   const timeoutMs = deps.timeoutMs ?? 1000;
-  const layouts = deps.layouts ?? new LayoutCache(deps.redis, prefix);
-  const scripts = new ScriptRunner(deps.redis);
+  const layouts = deps.layouts ?? new LayoutCache(deps.context);
 
-  const ids = await bounded(deps.redis.smembers(activeSalesKey(prefix)), timeoutMs).then(
+  const ids = await bounded(redis.smembers(keys.activeSales), timeoutMs).then(
     (members) => newest(members, deps.maxSales ?? 50),
     () => undefined,
   );

@@ -1,8 +1,8 @@
 import { bounded } from '../support/bounded.js';
-import { DEFAULT_KEY_PREFIX, loadLuaScript, ScriptRunner } from 'lockstock/redis';
-import { activeSalesKey, ORDER_GROUP, saleKeys } from './keys.js';
+import { loadLuaScript } from 'lockstock/redis';
+import type { SaleContext } from './context/context.js';
+import { ORDER_GROUP } from './keys.js';
 import type { PipelineHealth } from './pipeline/order-pipeline.js';
-import type { SaleRedis } from './redis.js';
 import { isSplit, LayoutCache, layoutKeys } from './shards/layout.js';
 import type { Database } from './store/db.js';
 import { queries } from './store/queries.js';
@@ -70,11 +70,10 @@ export interface HealthReport {
 }
 
 export interface HealthDeps {
-  redis: SaleRedis;
+  context: SaleContext;
   db: Database;
   /** The pipelines running in this process. */
   pipelines?: () => readonly PipelineHealth[];
-  keyPrefix?: string;
   /** A probe that has not answered within this is `down`, ms. @default 1000 */
   timeoutMs?: number;
   /** Unrecorded reservations older than this make the pipeline `behind`, ms. @default 10000 */
@@ -92,7 +91,7 @@ export interface HealthDeps {
 export async function checkHealth(deps: HealthDeps): Promise<HealthReport> {
   const timeoutMs = deps.timeoutMs ?? 1000;
   const [redis, database, oldest] = await Promise.all([
-    probe(() => deps.redis.ping(), timeoutMs),
+    probe(() => deps.context.redis.ping(), timeoutMs),
     probe(() => deps.db.query('SELECT 1'), timeoutMs),
     bounded(readOldestUnrecordedMs(deps), timeoutMs).catch(() => undefined),
   ]);
@@ -136,14 +135,13 @@ async function probe(check: () => Promise<unknown>, timeoutMs: number): Promise<
 
 /** The age of the oldest unrecorded reservation over the open sales' streams, ms; null: none. */
 async function readOldestUnrecordedMs(deps: HealthDeps): Promise<number | null> {
-  const prefix = deps.keyPrefix ?? DEFAULT_KEY_PREFIX;
-  const scripts = new ScriptRunner(deps.redis);
-  const saleIds = (await deps.redis.smembers(activeSalesKey(prefix))).slice(0, deps.maxSales ?? 50);
-  const layouts = deps.layouts ?? new LayoutCache(deps.redis, prefix);
+  const { prefix, redis, scripts, keys: keyspace } = deps.context;
+  const saleIds = (await redis.smembers(keyspace.activeSales)).slice(0, deps.maxSales ?? 50);
+  const layouts = deps.layouts ?? new LayoutCache(deps.context);
   const streams = await Promise.all(
     saleIds.map(async (saleId) => {
       const layout = await layouts.get(saleId);
-      return isSplit(layout) ? layoutKeys(layout, prefix) : [saleKeys(saleId, prefix)];
+      return isSplit(layout) ? layoutKeys(layout, prefix) : [keyspace.sale(saleId)];
     }),
   );
   const ages = await Promise.all(

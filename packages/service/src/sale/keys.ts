@@ -72,6 +72,30 @@ export function keysOfTag(tag: string, prefix = DEFAULT_KEY_PREFIX): SaleKeys {
   };
 }
 
+/**
+ * A sale's keys with one prefix bound: a module asks `keys.sale(id)` and never chooses (or recovers,
+ * by slicing a key apart) the prefix itself. A process holds one, in its sale context
+ * (context/context.ts); the builders of room/, raffle/ and shards/ take `prefix` from there.
+ */
+export interface SaleKeyspace {
+  readonly prefix: string;
+  /** A sale's keys (hash tag `{sale:<id>}`). */
+  sale(saleId: string): SaleKeys;
+  /** A key set on any tag: a sale's own, or one part's of a split sale. */
+  ofTag(tag: string): SaleKeys;
+  /** The set of sale ids the order pipeline and the expiry sweeper read. */
+  readonly activeSales: string;
+}
+
+export function saleKeyspace(prefix: string): SaleKeyspace {
+  return Object.freeze({
+    prefix,
+    sale: (saleId: string) => saleKeys(saleId, prefix),
+    ofTag: (tag: string) => keysOfTag(tag, prefix),
+    activeSales: activeSalesKey(prefix),
+  });
+}
+
 /** The sale id in a key or channel of `saleKeys` or of a part's keys (undefined if it is not one). */
 export function saleIdOfKey(key: string): string | undefined {
   return /\{sale:([^}:]+)(?::p\d+\.\d+)?\}/.exec(key)?.[1];

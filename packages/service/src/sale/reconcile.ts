@@ -1,5 +1,6 @@
-import { DEFAULT_KEY_PREFIX, loadLuaScript, ScriptRunner } from 'lockstock/redis';
-import { ORDER_GROUP, saleKeys, type SaleKeys } from './keys.js';
+import { loadLuaScript } from 'lockstock/redis';
+import type { SaleContext } from './context/context.js';
+import { ORDER_GROUP, type SaleKeys } from './keys.js';
 import { deadlineMember, lifecycleScripts } from './lifecycle/scripts.js';
 import type { SaleService } from './service.js';
 import type { Database } from './store/db.js';
@@ -58,18 +59,17 @@ type Snapshot = [remaining: number, inFlight: number, users: Array<string | numb
  * scheduled for expiry again. Without `repair` nothing in Redis or the record changes.
  */
 export async function reconcile(
-  deps: { redis: SaleRedis; db: Database; service: SaleService },
-  options: { repair?: boolean; keyPrefix?: string; saleIds?: string[] } = {},
+  deps: { context: SaleContext; db: Database; service: SaleService },
+  options: { repair?: boolean; saleIds?: string[] } = {},
 ): Promise<SaleDrift[]> {
-  const { redis, db, service } = deps;
-  const scripts = new ScriptRunner(redis);
-  const prefix = options.keyPrefix ?? DEFAULT_KEY_PREFIX;
+  const { context, db, service } = deps;
+  const { redis, scripts } = context;
   const sales = (await records.listOpenSales(db)).filter(
     (s) => !options.saleIds || options.saleIds.includes(s.id),
   );
   const report: SaleDrift[] = [];
   const recovery = options.repair
-    ? new RecoveryMonitor({ redis, db, admission: admissionRestore(redis, db, prefix), keyPrefix: prefix })
+    ? new RecoveryMonitor({ context, db, admission: admissionRestore(context, db) })
     : undefined;
   try {
     for (const sale of sales) report.push(await reconcileSale(sale, recovery));
@@ -80,8 +80,7 @@ export async function reconcile(
 
   async function reconcileSale(sale: (typeof sales)[number], recovery: RecoveryMonitor | undefined) {
     if (sale.partTags) {
-      const split = await reconcileSplit({ redis, db }, sale, {
-        keyPrefix: prefix,
+      const split = await reconcileSplit({ context, db }, sale, {
         ...(recovery ? { recovery } : {}),
       });
       const recorded = split.recordedUnits;
@@ -107,8 +106,8 @@ export async function reconcile(
       }
       return entry;
     }
-    const keys = saleKeys(sale.id, prefix);
-    const condition = await inspectSale(redis, db, sale.id, keys);
+    const keys = context.keys.sale(sale.id);
+    const condition = await inspectSale(context, db, sale.id, keys);
     // Redis first, then the record: anything that moves in between is counted twice, never missed.
     const [seenStock, inFlight, users] = (await scripts.run(
       snapshotScript,

@@ -1,5 +1,6 @@
-import { DEFAULT_KEY_PREFIX, loadLuaScript, ScriptRunner } from 'lockstock/redis';
-import { ID_PATTERN, IDEMPOTENCY_TTL_SECONDS, saleKeys, type SaleKeys } from './keys.js';
+import { loadLuaScript, type ScriptRunner } from 'lockstock/redis';
+import type { SaleContext } from './context/context.js';
+import { ID_PATTERN, IDEMPOTENCY_TTL_SECONDS, type SaleKeys } from './keys.js';
 import { roomKeys } from './room/keys.js';
 import { AdmittedSplitPurchase } from './room/split-admission.js';
 import { SaleRecoveringError } from './recovering.js';
@@ -8,7 +9,6 @@ import { SplitReserver, type SplitSale, type TransferWaitOutcome } from './shard
 import { Transfers } from './shards/transfers.js';
 import type { SoldOutCache } from './sold-out.js';
 import type { RefusalCode, Reservation } from './types.js';
-import type { SaleRedis } from './redis.js';
 import { PhaseWriteBatcher } from './write-batch.js';
 
 const reserveScript = loadLuaScript(new URL('./reserve.lua', import.meta.url));
@@ -103,18 +103,20 @@ export class Reserver {
 
   private readonly soldOut: SoldOutCache | undefined;
 
+  private readonly keyPrefix: string;
+
   constructor(
-    redis: SaleRedis,
+    private readonly sale: SaleContext,
     private readonly nextOrderId: () => string,
-    private readonly keyPrefix = DEFAULT_KEY_PREFIX,
     options: ReserverOptions = {},
   ) {
-    this.scripts = new ScriptRunner(redis);
+    this.scripts = sale.scripts;
+    this.keyPrefix = sale.prefix;
     this.soldOut = options.soldOut;
-    this.batcher = options.batchWritesPerPhase ? new PhaseWriteBatcher(redis) : undefined;
-    this.layouts = options.layouts ?? new LayoutCache(redis, keyPrefix);
-    this.transfers = new Transfers(redis, this.scripts, nextOrderId, options.onTransferError);
-    this.admittedSplit = new AdmittedSplitPurchase(redis, this.scripts, keyPrefix);
+    this.batcher = options.batchWritesPerPhase ? new PhaseWriteBatcher(sale.redis) : undefined;
+    this.layouts = options.layouts ?? new LayoutCache(sale);
+    this.transfers = new Transfers(sale.redis, this.scripts, nextOrderId, options.onTransferError);
+    this.admittedSplit = new AdmittedSplitPurchase(sale.redis, this.scripts, sale.prefix);
     this.split = new SplitReserver(this.scripts, this.transfers, {
       ...(this.soldOut ? { soldOut: this.soldOut } : {}),
       ...(this.batcher ? { beforeCall: () => this.batcher?.hold() } : {}),
@@ -126,7 +128,7 @@ export class Reserver {
     let entry = this.keysBySale.get(saleId);
     if (!entry) {
       if (this.keysBySale.size >= 1024) this.keysBySale.clear();
-      const keys = saleKeys(saleId, this.keyPrefix);
+      const keys = this.sale.keys.sale(saleId);
       const room = roomKeys(saleId, this.keyPrefix);
       entry = {
         keys,

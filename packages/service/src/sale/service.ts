@@ -1,4 +1,4 @@
-import { DEFAULT_KEY_PREFIX, loadLuaScript, ScriptRunner } from 'lockstock/redis';
+import { loadLuaScript, type ScriptRunner } from 'lockstock/redis';
 import {
   inSpan,
   ROOT_CONTEXT,
@@ -7,9 +7,9 @@ import {
   tracingOn,
   type Context,
 } from '../support/tracing.js';
+import type { SaleContext } from './context/context.js';
 import { SaleInputError } from './errors.js';
 import { isRecordId } from './ids/canonical.js';
-import { activeSalesKey, saleKeys } from './keys.js';
 import { actOnOrder } from './lifecycle/actions.js';
 import { OrderSettler } from './lifecycle/settle.js';
 import type { SaleMetrics } from './metrics.js';
@@ -37,17 +37,17 @@ import type {
   SaleStatus,
   SaleView,
 } from './types.js';
-import { createGroup, type SaleRedis } from './redis.js';
+import { createGroup } from './redis.js';
 import { validateNewSale } from './new-sale.js';
 
 const warmScript = loadLuaScript(new URL('./warm-sale.lua', import.meta.url));
 
 export interface SaleServiceDeps {
-  redis: SaleRedis;
+  /** The process's sale context (context/context.ts): Redis, keys, scripts. */
+  context: SaleContext;
   db: Database;
   /** Order ids without a round trip (SnowflakeIdGenerator.next). */
   nextOrderId: () => string;
-  keyPrefix?: string;
   metrics?: SaleMetrics;
   /**
    * Answer attempts on a sold-out sale from memory until units come back (see SoldOutCache; it holds
@@ -70,7 +70,6 @@ export interface SaleServiceDeps {
 export class SaleService {
   private readonly reserver: Reserver;
   private readonly scripts: ScriptRunner;
-  private readonly prefix: string;
   private readonly soldOut: SoldOutCache | undefined;
   private readonly settler: OrderSettler;
   /** Layouts of split sales, from Redis or else the record. */
@@ -81,22 +80,21 @@ export class SaleService {
   readonly rooms: RoomStore;
 
   constructor(private readonly deps: SaleServiceDeps) {
-    this.prefix = deps.keyPrefix ?? DEFAULT_KEY_PREFIX;
-    this.soldOut =
-      deps.soldOutCache === false ? undefined : new SoldOutCache(deps.redis, { keyPrefix: this.prefix });
-    this.layouts = recordLayouts(deps.redis, deps.db, this.prefix);
-    this.rooms = new RoomStore(deps.redis, deps.db, this.prefix);
+    const { context } = deps;
+    this.soldOut = deps.soldOutCache === false ? undefined : new SoldOutCache(context);
+    this.layouts = recordLayouts(context, deps.db);
+    this.rooms = new RoomStore(context, deps.db);
     const transferWait = deps.metrics?.transferWait;
-    this.reserver = new Reserver(deps.redis, deps.nextOrderId, this.prefix, {
+    this.reserver = new Reserver(context, deps.nextOrderId, {
       ...(this.soldOut ? { soldOut: this.soldOut } : {}),
       batchWritesPerPhase: deps.batchWritesPerPhase ?? false,
       ...(transferWait
         ? { onTransferWait: (seconds, outcome) => transferWait.observe({ outcome }, seconds) }
         : {}),
     });
-    this.scripts = new ScriptRunner(deps.redis);
-    this.splitSales = new SplitSales(deps.redis, this.prefix, this.layouts);
-    this.settler = new OrderSettler(deps.redis, this.prefix, this.layouts);
+    this.scripts = context.scripts;
+    this.splitSales = new SplitSales(context, this.layouts);
+    this.settler = new OrderSettler(context, this.layouts);
   }
 
   /** Moves units between the parts of split sales (its background finishes can be awaited: `settled`). */
@@ -125,7 +123,7 @@ export class SaleService {
             const row = await records.insertSale(tx, sale);
             if (room) await this.rooms.record(tx, row.id, room);
             if (shards === 1) return row;
-            const { tags } = await placeParts(this.deps.redis, row.id, shards);
+            const { tags } = await placeParts(this.deps.context.redis, row.id, shards);
             await records.setPartTags(tx, row.id, tags);
             return { ...row, partTags: tags };
           })
@@ -143,7 +141,7 @@ export class SaleService {
    */
   async warm(sale: Sale, remaining: number): Promise<boolean> {
     if (sale.partTags) return this.splitSales.warm(sale, layoutOf(sale.id, sale.partTags), remaining);
-    const keys = saleKeys(sale.id, this.prefix);
+    const keys = this.deps.context.keys.sale(sale.id);
     const warmed = await this.scripts.run(
       warmScript,
       [keys.stock, keys.notBefore, keys.open, keys.legacyMeta, keys.restock],
@@ -151,8 +149,8 @@ export class SaleService {
       // by the few ms Redis's cached clock may lag ours).
       [purchasesNotBefore(sale), sale.endsAt.getTime(), sale.perUserLimit, remaining],
     );
-    await createGroup(this.deps.redis, keys.stream);
-    await this.deps.redis.sadd(activeSalesKey(this.prefix), sale.id);
+    await createGroup(this.deps.context.redis, keys.stream);
+    await this.deps.context.redis.sadd(this.deps.context.keys.activeSales, sale.id);
     return warmed === 1;
   }
 
@@ -161,7 +159,7 @@ export class SaleService {
     const sale = await records.getSale(this.deps.db, id);
     if (!sale) return undefined;
     if (sale.partTags) return view(sale, await this.splitSales.remaining(sale));
-    const remaining = await this.deps.redis.get(saleKeys(id, this.prefix).stock);
+    const remaining = await this.deps.context.redis.get(this.deps.context.keys.sale(id).stock);
     return view(sale, remaining === null ? sale.stock - sale.persistedSold : Number(remaining));
   }
 
@@ -187,7 +185,7 @@ export class SaleService {
       rows.map((sale) =>
         sale.partTags
           ? this.splitSales.remaining(sale).then(String)
-          : this.deps.redis.get(saleKeys(sale.id, this.prefix).stock),
+          : this.deps.context.redis.get(this.deps.context.keys.sale(sale.id).stock),
       ),
     );
     const sales = rows
@@ -282,13 +280,13 @@ export class SaleService {
     if (!isRecordId(orderId)) return undefined;
     const recorded = await records.getOrder(this.deps.db, orderId);
     if (recorded) return this.withSettledState(recorded);
-    for (const saleId of await this.deps.redis.smembers(activeSalesKey(this.prefix))) {
+    for (const saleId of await this.deps.context.redis.smembers(this.deps.context.keys.activeSales)) {
       const layout = await this.layouts.get(saleId);
       const streams = isSplit(layout)
-        ? layoutKeys(layout, this.prefix).map((keys) => keys.stream)
-        : [saleKeys(saleId, this.prefix).stream];
+        ? layoutKeys(layout, this.deps.context.prefix).map((keys) => keys.stream)
+        : [this.deps.context.keys.sale(saleId).stream];
       for (const stream of streams) {
-        const entries = (await this.deps.redis.xrevrange(
+        const entries = (await this.deps.context.redis.xrevrange(
           stream,
           '+',
           '-',

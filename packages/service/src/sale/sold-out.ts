@@ -1,11 +1,9 @@
-import { DEFAULT_KEY_PREFIX, duplicateClient } from 'lockstock/redis';
-import { saleKeys } from './keys.js';
+import { duplicateClient } from 'lockstock/redis';
+import type { SaleKeyspace } from './keys.js';
 import { silentLogger, type Logger } from './logger.js';
 import type { SaleRedis } from './redis.js';
 
 export interface SoldOutCacheOptions {
-  /** @default 'ls' */
-  keyPrefix?: string;
   /** Sales remembered (and subscribed to) at most; the oldest is forgotten first. @default 1024 */
   maxSales?: number;
   logger?: Logger;
@@ -44,15 +42,20 @@ export class SoldOutCache {
   private closed = false;
   /** Connections lost so far: a subscription confirmed across a loss does not count. */
   private losses = 0;
-  private readonly prefix: string;
+  private readonly redis: SaleRedis;
+  private readonly keys: SaleKeyspace;
   private readonly maxSales: number;
   private readonly logger: Logger;
 
+  /**
+   * `sale`: the process's sale context (context/context.ts), of which this takes only the connection
+   * and the keys: the cache sits below the context's layer, as split-reserver.ts reads it.
+   */
   constructor(
-    private readonly redis: SaleRedis,
+    sale: { readonly redis: SaleRedis; readonly keys: SaleKeyspace },
     options: SoldOutCacheOptions = {},
   ) {
-    this.prefix = options.keyPrefix ?? DEFAULT_KEY_PREFIX;
+    ({ redis: this.redis, keys: this.keys } = sale);
     this.maxSales = options.maxSales ?? 1024;
     this.logger = options.logger ?? silentLogger;
   }
@@ -97,7 +100,7 @@ export class SoldOutCache {
   private track(saleId: string, channels?: readonly string[]): void {
     if (this.sales.size >= this.maxSales) this.forget(this.sales.keys().next().value as string);
     const entry: Entry = {
-      channels: channels ?? [saleKeys(saleId, this.prefix).restock],
+      channels: channels ?? [this.keys.sale(saleId).restock],
       subscribed: false,
       generation: 0,
       soldOutUntil: 0,

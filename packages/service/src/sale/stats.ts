@@ -1,6 +1,7 @@
 import type { RaffleSummary } from './raffle/raffles.js';
 import type { RoomStats } from './room/room.js';
-import { DEFAULT_KEY_PREFIX, loadLuaScript, ScriptRunner } from 'lockstock/redis';
+import { loadLuaScript, type ScriptRunner } from 'lockstock/redis';
+import type { SaleContext } from './context/context.js';
 import type { SaleRedis } from './redis.js';
 import { ORDER_GROUP, saleKeys } from './keys.js';
 import { ATTEMPT_OUTCOMES, isAttemptOutcome, type AttemptOutcome } from './outcomes.js';
@@ -55,8 +56,6 @@ export interface PartStats {
 export interface ReadSaleStatsOptions {
   /** Sales at most, newest first. @default 12 */
   limit?: number;
-  /** @default 'ls' */
-  keyPrefix?: string;
 }
 
 type StatsReply = [number, string[], number, number, number, number, string, number];
@@ -67,15 +66,14 @@ type StatsReply = [number, string[], number, number, number, number, string, num
  * record are read separately, so a purchase made in between shows as reserved, not yet recorded.
  */
 export async function readSaleStats(
-  deps: { redis: SaleRedis; db: Database },
+  deps: { context: SaleContext; db: Database },
   options: ReadSaleStatsOptions = {},
 ): Promise<SaleStats[]> {
-  const scripts = new ScriptRunner(deps.redis);
-  const prefix = options.keyPrefix ?? DEFAULT_KEY_PREFIX;
+  const { scripts, prefix, redis } = deps.context;
   const sales = await records.dashboardSales(deps.db, options.limit ?? 12);
   return Promise.all(
     sales.map(async (sale) => {
-      if (sale.partTags) return splitStats(scripts, deps.redis, sale, prefix);
+      if (sale.partTags) return splitStats(scripts, redis, sale, prefix);
       const keys = saleKeys(sale.id, prefix);
       const [remaining, outcomes, visitors, dead, pending, undelivered, oldest, nowMs] = (await scripts.run(
         statsScript,

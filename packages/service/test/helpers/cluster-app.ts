@@ -42,7 +42,7 @@ export function useClusterApp(secret: string, clusterOptions: RedisClusterOption
     const { runtime } = state;
     state.app = await buildApp({
       service: runtime.service,
-      redis: runtime.redis,
+      context: runtime.context,
       db: runtime.db,
       metrics: runtime.metrics,
       config: { jwtSecret: secret, rateLimitPerUser: 1_000, rateLimitPerIp: 1_000 },

@@ -1,6 +1,7 @@
 import { Cluster } from 'ioredis';
 import { afterAll, beforeAll } from 'vitest';
 import { PostgresServer, RedisCluster } from '@lockstock/servers';
+import { saleContext, type SaleContext } from '../../src/sale/context/context.js';
 import { SnowflakeIdGenerator } from '../../src/sale/ids/snowflake.js';
 import { createSaleMetrics } from '../../src/sale/metrics.js';
 import { OrderPipeline } from '../../src/sale/pipeline/order-pipeline.js';
@@ -8,9 +9,10 @@ import { SaleService } from '../../src/sale/service.js';
 import { postgresDatabase, type Database } from '../../src/sale/store/db.js';
 import { migrate } from '../../src/sale/store/migrate.js';
 
-/** A process's view of the sale on the Cluster: its own connection, pool, ids, service and metrics. */
+/** A process's view of the sale on the Cluster: its own connection and sale context, pool, ids, service and metrics. */
 export interface ClusterInstance {
   redis: Cluster;
+  context: SaleContext;
   db: Database;
   service: SaleService;
   ids: SnowflakeIdGenerator;
@@ -29,13 +31,15 @@ export function useClusterSaleStack(masters = 3) {
 
   async function instance(): Promise<ClusterInstance> {
     const redis = new Cluster(state.cluster.startupNodes);
+    const context = saleContext(redis);
     const db = postgresDatabase(state.postgres.url);
-    const ids = new SnowflakeIdGenerator(redis);
+    const ids = new SnowflakeIdGenerator(context);
     await ids.start();
     const metrics = createSaleMetrics();
-    const service = new SaleService({ redis, db, nextOrderId: () => ids.next(), metrics });
+    const service = new SaleService({ context, db, nextOrderId: () => ids.next(), metrics });
     const made: ClusterInstance = {
       redis,
+      context,
       db,
       service,
       ids,
@@ -76,6 +80,9 @@ export function useClusterSaleStack(masters = 3) {
     get redis() {
       return state.first.redis;
     },
+    get context() {
+      return state.first.context;
+    },
     get db() {
       return state.first.db;
     },
@@ -87,7 +94,7 @@ export function useClusterSaleStack(masters = 3) {
     },
     instance,
     pipeline(): OrderPipeline {
-      const pipeline = new OrderPipeline(state.first.redis, state.first.db);
+      const pipeline = new OrderPipeline(state.first.context, state.first.db);
       pipelines.push(pipeline);
       return pipeline;
     },

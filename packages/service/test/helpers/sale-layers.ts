@@ -9,8 +9,9 @@ import { importsOf, sourceFiles } from '../../../lockstock/test/helpers/layers.j
  */
 export const SALE_LAYERS: ReadonlyArray<readonly string[]> = [
   ['base'],
-  ['ids'],
   ['store'],
+  ['context'],
+  ['ids'],
   ['shards'],
   ['lifecycle'],
   ['pipeline'],
@@ -22,6 +23,7 @@ export const SALE_LAYERS: ReadonlyArray<readonly string[]> = [
 
 /** The files at the top of sale/ that assemble the domain (every other file there is `base`). */
 export const SALE_TOP_FILES = new Set([
+  'activity',
   'gauges',
   'health',
   'new-sale',

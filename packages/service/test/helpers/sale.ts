@@ -1,5 +1,6 @@
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll } from 'vitest';
+import { saleContext, type SaleContext } from '../../src/sale/context/context.js';
 import { createSaleMetrics } from '../../src/sale/metrics.js';
 import { OrderPipeline, type OrderPipelineOptions } from '../../src/sale/pipeline/order-pipeline.js';
 import { SnowflakeIdGenerator } from '../../src/sale/ids/snowflake.js';
@@ -17,6 +18,7 @@ export function useSaleStack() {
     redisServer: RedisServer;
     postgres: PostgresServer;
     redis: Redis;
+    context: SaleContext;
     db: Database;
     ids: SnowflakeIdGenerator;
     service: SaleService;
@@ -27,13 +29,14 @@ export function useSaleStack() {
   beforeAll(async () => {
     [state.redisServer, state.postgres] = await Promise.all([RedisServer.start(), PostgresServer.start()]);
     state.redis = new Redis(state.redisServer.url);
+    state.context = saleContext(state.redis);
     state.db = postgresDatabase(state.postgres.url);
     await migrate(state.db);
-    state.ids = new SnowflakeIdGenerator(state.redis);
+    state.ids = new SnowflakeIdGenerator(state.context);
     await state.ids.start();
     state.metrics = createSaleMetrics();
     state.service = new SaleService({
-      redis: state.redis,
+      context: state.context,
       db: state.db,
       nextOrderId: () => state.ids.next(),
       metrics: state.metrics,
@@ -52,6 +55,10 @@ export function useSaleStack() {
     get redis() {
       return state.redis;
     },
+    /** The file's sale context on `redis` (what a process builds once: context/context.ts). */
+    get context() {
+      return state.context;
+    },
     get db() {
       return state.db;
     },
@@ -68,25 +75,27 @@ export function useSaleStack() {
       return state.postgres.url;
     },
     pipeline(options: OrderPipelineOptions = {}): OrderPipeline {
-      const pipeline = new OrderPipeline(state.redis, state.db, { metrics: state.metrics, ...options });
+      const pipeline = new OrderPipeline(state.context, state.db, { metrics: state.metrics, ...options });
       pipelines.push(pipeline);
       return pipeline;
     },
     /**
      * Another service on the same servers, with what another process would have of its own: a Redis
-     * connection, a PostgreSQL pool, an id generator, a sold-out cache and metrics (closed after the file).
+     * connection and its sale context, a PostgreSQL pool, an id generator, a sold-out cache and metrics (closed after the file).
      * Commands of two instances reach Redis on two connections, so their scripts interleave as the
      * server schedules them; one connection would run them in the order they were sent.
      */
     async instance(): Promise<SaleInstance> {
       const redis = new Redis(state.redisServer.url);
+      const context = saleContext(redis);
       const db = postgresDatabase(state.postgres.url);
-      const ids = new SnowflakeIdGenerator(redis);
+      const ids = new SnowflakeIdGenerator(context);
       await ids.start();
       const metrics = createSaleMetrics();
-      const service = new SaleService({ redis, db, nextOrderId: () => ids.next(), metrics });
+      const service = new SaleService({ context, db, nextOrderId: () => ids.next(), metrics });
       const instance = {
         redis,
+        context,
         db,
         service,
         metrics,
@@ -105,6 +114,7 @@ export function useSaleStack() {
 
 export interface SaleInstance {
   redis: Redis;
+  context: SaleContext;
   db: Database;
   service: SaleService;
   metrics: ReturnType<typeof createSaleMetrics>;

@@ -19,7 +19,13 @@ const bearer = (user: string, admin = false) => ({
 });
 
 beforeAll(async () => {
-  app = await buildApp({ service: env.service, redis: env.redis, db: env.db, metrics: env.metrics, config });
+  app = await buildApp({
+    service: env.service,
+    context: env.context,
+    db: env.db,
+    metrics: env.metrics,
+    config,
+  });
   const created = await app.inject({
     method: 'POST',
     url: '/api/sales',
@@ -426,7 +432,7 @@ describe('rate limits (shared through Redis)', () => {
   it('limits per user on the order route and per address everywhere', async () => {
     const limited = await buildApp({
       service: env.service,
-      redis: env.redis,
+      context: env.context,
       db: env.db,
       metrics: env.metrics,
       config: { ...config, rateLimitPerUser: 2, rateLimitPerIp: 0 },
@@ -452,7 +458,7 @@ describe('rate limits (shared through Redis)', () => {
 
     const perIp = await buildApp({
       service: env.service,
-      redis: env.redis,
+      context: env.context,
       db: env.db,
       metrics: env.metrics,
       config: { ...config, rateLimitPerUser: 0, rateLimitPerIp: 3 },

@@ -11,7 +11,7 @@ let port: number;
 beforeAll(async () => {
   app = await buildApp({
     service: env.service,
-    redis: env.redis,
+    context: env.context,
     db: env.db,
     metrics: env.metrics,
     config: { jwtSecret: 'body-limit-secret-0123456789', rateLimitPerUser: 0, rateLimitPerIp: 0 },

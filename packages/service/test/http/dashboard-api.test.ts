@@ -26,12 +26,12 @@ let activities: SaleActivity[];
 
 beforeAll(async () => {
   const instances = [await env.instance(), await env.instance()];
-  activities = instances.map((i) => new SaleActivity(i.redis)); // flushed by hand, no timer
+  activities = instances.map((i) => new SaleActivity(i.context)); // flushed by hand, no timer
   apps = await Promise.all(
     instances.map((instance, i) =>
       buildApp({
         service: instance.service,
-        redis: instance.redis,
+        context: instance.context,
         db: instance.db,
         metrics: instance.metrics,
         config,
@@ -211,7 +211,7 @@ describe('dashboard API', () => {
   it('issues demo buyer tokens only when demo buyers are on', async () => {
     const off = await buildApp({
       service: env.service,
-      redis: env.redis,
+      context: env.context,
       db: env.db,
       metrics: env.metrics,
       config: { ...config, demoBuyers: false },
@@ -275,7 +275,7 @@ describe('dashboard API', () => {
     // Server-Sent Events need a real socket.
     const live = await buildApp({
       service: env.service,
-      redis: env.redis,
+      context: env.context,
       db: env.db,
       metrics: env.metrics,
       config,

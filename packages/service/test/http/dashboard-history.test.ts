@@ -33,7 +33,7 @@ beforeAll(async () => {
     instances.map((instance) =>
       buildApp({
         service: instance.service,
-        redis: instance.redis,
+        context: instance.context,
         db: instance.db,
         metrics: instance.metrics,
         config,
@@ -160,7 +160,7 @@ describe('LiveFeed history', () => {
     const feed = new LiveFeed({
       read: async () => {
         reads.count++;
-        return readSaleStats({ redis: env.redis, db: env.db });
+        return readSaleStats({ context: env.context, db: env.db });
       },
       history: new RedisHistory(env.redis, { keyPrefix: prefix }),
     });

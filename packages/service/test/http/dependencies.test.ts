@@ -43,7 +43,7 @@ beforeAll(async () => {
   );
   app = await buildApp({
     service: runtime.service,
-    redis: runtime.redis,
+    context: runtime.context,
     db: runtime.db,
     metrics: runtime.metrics,
     // Rate limits on: they are the first thing a request asks Redis.
@@ -54,7 +54,7 @@ beforeAll(async () => {
   resources.add('the app', () => app.close());
   unlimited = await buildApp({
     service: runtime.service,
-    redis: runtime.redis,
+    context: runtime.context,
     db: runtime.db,
     metrics: runtime.metrics,
     config: { jwtSecret: SECRET, rateLimitPerUser: 0, rateLimitPerIp: 0 },

@@ -23,7 +23,7 @@ beforeAll(async () => {
   tmp = await mkdtemp(join(tmpdir(), 'lockstock-docs-'));
   app = await buildApp({
     service: env.service,
-    redis: env.redis,
+    context: env.context,
     db: env.db,
     metrics: env.metrics,
     config: { jwtSecret: 'docs-page-secret-0123456789', rateLimitPerUser: 0, rateLimitPerIp: 0 },

@@ -17,7 +17,13 @@ const headers = (user: string, admin = false) => ({
 });
 
 beforeAll(async () => {
-  app = await buildApp({ service: env.service, redis: env.redis, db: env.db, metrics: env.metrics, config });
+  app = await buildApp({
+    service: env.service,
+    context: env.context,
+    db: env.db,
+    metrics: env.metrics,
+    config,
+  });
   const created = await app.inject({
     method: 'POST',
     url: '/api/sales',

@@ -23,7 +23,7 @@ const buyer = { authorization: `Bearer ${signToken(SECRET, 'ann')}` };
 beforeAll(async () => {
   app = await buildApp({
     service: env.service,
-    redis: env.redis,
+    context: env.context,
     db: env.db,
     metrics: env.metrics,
     config: { jwtSecret: SECRET, rateLimitPerUser: 0, rateLimitPerIp: 0 },
@@ -129,7 +129,7 @@ describe("Fastify's and Node's own error answers", () => {
   it('answers a request arriving while the server closes with 503 and Retry-After', async () => {
     const closing = await buildApp({
       service: env.service,
-      redis: env.redis,
+      context: env.context,
       db: env.db,
       metrics: env.metrics,
       config: { jwtSecret: SECRET, rateLimitPerUser: 0, rateLimitPerIp: 0 },

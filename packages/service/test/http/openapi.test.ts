@@ -42,7 +42,7 @@ const require = createRequire(import.meta.url);
 beforeAll(async () => {
   app = await buildApp({
     service: env.service,
-    redis: env.redis,
+    context: env.context,
     db: env.db,
     metrics: env.metrics,
     config: { jwtSecret: SECRET, rateLimitPerUser: 0, rateLimitPerIp: 0 },

@@ -16,7 +16,13 @@ const bearer = (user: string, admin = false) => ({
 });
 
 beforeAll(async () => {
-  app = await buildApp({ service: env.service, redis: env.redis, db: env.db, metrics: env.metrics, config });
+  app = await buildApp({
+    service: env.service,
+    context: env.context,
+    db: env.db,
+    metrics: env.metrics,
+    config,
+  });
 });
 afterAll(async () => {
   await app.close();

@@ -17,7 +17,7 @@ const bearer = (user: string, admin = false) => `Bearer ${signToken(SECRET, user
 beforeAll(async () => {
   app = await buildApp({
     service: env.service,
-    redis: env.redis,
+    context: env.context,
     db: env.db,
     metrics: env.metrics,
     config: { jwtSecret: SECRET, rateLimitPerUser: 0, rateLimitPerIp: 0 },

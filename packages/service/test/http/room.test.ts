@@ -24,7 +24,13 @@ const bearer = (user: string, admin = false) => ({
 });
 
 beforeAll(async () => {
-  app = await buildApp({ service: env.service, redis: env.redis, db: env.db, metrics: env.metrics, config });
+  app = await buildApp({
+    service: env.service,
+    context: env.context,
+    db: env.db,
+    metrics: env.metrics,
+    config,
+  });
 });
 afterAll(async () => {
   await app.close();
@@ -436,12 +442,12 @@ describe('waiting room (HTTP)', () => {
     await env.redis.del(roomKeys(saleId).config);
     // A process that never saw the sale (a fresh service and app) asks Redis, then the record.
     const service = new SaleService({
-      redis: env.redis,
+      context: env.context,
       db: env.db,
       nextOrderId: () => '1',
       soldOutCache: false,
     });
-    const fresh = await buildApp({ service, redis: env.redis, db: env.db, metrics: env.metrics, config });
+    const fresh = await buildApp({ service, context: env.context, db: env.db, metrics: env.metrics, config });
     try {
       const bypass = await buy(fresh, saleId, 'hal');
       expect(bypass.json().error).toBe('admission_required');

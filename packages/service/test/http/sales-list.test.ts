@@ -12,7 +12,7 @@ const ids: Record<'scheduled' | 'active' | 'soldOut' | 'ended', string> = {} as 
 beforeAll(async () => {
   app = await buildApp({
     service: env.service,
-    redis: env.redis,
+    context: env.context,
     db: env.db,
     metrics: env.metrics,
     config: { jwtSecret: SECRET, rateLimitPerUser: 0, rateLimitPerIp: 0 },

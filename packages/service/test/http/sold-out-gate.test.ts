@@ -16,7 +16,7 @@ let reached = 0;
 beforeAll(async () => {
   app = await buildApp({
     service: env.service,
-    redis: env.redis,
+    context: env.context,
     db: env.db,
     metrics: env.metrics,
     config: { jwtSecret: SECRET, rateLimitPerUser: 0, rateLimitPerIp: 0 },

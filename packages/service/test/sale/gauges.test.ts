@@ -2,6 +2,7 @@ import { Redis } from 'ioredis';
 import { Registry } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
 import { RedisServer } from '@lockstock/servers';
+import { saleContext } from '../../src/sale/context/context.js';
 import { readSaleGauges, registerSaleGauges } from '../../src/sale/gauges.js';
 import { layoutKey, partKeys } from '../../src/sale/shards/layout.js';
 import { useSaleStack } from '../helpers/sale.js';
@@ -46,7 +47,7 @@ async function gauge(
 describe('per-sale gauges on /metrics', () => {
   it('show units left, reserved and recorded, and the backlog until the pipeline records it', async () => {
     const registry = new Registry();
-    register(registry, { redis: env.redis, db: env.db });
+    register(registry, { context: env.context, db: env.db });
     const sale = await env.service.createSale({ name: 'gauges', stock: 10, perUserLimit: 5 });
     for (const userId of ['a', 'b']) {
       expect((await env.service.buy({ saleId: sale.id, userId, quantity: userId === 'a' ? 2 : 1 })).ok).toBe(
@@ -81,7 +82,7 @@ describe('per-sale gauges on /metrics', () => {
 
   it("drop a sale's series once it has ended with nothing left to record", async () => {
     const registry = new Registry();
-    register(registry, { redis: env.redis, db: env.db });
+    register(registry, { context: env.context, db: env.db });
     const sale = await env.service.createSale({
       name: 'ends',
       stock: 5,
@@ -108,7 +109,7 @@ describe('per-sale gauges on /metrics', () => {
     await env.redis.set(p0!.open, 1, 'EX', 60);
     await env.redis.set(p0!.inflight, 2);
     await env.redis.hset(p0!.transfers, 't1', '1:2:0');
-    const reading = await readSaleGauges({ redis: env.redis, db: env.db });
+    const reading = await readSaleGauges({ context: env.context, db: env.db });
     expect(reading.sales.find((s) => s.sale === saleId)).toMatchObject({
       left: 7,
       open: true,
@@ -124,7 +125,7 @@ describe('per-sale gauges on /metrics', () => {
     redis.on('error', () => undefined); // refused connections once the server is stopped
     try {
       const registry = new Registry();
-      const gauges = register(registry, { redis, db: env.db, timeoutMs: 500 });
+      const gauges = register(registry, { context: saleContext(redis), db: env.db, timeoutMs: 500 });
       expect(await scrape(registry, gauges)).toMatch(/^lockstock_sale_metrics_up 1$/m);
       await server.stop();
       const started = Date.now();
@@ -147,7 +148,7 @@ describe('per-sale gauges on /metrics', () => {
     redis.on('error', () => undefined);
     try {
       const registry = new Registry();
-      const gauges = register(registry, { redis, db: env.db, timeoutMs: 1_000 });
+      const gauges = register(registry, { context: saleContext(redis), db: env.db, timeoutMs: 1_000 });
       expect(await scrape(registry, gauges)).toMatch(/^lockstock_dependency_up\{dependency="redis"\} 1$/m);
       server.signal('SIGSTOP');
       let readingDone = false;

@@ -1,5 +1,6 @@
 import { Redis } from 'ioredis';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { saleContext } from '../../src/sale/context/context.js';
 import { saleKeys } from '../../src/sale/keys.js';
 import { ExpirySweeper } from '../../src/sale/lifecycle/sweeper.js';
 import { reconcile } from '../../src/sale/reconcile.js';
@@ -190,7 +191,7 @@ describe('the order lifecycle: pay or release', () => {
     const deadline = (await env.service.getOrder(orders.get('late0') as string))?.payBy as Date;
     // As sweepers in three processes would: three connections, so their scripts interleave in Redis.
     const connections = Array.from({ length: 3 }, () => new Redis(env.redisUrl));
-    const sweepers = connections.map((redis) => new ExpirySweeper(redis, { batchSize: 50 }));
+    const sweepers = connections.map((redis) => new ExpirySweeper(saleContext(redis), { batchSize: 50 }));
     let expired = 0;
     try {
       await until('every order to expire', async () => {
@@ -226,7 +227,7 @@ describe('the order lifecycle: pay or release', () => {
     });
     const keys = saleKeys(sale.id);
     const pipelines = [env.pipeline({ blockMs: 50 }), env.pipeline({ blockMs: 50 })];
-    const sweepers = [new ExpirySweeper(env.redis), new ExpirySweeper(env.redis)];
+    const sweepers = [new ExpirySweeper(env.context), new ExpirySweeper(env.context)];
     pipelines.forEach((p) => p.start());
     sweepers.forEach((s) => s.start());
     try {
@@ -347,7 +348,7 @@ describe('the order lifecycle: pay or release', () => {
         Object.fromEntries(perUser),
       );
 
-      const deps = { redis: env.redis, db: env.db, service: env.service };
+      const deps = { context: env.context, db: env.db, service: env.service };
       const [drift] = await reconcile(deps, { saleIds: [sale.id] });
       expect(drift).toMatchObject({
         drift: 0,

@@ -21,9 +21,9 @@ let raffles: RaffleService;
 let ids: SnowflakeIdGenerator;
 beforeAll(async () => {
   const instance = await env.instance();
-  ids = new SnowflakeIdGenerator(instance.redis);
+  ids = new SnowflakeIdGenerator(instance.context);
   await ids.start();
-  raffles = new RaffleService({ redis: instance.redis, db: instance.db, nextOrderId: () => ids.next() });
+  raffles = new RaffleService({ context: instance.context, db: instance.db, nextOrderId: () => ids.next() });
   env.pipeline().start();
 });
 afterAll(() => ids.stop());

@@ -16,11 +16,11 @@ const stops: Array<() => Promise<void>> = [];
 beforeAll(async () => {
   for (let i = 0; i < 3; i++) {
     const instance = await env.instance();
-    const ids = new SnowflakeIdGenerator(instance.redis);
+    const ids = new SnowflakeIdGenerator(instance.context);
     await ids.start();
     stops.push(() => ids.stop());
     raffles.push(
-      new RaffleService({ redis: instance.redis, db: instance.db, nextOrderId: () => ids.next() }),
+      new RaffleService({ context: instance.context, db: instance.db, nextOrderId: () => ids.next() }),
     );
   }
   env.pipeline().start();
@@ -172,7 +172,7 @@ describe('raffle sales', () => {
     await until('the unpaid orders scheduled', async () => (await env.redis.zcard(deadlines)) === 2);
     for (const member of await env.redis.zrange(deadlines, 0, -1))
       await env.redis.zadd(deadlines, 'XX', 0, member);
-    const sweeper = new ExpirySweeper(env.redis, { maxIdleMs: 50 });
+    const sweeper = new ExpirySweeper(env.context, { maxIdleMs: 50 });
     sweeper.start();
     try {
       // Serving races the expiries and each other; the waitlist gets every unit back, in order.

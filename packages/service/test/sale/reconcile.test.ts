@@ -11,7 +11,7 @@ describe('reconciliation', () => {
     for (let i = 0; i < 3; i++) await env.service.buy({ saleId: sale.id, userId: `u${i}`, quantity: 1 });
     await env.pipeline().drain(); // 3 recorded
     for (let i = 3; i < 5; i++) await env.service.buy({ saleId: sale.id, userId: `u${i}`, quantity: 1 }); // in flight
-    const deps = { redis: env.redis, db: env.db, service: env.service };
+    const deps = { context: env.context, db: env.db, service: env.service };
     const [clean] = await reconcile(deps, { saleIds: [sale.id] });
     expect(clean).toMatchObject({
       stock: 10,
@@ -52,7 +52,7 @@ describe('reconciliation', () => {
       ok: false,
       code: 'not_found',
     });
-    const deps = { redis: env.redis, db: env.db, service: env.service };
+    const deps = { context: env.context, db: env.db, service: env.service };
     const [repaired] = await reconcile(deps, { saleIds: [sale.id], repair: true });
     expect(repaired?.repairedRemaining).toBe(2);
     const next = await env.service.buy({ saleId: sale.id, userId: 'x', quantity: 1 });

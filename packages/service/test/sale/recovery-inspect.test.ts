@@ -33,7 +33,7 @@ describe('comparing a selling sale with the record', () => {
     const seen: Array<SaleCondition['kind']> = [];
     try {
       for (let check = 0; check < 30; check++) {
-        seen.push((await inspectSale(env.redis, slowRecord, sale.id, keys)).kind);
+        seen.push((await inspectSale(env.context, slowRecord, sale.id, keys)).kind);
       }
     } finally {
       selling = false;

@@ -50,7 +50,7 @@ async function startStack(redisArgs: string[], pipelines = 1): Promise<Stack> {
   );
   const app = await buildApp({
     service: runtime.service,
-    redis: runtime.redis,
+    context: runtime.context,
     db: runtime.db,
     metrics: runtime.metrics,
     config: { jwtSecret: SECRET, rateLimitPerUser: 0, rateLimitPerIp: 0 },
@@ -230,7 +230,7 @@ describe('Redis restarted on an AOF whose tail was cut (an OS crash under append
  * test options; stopped with the stack.
  */
 function startPipeline(stack: Stack, options: OrderPipelineOptions): OrderPipeline {
-  const pipeline = new OrderPipeline(stack.runtime.redis, stack.runtime.db, {
+  const pipeline = new OrderPipeline(stack.runtime.context, stack.runtime.db, {
     logger: stack.runtime.logger,
     metrics: stack.runtime.metrics,
     ...options,

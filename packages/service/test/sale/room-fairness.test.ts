@@ -58,7 +58,7 @@ describe('waiting room fairness', () => {
       startsAt: new Date(Date.now() + opensInMs),
       room: { ratePerSec: 50, shuffleSeconds: 1 },
     });
-    const room = new WaitingRoom(env.redis, env.service.rooms, 'fairness-secret-0123456789');
+    const room = new WaitingRoom(env.context, env.service.rooms, 'fairness-secret-0123456789');
     const random = seeded(39);
     const buyers = Array.from({ length: BUYERS }, (_, i) => ({
       id: `fair-${i}`,

@@ -73,7 +73,7 @@ describe('the sold-out fast path', () => {
     expect(flood.every((r) => !r.ok && r.code === 'sold_out')).toBe(true);
     expect(await reservationsRun(sale.id)).toBe(calls); // not one of them reached Redis
 
-    const deps = { redis: env.redis, db: env.db, service: env.service };
+    const deps = { context: env.context, db: env.db, service: env.service };
     const [repaired] = await reconcile(deps, { saleIds: [sale.id], repair: true });
     expect(repaired?.repairedRemaining).toBe(1);
     // The repair published on the sale's restock channel; once it arrives the unit is sold again.

@@ -4,6 +4,7 @@ import pg from 'pg';
 import { expect } from 'vitest';
 import { freePort, PostgresServer, RedisCluster } from '@lockstock/servers';
 import { signToken } from '../../src/http/auth.js';
+import { saleContext } from '../../src/sale/context/context.js';
 import { reconcile } from '../../src/sale/reconcile.js';
 import { SaleService } from '../../src/sale/service.js';
 import { layoutKeys, layoutOf, partOfUser, type PartKeys } from '../../src/sale/shards/layout.js';
@@ -342,15 +343,16 @@ export async function runSplitSale(scenario: SplitSaleScenario): Promise<Scenari
 
     // --- reconcile agrees: no drift, every part as the record ---
     const record = postgresDatabase(postgres.url, { max: 1 });
+    const context = saleContext(redis);
     const service = new SaleService({
-      redis,
+      context,
       db: record,
       nextOrderId: () => {
         throw new Error('reconcile issues no order');
       },
       soldOutCache: false,
     });
-    const [drift] = await reconcile({ redis, db: record, service }, { saleIds: [saleId] }).finally(() =>
+    const [drift] = await reconcile({ context, db: record, service }, { saleIds: [saleId] }).finally(() =>
       record.close(),
     );
     expect(drift).toMatchObject({ drift: 0, condition: 'ok', redisRemaining: 0, transferUnits: 0 });

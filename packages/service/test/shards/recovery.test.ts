@@ -75,9 +75,9 @@ async function scanAll(pattern: string): Promise<string[]> {
 
 async function recover(): Promise<RecoveryMonitor> {
   const monitor = new RecoveryMonitor({
-    redis: env.redis,
+    context: env.context,
     db: env.db,
-    admission: admissionRestore(env.redis, env.db),
+    admission: admissionRestore(env.context, env.db),
     checkEveryMs: 0,
   });
   await monitor.start();
@@ -114,7 +114,7 @@ describe('a split sale recovered, reconciled and settled part by part', () => {
 
     // The stranded transfer is finished once (the sweeper finds it: debited "at 0 ms"), then the
     // sale sells out to buyers of every part: exactly 60 units recorded, none rejected.
-    const sweeper = new ExpirySweeper(env.redis, { layouts: recordLayouts(env.redis, env.db) });
+    const sweeper = new ExpirySweeper(env.context, { layouts: recordLayouts(env.context, env.db) });
     expect((await sweeper.sweep()).expired).toBe(0);
     expect(await env.redis.hget(p0.credits, stranded)).toBe('credited');
     expect(await env.redis.hlen(p1.transfers)).toBe(0);
@@ -128,7 +128,7 @@ describe('a split sale recovered, reconciled and settled part by part', () => {
     );
     expect(rows).toEqual([{ status: 'confirmed', n: 60 }]);
     const [drift] = await reconcile(
-      { redis: env.redis, db: env.db, service: env.service },
+      { context: env.context, db: env.db, service: env.service },
       { saleIds: [sale.id] },
     );
     expect(drift).toMatchObject({ drift: 0, redisRemaining: 0, recordedUnits: 60, transferUnits: 0 });
@@ -190,7 +190,7 @@ describe('a split sale recovered, reconciled and settled part by part', () => {
     const left = await Promise.all(parts.map(async (k) => Number(await env.redis.get(k.stock))));
     expect(left.reduce((a, b) => a + b, 0)).toBe(30);
     const [drift] = await reconcile(
-      { redis: env.redis, db: env.db, service: env.service },
+      { context: env.context, db: env.db, service: env.service },
       { saleIds: [sale.id] },
     );
     expect(drift).toMatchObject({ drift: 0, recordedUnits: 0, transferUnits: 0 });
@@ -212,7 +212,7 @@ describe('a split sale recovered, reconciled and settled part by part', () => {
     const parts = partsOf(sale);
     await buyAll(sale, usersOf(2, 3, 12, 'd'));
     await env.pipeline().drain();
-    const deps = { redis: env.redis, db: env.db, service: env.service };
+    const deps = { context: env.context, db: env.db, service: env.service };
     const [clean] = await reconcile(deps, { saleIds: [sale.id] });
     expect(clean).toMatchObject({ drift: 0, condition: 'ok', redisRemaining: 18 });
     expect(clean?.parts?.every((p) => p.redisRemaining === p.expectedRemaining)).toBe(true);
@@ -257,7 +257,7 @@ describe('a split sale recovered, reconciled and settled part by part', () => {
     expect(await env.redis.hget(p1.settled, orders[1] as string)).toBe('cancelled');
     expect(await env.redis.get(p1.version)).not.toBe(version);
     // The sleeper's order expires by the sweeper, in part 1.
-    const sweeper = new ExpirySweeper(env.redis, { layouts: recordLayouts(env.redis, env.db) });
+    const sweeper = new ExpirySweeper(env.context, { layouts: recordLayouts(env.context, env.db) });
     await until('the sweeper to expire the unpaid order', async () => {
       await sweeper.sweep();
       return (await env.redis.hget(p1.settled, orders[2] as string)) === 'expired';

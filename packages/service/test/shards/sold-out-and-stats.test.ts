@@ -56,17 +56,21 @@ describe('a split sale: the sold-out memory, the dashboard and the health check'
         ok: true,
       });
     }
-    const [stats] = (await readSaleStats({ redis: env.redis, db: env.db })).filter((s) => s.id === sale.id);
+    const [stats] = (await readSaleStats({ context: env.context, db: env.db })).filter(
+      (s) => s.id === sale.id,
+    );
     expect(stats?.parts.map((p) => p.remaining)).toEqual([8, 9, 10]);
     expect(stats?.remaining).toBe(27);
     expect(stats?.status).toBe('active');
     // Nothing recorded yet: three entries wait, in parts 0 and 1.
     expect(stats?.pipeline.undelivered).toBe(3);
     expect(stats?.parts.map((p) => p.backlog)).toEqual([2, 1, 0]);
-    const health = await checkHealth({ redis: env.redis, db: env.db });
+    const health = await checkHealth({ context: env.context, db: env.db });
     expect(health.backlog.oldestUnrecordedMs).not.toBeNull();
     await env.pipeline().drain();
-    const [after] = (await readSaleStats({ redis: env.redis, db: env.db })).filter((s) => s.id === sale.id);
+    const [after] = (await readSaleStats({ context: env.context, db: env.db })).filter(
+      (s) => s.id === sale.id,
+    );
     expect(after?.parts.map((p) => p.backlog)).toEqual([0, 0, 0]);
     expect(after?.persistedSold).toBe(3);
   });

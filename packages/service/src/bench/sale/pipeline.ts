@@ -1,4 +1,5 @@
 import { Redis } from 'ioredis';
+import { saleContext } from '../../sale/context/context.js';
 import { SnowflakeIdGenerator } from '../../sale/ids/snowflake.js';
 import { OrderPipeline } from '../../sale/pipeline/order-pipeline.js';
 import { Reserver } from '../../sale/reserve.js';
@@ -18,14 +19,15 @@ export async function benchPipeline(
   options: { orders: number; batchSize: number; baselineOrders: number; runIndex: number },
 ): Promise<{ library: number; baseline: number }> {
   const redis = new Redis(redisUrl);
-  const ids = new SnowflakeIdGenerator(redis);
+  const context = saleContext(redis);
+  const ids = new SnowflakeIdGenerator(context);
   await ids.start();
-  const service = new SaleService({ redis, db, nextOrderId: () => ids.next() });
+  const service = new SaleService({ context, db, nextOrderId: () => ids.next() });
   const run = Date.now().toString(36);
 
   const library = async () => {
     const sale = await service.createSale({ name: 'bench pipeline', stock: 10_000_000 });
-    const reserver = new Reserver(redis, () => ids.next());
+    const reserver = new Reserver(context, () => ids.next());
     for (let i = 0; i < options.orders; i += 1000) {
       await Promise.all(
         Array.from({ length: Math.min(1000, options.orders - i) }, (_, j) =>
@@ -33,7 +35,7 @@ export async function benchPipeline(
         ),
       );
     }
-    const pipeline = new OrderPipeline(redis, db, { batchSize: options.batchSize });
+    const pipeline = new OrderPipeline(context, db, { batchSize: options.batchSize });
     const started = performance.now();
     const recorded = await pipeline.drain();
     const perSec = (recorded * 1000) / (performance.now() - started);

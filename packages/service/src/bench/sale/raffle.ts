@@ -1,6 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import { PostgresServer, RedisServer } from '@lockstock/servers';
 import { Redis } from 'ioredis';
+import { saleContext } from '../../sale/context/context.js';
 import { SnowflakeIdGenerator } from '../../sale/ids/snowflake.js';
 import { raffleQueries } from '../../sale/raffle/keys.js';
 import { RaffleService } from '../../sale/raffle/raffles.js';
@@ -54,12 +55,13 @@ export async function benchRaffle(options: BenchRaffleOptions): Promise<RaffleBe
   const [redisServer, postgres] = await Promise.all([RedisServer.start(), PostgresServer.start()]);
   const redis = new Redis(redisServer.url);
   const db = postgresDatabase(postgres.url);
-  const ids = new SnowflakeIdGenerator(redis);
+  const context = saleContext(redis);
+  const ids = new SnowflakeIdGenerator(context);
   try {
     await migrate(db);
     await ids.start();
-    const sales = new SaleService({ redis, db, nextOrderId: () => ids.next(), soldOutCache: false });
-    const raffles = new RaffleService({ redis, db, nextOrderId: () => ids.next() });
+    const sales = new SaleService({ context, db, nextOrderId: () => ids.next(), soldOutCache: false });
+    const raffles = new RaffleService({ context, db, nextOrderId: () => ids.next() });
     const runs: Array<{ entriesPerSec: number; recordedPerSec: number; drawMs: number; serveMs: number }> =
       [];
     progress.begin(

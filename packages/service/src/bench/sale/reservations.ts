@@ -1,5 +1,6 @@
 import { Redis } from 'ioredis';
 import { loadLuaScript } from 'lockstock/redis';
+import { saleContext } from '../../sale/context/context.js';
 import { SnowflakeIdGenerator } from '../../sale/ids/snowflake.js';
 import { Reserver } from '../../sale/reserve.js';
 import { SaleService } from '../../sale/service.js';
@@ -39,11 +40,12 @@ export async function benchReservations(
   options: { durationMs: number; loops: number; runIndex: number },
 ): Promise<{ library: number; baseline: number }> {
   const redis = new Redis(redisUrl);
-  const ids = new SnowflakeIdGenerator(redis);
+  const context = saleContext(redis);
+  const ids = new SnowflakeIdGenerator(context);
   await ids.start();
-  const service = new SaleService({ redis, db, nextOrderId: () => ids.next() });
+  const service = new SaleService({ context, db, nextOrderId: () => ids.next() });
   const sale = await service.createSale({ name: 'bench reservations', stock: 10_000_000 });
-  const reserver = new Reserver(redis, () => ids.next());
+  const reserver = new Reserver(context, () => ids.next());
   const run = `${Date.now().toString(36)}`;
   await reserver.reserve({ saleId: sale.id, userId: `warm${run}`, quantity: 1 });
 

@@ -4,6 +4,7 @@
  * on its own Cluster connection, until its deadline. Reports what it bought and its latencies.
  */
 import { Cluster } from 'ioredis';
+import { saleContext } from '../../sale/context/context.js';
 import { SnowflakeIdGenerator } from '../../sale/ids/snowflake.js';
 import { Reserver } from '../../sale/reserve.js';
 
@@ -27,9 +28,10 @@ export interface ShardsWorkerReport {
 
 async function main(config: ShardsWorkerConfig): Promise<void> {
   const redis = new Cluster(config.nodes);
-  const ids = new SnowflakeIdGenerator(redis);
+  const context = saleContext(redis);
+  const ids = new SnowflakeIdGenerator(context);
   await ids.start();
-  const reserver = new Reserver(redis, () => ids.next());
+  const reserver = new Reserver(context, () => ids.next());
   let n = 0;
   const buyer = () => `${config.buyerPrefix}${n++}`;
   // Warm-up: every part's scripts loaded, the sale's layout learnt.

@@ -4,6 +4,7 @@ import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { Cluster, Redis } from 'ioredis';
 import { PostgresServer, RedisCluster } from '@lockstock/servers';
+import { saleContext } from '../../sale/context/context.js';
 import { MAX_STOCK } from '../../sale/new-sale.js';
 import { SaleService } from '../../sale/service.js';
 import { postgresDatabase } from '../../sale/store/db.js';
@@ -139,7 +140,7 @@ async function measure(
 ): Promise<Run> {
   const redis = new Cluster(cluster.startupNodes);
   const service = new SaleService({
-    redis,
+    context: saleContext(redis),
     db,
     nextOrderId: () => {
       throw new Error('the benchmark creates a sale only');

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
 import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { SaleRedis } from '../../sale/redis.js';
+import type { SaleContext } from '../../sale/context/context.js';
 import { reconcile } from '../../sale/reconcile.js';
 import type { SaleService } from '../../sale/service.js';
 import type { Database } from '../../sale/store/db.js';
@@ -16,10 +16,9 @@ import { DashboardQuery, DashboardSnapshot, DemoToken, ReconcileBody, ReconcileR
 
 export interface DashboardRouteOptions {
   feed: LiveFeed;
-  redis: SaleRedis;
+  context: SaleContext;
   db: Database;
   service: SaleService;
-  keyPrefix?: string;
   jwtSecret: string;
   /** See HttpConfig.demoBuyers. */
   demoBuyers: boolean;
@@ -54,7 +53,7 @@ export const dashboardRoutes: FastifyPluginAsyncTypebox<DashboardRouteOptions> =
   const streams = new Set<ServerResponse>();
   // The history lives in this app's Redis, shared by every process; recorded while the app listens
   // (a `serve` process), so a reload shows the sale so far even if nobody watched.
-  feed.useHistory(new RedisHistory(options.redis, options.keyPrefix ? { keyPrefix: options.keyPrefix } : {}));
+  feed.useHistory(new RedisHistory(options.context.redis, { keyPrefix: options.context.prefix }));
   app.addHook('onListen', async () => feed.startRecording());
 
   // Live responses never end by themselves: end them before the server waits for its connections.
@@ -156,8 +155,8 @@ export const dashboardRoutes: FastifyPluginAsyncTypebox<DashboardRouteOptions> =
     async (request) => {
       const repair = request.body.repair ?? false;
       const sales = await reconcile(
-        { redis: options.redis, db: options.db, service: options.service },
-        { repair, ...(options.keyPrefix ? { keyPrefix: options.keyPrefix } : {}) },
+        { context: options.context, db: options.db, service: options.service },
+        { repair },
       );
       return { repaired: repair, sales };
     },

@@ -88,12 +88,13 @@ export async function runFairness(env: LabEnv, input: FairnessOptions = {}): Pro
     seed: 39,
     ...input,
   };
-  const ids = new SnowflakeIdGenerator(env.redis);
+  const context = env.sale;
+  const ids = new SnowflakeIdGenerator(context);
   await ids.start();
-  const service = new SaleService({ redis: env.redis, db: env.db, nextOrderId: () => ids.next() });
-  const room = new WaitingRoom(env.redis, service.rooms, `lab-fairness-${Date.now()}-secret`);
-  const raffles = new RaffleService({ redis: env.redis, db: env.db, nextOrderId: () => ids.next() });
-  const pipeline = new OrderPipeline(env.redis, env.db);
+  const service = new SaleService({ context, db: env.db, nextOrderId: () => ids.next() });
+  const room = new WaitingRoom(context, service.rooms, `lab-fairness-${Date.now()}-secret`);
+  const raffles = new RaffleService({ context, db: env.db, nextOrderId: () => ids.next() });
+  const pipeline = new OrderPipeline(context, env.db);
   const deps = { env, options, service, room, raffles, pipeline };
   try {
     return [

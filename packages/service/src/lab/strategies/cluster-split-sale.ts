@@ -5,7 +5,7 @@ import { layoutKeys, layoutOf } from '../../sale/shards/layout.js';
 import { records } from '../../sale/store/records.js';
 import { labQueries } from '../sql/queries.js';
 import type { Strategy } from '../types.js';
-import { clusterClient, clusterIds, labCluster, stopLabCluster } from './cluster.js';
+import { clusterClient, clusterContext, clusterIds, labCluster, stopLabCluster } from './cluster.js';
 
 const saleIdOf = (options: Readonly<Record<string, unknown>>) => String(options.saleId);
 const pressesOf = (options: Readonly<Record<string, unknown>>) => Number(options.presses ?? 2);
@@ -23,10 +23,9 @@ export const clusterSplitSale: Strategy = {
   note: 'Same Cluster, same presses as the naive split: no buyer told sold out while units were left, nothing left unsold, nobody buying twice. The buyer whose part ran dry pays the transfer: a few round trips, measured by lockstock bench sale --shards and the multi-process test.',
   async prepare(env, run) {
     const nodes = await labCluster();
-    const redis = clusterClient(nodes);
     const ids = await clusterIds(nodes);
     const service = new SaleService({
-      redis,
+      context: clusterContext(nodes),
       db: env.db,
       nextOrderId: () => ids.next(),
       soldOutCache: false,
@@ -42,7 +41,7 @@ export const clusterSplitSale: Strategy = {
   async buyer(_env, run) {
     const nodes = String(run.options.cluster);
     const ids = await clusterIds(nodes);
-    const reserver = new Reserver(clusterClient(nodes), () => ids.next());
+    const reserver = new Reserver(clusterContext(nodes), () => ids.next());
     const presses = pressesOf(run.options);
     return async (buyer) => {
       let bought = false;
@@ -54,8 +53,9 @@ export const clusterSplitSale: Strategy = {
     };
   },
   async inspect(env, run) {
-    const redis = clusterClient(String(run.options.cluster));
-    const pipeline = new OrderPipeline(redis, env.db);
+    const nodes = String(run.options.cluster);
+    const redis = clusterClient(nodes);
+    const pipeline = new OrderPipeline(clusterContext(nodes), env.db);
     await pipeline.drain();
     await pipeline.stop();
     const saleId = saleIdOf(run.options);
@@ -63,7 +63,7 @@ export const clusterSplitSale: Strategy = {
     const times = await env.pg.query<{ ms: string }>(labQueries.serviceSaleTimes, [saleId]);
     const sale = await records.getSale(env.db, saleId);
     let finalStock = 0;
-    for (const keys of layoutKeys(layoutOf(saleId, sale?.partTags))) {
+    for (const keys of layoutKeys(layoutOf(saleId, sale?.partTags), clusterContext(nodes).prefix)) {
       const [stock, inflight] = await redis.mget(keys.stock, keys.inflight);
       finalStock += Number(stock ?? 0) + Number(inflight ?? 0);
     }

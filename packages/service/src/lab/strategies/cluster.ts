@@ -1,5 +1,6 @@
 import { Cluster } from 'ioredis';
 import { RedisCluster } from '@lockstock/servers';
+import { saleContext, type SaleContext } from '../../sale/context/context.js';
 import { SnowflakeIdGenerator } from '../../sale/ids/snowflake.js';
 
 /**
@@ -9,8 +10,11 @@ import { SnowflakeIdGenerator } from '../../sale/ids/snowflake.js';
  */
 let cluster: Promise<RedisCluster> | undefined;
 let stopping: Promise<void> | undefined;
-/** One client (and one id generator) per process and Cluster: workers serve many runs. */
-const clients = new Map<string, { redis: Cluster; ids?: Promise<SnowflakeIdGenerator> }>();
+/** One client, its sale context (and one id generator) per process and Cluster: workers serve many runs. */
+const clients = new Map<
+  string,
+  { redis: Cluster; context: SaleContext; ids?: Promise<SnowflakeIdGenerator> }
+>();
 
 export const CLUSTER_MASTERS = 3;
 
@@ -27,7 +31,8 @@ function entry(nodes: string) {
       const [host, port] = node.split(':');
       return { host: host as string, port: Number(port) };
     });
-    found = { redis: new Cluster(seeds) };
+    const redis = new Cluster(seeds);
+    found = { redis, context: saleContext(redis) };
     clients.set(nodes, found);
   }
   return found;
@@ -35,11 +40,14 @@ function entry(nodes: string) {
 
 export const clusterClient = (nodes: string): Cluster => entry(nodes).redis;
 
+/** The sale context on the Cluster's client (built once with it). */
+export const clusterContext = (nodes: string): SaleContext => entry(nodes).context;
+
 /** Order ids on the Cluster: one snowflake generator per process (it leases a worker id). */
 export function clusterIds(nodes: string): Promise<SnowflakeIdGenerator> {
   const found = entry(nodes);
   found.ids ??= (async () => {
-    const ids = new SnowflakeIdGenerator(found.redis);
+    const ids = new SnowflakeIdGenerator(found.context);
     await ids.start();
     return ids;
   })();

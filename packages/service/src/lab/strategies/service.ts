@@ -1,5 +1,4 @@
 import { SnowflakeIdGenerator } from '../../sale/ids/snowflake.js';
-import { saleKeys } from '../../sale/keys.js';
 import { OrderPipeline } from '../../sale/pipeline/order-pipeline.js';
 import { Reserver } from '../../sale/reserve.js';
 import { SaleService } from '../../sale/service.js';
@@ -12,7 +11,7 @@ const ids = new WeakMap<LabEnv, SnowflakeIdGenerator>();
 async function idsFor(env: LabEnv): Promise<SnowflakeIdGenerator> {
   let generator = ids.get(env);
   if (!generator) {
-    generator = new SnowflakeIdGenerator(env.redis);
+    generator = new SnowflakeIdGenerator(env.sale);
     await generator.start();
     ids.set(env, generator);
   }
@@ -31,7 +30,7 @@ export const service: Strategy = {
   async prepare(env, run) {
     const generator = await idsFor(env);
     const sale = await new SaleService({
-      redis: env.redis,
+      context: env.sale,
       db: env.db,
       nextOrderId: () => generator.next(),
     }).createSale({
@@ -42,19 +41,19 @@ export const service: Strategy = {
   },
   async buyer(env, run) {
     const generator = await idsFor(env);
-    const reserver = new Reserver(env.redis, () => generator.next());
+    const reserver = new Reserver(env.sale, () => generator.next());
     return async (buyer) =>
       (await reserver.reserve({ saleId: saleIdOf(run), userId: buyer, quantity: 1 })).ok;
   },
   async inspect(env, run) {
     // The record is PostgreSQL: drain the pipeline first, then read the confirmed orders.
-    const pipeline = new OrderPipeline(env.redis, env.db);
+    const pipeline = new OrderPipeline(env.sale, env.db);
     await pipeline.drain();
     await pipeline.stop();
     const orders = await env.pg.query<{ user_id: string }>(labQueries.serviceConfirmedBuyers, [
       saleIdOf(run),
     ]);
-    const remaining = await env.redis.get(saleKeys(saleIdOf(run)).stock);
+    const remaining = await env.redis.get(env.sale.keys.sale(saleIdOf(run)).stock);
     return { orders: orders.rows.map((r) => r.user_id), finalStock: Number(remaining) };
   },
 };

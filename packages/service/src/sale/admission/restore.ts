@@ -1,5 +1,5 @@
 import { forgetCursor } from '../raffle/waitlist.js';
-import type { SaleRedis } from '../redis.js';
+import type { SaleContext } from '../context/context.js';
 import { RoomStore } from '../room/store.js';
 import type { Queryable } from '../store/db.js';
 import type { Sale } from '../types.js';
@@ -20,11 +20,11 @@ export interface AdmissionRestore {
  * room, even by a process that starts while PostgreSQL is down; a raffle's cursor is dropped, to be
  * read again from the record (a Redis that came back older may hold an older one).
  */
-export function admissionRestore(redis: SaleRedis, db: Queryable, keyPrefix?: string): AdmissionRestore {
-  const rooms = new RoomStore(redis, db, keyPrefix);
+export function admissionRestore(context: SaleContext, db: Queryable): AdmissionRestore {
+  const rooms = new RoomStore(context, db);
   return {
     async restore(sale) {
-      if (sale.admission === 'raffle') await forgetCursor(redis, sale.id, keyPrefix);
+      if (sale.admission === 'raffle') await forgetCursor(context.redis, sale.id, context.prefix);
       await rooms.restore(sale.id);
     },
   };

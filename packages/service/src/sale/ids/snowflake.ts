@@ -1,5 +1,6 @@
 import { randomBytes, randomInt } from 'node:crypto';
-import { DEFAULT_KEY_PREFIX, loadLuaScript, ScriptRunner } from 'lockstock/redis';
+import { loadLuaScript, type ScriptRunner } from 'lockstock/redis';
+import type { SaleContext } from '../context/context.js';
 import type { SaleRedis } from '../redis.js';
 
 const renewScript = loadLuaScript(new URL('./worker-renew.lua', import.meta.url));
@@ -34,19 +35,20 @@ export class SnowflakeIdGenerator {
   private sequence = 0;
   private renewTimer: NodeJS.Timeout | undefined;
   private readonly scripts: ScriptRunner;
+  private readonly redis: SaleRedis;
   private readonly instance = randomBytes(12).toString('base64url');
 
   constructor(
-    private readonly redis: SaleRedis,
+    private readonly context: SaleContext,
     private readonly options: {
-      keyPrefix?: string;
       /** Lease of the worker id in ms. @default 30000 */
       leaseMs?: number;
       /** Called when the lease was lost or could not be renewed (ids stop until re-leased). */
       onLeaseLost?: (error: Error) => void;
     } = {},
   ) {
-    this.scripts = new ScriptRunner(redis);
+    this.redis = context.redis;
+    this.scripts = context.scripts;
   }
 
   private get leaseMs(): number {
@@ -54,7 +56,7 @@ export class SnowflakeIdGenerator {
   }
 
   private leaseKey(workerId: number): string {
-    return `${this.options.keyPrefix ?? DEFAULT_KEY_PREFIX}:idworker:${workerId}`;
+    return `${this.context.prefix}:idworker:${workerId}`;
   }
 
   /** Leases a free worker id (probing from a random start) and starts renewing it. */

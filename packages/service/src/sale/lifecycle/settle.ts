@@ -1,7 +1,6 @@
-import { DEFAULT_KEY_PREFIX, ScriptRunner } from 'lockstock/redis';
-import { saleKeys } from '../keys.js';
+import type { ScriptRunner } from 'lockstock/redis';
+import type { SaleContext } from '../context/context.js';
 import { SaleRecoveringError } from '../recovering.js';
-import type { SaleRedis } from '../redis.js';
 import { isSplit, partKeys, partOfUser, type LayoutCache } from '../shards/layout.js';
 import { partScripts } from '../shards/scripts.js';
 import type { Order, SettledStatus } from '../types.js';
@@ -15,12 +14,11 @@ export class OrderSettler {
   private readonly scripts: ScriptRunner;
 
   constructor(
-    private readonly redis: SaleRedis,
-    private readonly keyPrefix = DEFAULT_KEY_PREFIX,
+    private readonly context: SaleContext,
     /** Where split sales' layouts are learnt: their orders settle on their buyer's part. */
     private readonly layouts?: LayoutCache,
   ) {
-    this.scripts = new ScriptRunner(redis);
+    this.scripts = context.scripts;
   }
 
   /**
@@ -48,7 +46,7 @@ export class OrderSettler {
       if (settled === 'recovering') throw new SaleRecoveringError(order.saleId);
       return settled;
     }
-    const keys = saleKeys(order.saleId, this.keyPrefix);
+    const keys = this.context.keys.sale(order.saleId);
     const settled = (await this.scripts.run(
       lifecycleScripts.settle,
       [keys.settled, keys.deadlines, keys.stock, keys.buyers, keys.stream, keys.restock, keys.recovering],
@@ -64,7 +62,7 @@ export class OrderSettler {
    */
   async settledState(saleId: string, orderId: string, userId?: string): Promise<SettledStatus | undefined> {
     const part = userId === undefined ? undefined : await this.partOf(saleId, userId);
-    const state = await this.redis.hget((part ?? saleKeys(saleId, this.keyPrefix)).settled, orderId);
+    const state = await this.context.redis.hget((part ?? this.context.keys.sale(saleId)).settled, orderId);
     return (state ?? undefined) as SettledStatus | undefined;
   }
 
@@ -73,6 +71,6 @@ export class OrderSettler {
     const layout = await this.layouts?.get(saleId);
     if (!layout || !isSplit(layout)) return undefined;
     const part = partOfUser(userId, layout.tags.length);
-    return partKeys(layout.tags[part] as string, part, this.keyPrefix);
+    return partKeys(layout.tags[part] as string, part, this.context.prefix);
   }
 }

@@ -1,6 +1,6 @@
 import { setTimeout as delay } from 'node:timers/promises';
-import { DEFAULT_KEY_PREFIX, ScriptRunner } from 'lockstock/redis';
-import { activeSalesKey, saleKeys } from '../keys.js';
+import type { ScriptRunner } from 'lockstock/redis';
+import type { SaleContext } from '../context/context.js';
 import { silentLogger, type Logger } from '../logger.js';
 import type { SaleRedis } from '../redis.js';
 import { isSplit, LayoutCache, layoutKeys, type PartKeys } from '../shards/layout.js';
@@ -13,7 +13,6 @@ export interface ExpirySweeperOptions {
   batchSize?: number;
   /** Longest pause between rounds, ms (also how soon a new sale's first deadline is seen). @default 1000 */
   maxIdleMs?: number;
-  keyPrefix?: string;
   logger?: Logger;
   /** Called with the number of orders each round expired (metrics). */
   onExpired?: (count: number) => void;
@@ -44,6 +43,7 @@ export interface ExpirySweeperOptions {
  */
 export class ExpirySweeper {
   private readonly scripts: ScriptRunner;
+  private readonly redis: SaleRedis;
   private readonly options: Required<
     Omit<ExpirySweeperOptions, 'onExpired' | 'admits' | 'layouts' | 'onTransfersFinished'>
   >;
@@ -54,19 +54,19 @@ export class ExpirySweeper {
   private wake: AbortController | undefined;
 
   constructor(
-    private readonly redis: SaleRedis,
+    private readonly context: SaleContext,
     private readonly config: ExpirySweeperOptions = {},
   ) {
-    this.scripts = new ScriptRunner(redis);
+    this.redis = context.redis;
+    this.scripts = context.scripts;
     this.options = {
       batchSize: config.batchSize ?? 500,
       maxIdleMs: config.maxIdleMs ?? 1000,
-      keyPrefix: config.keyPrefix ?? DEFAULT_KEY_PREFIX,
       logger: config.logger ?? silentLogger,
       staleTransferMs: config.staleTransferMs ?? 2_000,
     };
-    this.layouts = config.layouts ?? new LayoutCache(redis, this.options.keyPrefix);
-    this.transfers = new Transfers(redis, this.scripts);
+    this.layouts = config.layouts ?? new LayoutCache(context);
+    this.transfers = new Transfers(context.redis, this.scripts);
   }
 
   start(): void {
@@ -104,11 +104,11 @@ export class ExpirySweeper {
     let expired = 0;
     let finished = 0;
     let nextInMs: number | undefined;
-    for (const saleId of await this.redis.smembers(activeSalesKey(this.options.keyPrefix))) {
+    for (const saleId of await this.redis.smembers(this.context.keys.activeSales)) {
       if (this.config.admits && !this.config.admits(saleId)) continue;
       const layout = await this.layouts.get(saleId);
-      const parts = isSplit(layout) ? layoutKeys(layout, this.options.keyPrefix) : undefined;
-      for (const keys of parts ?? [saleKeys(saleId, this.options.keyPrefix)]) {
+      const parts = isSplit(layout) ? layoutKeys(layout, this.context.prefix) : undefined;
+      for (const keys of parts ?? [this.context.keys.sale(saleId)]) {
         for (;;) {
           const [count, next] = (await this.scripts.run(
             parts ? partScripts.expire : lifecycleScripts.expire,

@@ -1,5 +1,6 @@
-import { ScriptRunner } from 'lockstock/redis';
-import { keysOfTag, ORDER_GROUP, saleIdOfKey } from '../keys.js';
+import type { ScriptRunner } from 'lockstock/redis';
+import type { SaleContext } from '../context/context.js';
+import { ORDER_GROUP, saleIdOfKey } from '../keys.js';
 import { deadlineMember, lifecycleScripts } from '../lifecycle/scripts.js';
 import type { Logger } from '../logger.js';
 import type { SaleMetrics } from '../metrics.js';
@@ -9,7 +10,6 @@ import type { Decision, StreamEntry } from '../store/decide.js';
 import { parsePartEntry, parseStreamEntry, type ReadEntry } from './stream.js';
 
 export interface AcknowledgerOptions {
-  readonly keyPrefix: string;
   readonly logger: Logger;
   readonly metrics?: SaleMetrics | undefined;
 }
@@ -22,12 +22,14 @@ export interface AcknowledgerOptions {
  */
 export class Acknowledger {
   private readonly scripts: ScriptRunner;
+  private readonly redis: SaleRedis;
 
   constructor(
-    private readonly redis: SaleRedis,
+    private readonly context: SaleContext,
     private readonly options: AcknowledgerOptions,
   ) {
-    this.scripts = new ScriptRunner(redis);
+    this.redis = context.redis;
+    this.scripts = context.scripts;
   }
 
   /** An entry of a sale's stream, or of a split sale's part stream (its part from the stream's tag). */
@@ -40,7 +42,7 @@ export class Acknowledger {
 
   /** The key set a stream belongs to (a sale's, or a part's): its deadlines, settled, dead letters. */
   private keysOfStream(stream: string) {
-    return keysOfTag(tagOfKey(stream) ?? `sale:${saleIdOf(stream)}`, this.options.keyPrefix);
+    return this.context.keys.ofTag(tagOfKey(stream) ?? `sale:${saleIdOf(stream)}`);
   }
 
   /** Opens, acknowledges and reports what the record decided; dead-letters what it could not take. */

@@ -1,10 +1,9 @@
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
-import { DEFAULT_KEY_PREFIX } from 'lockstock/redis';
 import { silentLogger, type Logger } from '../logger.js';
 import type { SaleMetrics } from '../metrics.js';
-import type { SaleRedis } from '../redis.js';
+import type { SaleContext } from '../context/context.js';
 import { recordLayouts } from '../shards/record-layouts.js';
 import type { Database } from '../store/db.js';
 import { Acknowledger } from './acknowledge.js';
@@ -34,7 +33,6 @@ export interface OrderPipelineOptions {
    * held batch is then refused). Longer than `blockMs`. @default max(claimIdleMs, 3 × blockMs)
    */
   leaseMs?: number;
-  keyPrefix?: string;
   logger?: Logger;
   metrics?: SaleMetrics;
   /** Test hooks around the commit (fault injection): awaited inside the processing of a batch. */
@@ -91,7 +89,7 @@ export class OrderPipeline {
   private readonly acknowledger: Acknowledger;
 
   constructor(
-    redis: SaleRedis,
+    context: SaleContext,
     db: Database,
     private readonly config: OrderPipelineOptions = {},
   ) {
@@ -103,23 +101,21 @@ export class OrderPipeline {
       maxDeliveries: config.maxDeliveries ?? 5,
       trimEveryMs: config.trimEveryMs ?? 5_000,
       leaseMs: config.leaseMs ?? Math.max(config.claimIdleMs ?? 10_000, 3 * (config.blockMs ?? 1000)),
-      keyPrefix: config.keyPrefix ?? DEFAULT_KEY_PREFIX,
       logger: config.logger ?? silentLogger,
     };
-    const { batchSize, claimIdleMs, keyPrefix, logger, maxDeliveries } = this.options;
+    const { batchSize, claimIdleMs, logger, maxDeliveries } = this.options;
     const { metrics, faults } = config;
     this.lease = new PipelineLease(db, this.consumer, this.options.leaseMs, logger);
     const progress = () => this.lease.progress();
-    this.reader = new StreamReader(redis, {
+    this.reader = new StreamReader(context, {
       consumer: this.consumer,
       batchSize,
       claimIdleMs,
-      keyPrefix,
-      layouts: recordLayouts(redis, db, keyPrefix),
+      layouts: recordLayouts(context, db),
       onRead: progress,
     });
-    this.acknowledger = new Acknowledger(redis, { keyPrefix, logger, metrics });
-    this.recorder = new BatchRecorder(redis, db, this.reader, this.acknowledger, {
+    this.acknowledger = new Acknowledger(context, { logger, metrics });
+    this.recorder = new BatchRecorder(context.redis, db, this.reader, this.acknowledger, {
       maxDeliveries,
       logger,
       metrics,

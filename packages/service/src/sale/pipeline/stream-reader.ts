@@ -1,5 +1,6 @@
 import { duplicateClient, isCluster } from 'lockstock/redis';
-import { activeSalesKey, ORDER_GROUP, saleKeys } from '../keys.js';
+import type { SaleContext } from '../context/context.js';
+import { ORDER_GROUP } from '../keys.js';
 import type { SaleRedis } from '../redis.js';
 import { isSplit, layoutKeys, type LayoutCache } from '../shards/layout.js';
 import { flattenReply, trimAcknowledged, type ReadEntry, type StreamsReply } from './stream.js';
@@ -13,7 +14,6 @@ export interface StreamReaderOptions {
   readonly batchSize: number;
   /** Entries pending this long with another consumer are taken over, ms. */
   readonly claimIdleMs: number;
-  readonly keyPrefix: string;
   /** A split sale's streams are its parts' (one per part, each on its own slot). */
   readonly layouts: LayoutCache;
   /** Called after each read: reading is progress for the pipeline's lease (lease.ts). */
@@ -32,12 +32,15 @@ export class StreamReader {
   private streams: string[] = [];
   private streamsReadAt = 0;
 
+  private readonly redis: SaleRedis;
+
   constructor(
-    private readonly redis: SaleRedis,
+    private readonly context: SaleContext,
     private readonly options: StreamReaderOptions,
   ) {
+    this.redis = context.redis;
     // Blocking reads need a connection of their own.
-    this.blocking = duplicateClient(redis);
+    this.blocking = duplicateClient(context.redis);
     this.blocking.on('error', () => undefined); // reported by the commands that fail
   }
 
@@ -49,13 +52,13 @@ export class StreamReader {
   /** The streams of every open sale (a split sale's part streams), re-read at most once a second. */
   async openStreams(): Promise<string[]> {
     if (Date.now() - this.streamsReadAt > STREAMS_FRESH_MS) {
-      const prefix = this.options.keyPrefix;
-      const ids = await this.redis.smembers(activeSalesKey(prefix));
+      const { keys, prefix } = this.context;
+      const ids = await this.redis.smembers(keys.activeSales);
       const streams: string[] = [];
       for (const id of ids.sort()) {
         const layout = await this.options.layouts.get(id);
         if (isSplit(layout)) streams.push(...layoutKeys(layout, prefix).map((keys) => keys.stream));
-        else streams.push(saleKeys(id, prefix).stream);
+        else streams.push(keys.sale(id).stream);
       }
       this.streams = streams;
       this.streamsReadAt = Date.now();

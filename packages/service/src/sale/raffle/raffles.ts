@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { DEFAULT_KEY_PREFIX, ScriptRunner } from 'lockstock/redis';
+import type { ScriptRunner } from 'lockstock/redis';
+import type { SaleContext } from '../context/context.js';
 import { isRecordId } from '../ids/canonical.js';
-import type { SaleRedis } from '../redis.js';
 import type { Database } from '../store/db.js';
 import type { NewRaffleRecord } from '../store/records.js';
 import { drawNow, drawRaffle, type DrawOutcome } from './draw.js';
@@ -80,11 +80,10 @@ export interface EntryView {
 }
 
 export interface RaffleServiceDeps {
-  redis: SaleRedis;
+  context: SaleContext;
   db: Database;
   /** Order ids for the winners (SnowflakeIdGenerator.next); needed only to `serve`. */
   nextOrderId?: () => string;
-  keyPrefix?: string;
 }
 
 /**
@@ -102,8 +101,7 @@ export class RaffleService {
   private readonly commitments = new Map<string, RaffleCommitment>();
 
   constructor(private readonly deps: RaffleServiceDeps) {
-    this.scripts = new ScriptRunner(deps.redis);
-    this.prefix = deps.keyPrefix ?? DEFAULT_KEY_PREFIX;
+    ({ scripts: this.scripts, prefix: this.prefix } = deps.context);
     this.signer = new RaffleSigner(deps.db);
   }
 
@@ -158,7 +156,7 @@ export class RaffleService {
 
   /** Records the entries Redis holds that the record does not yet. */
   recordEntries(saleId: string): Promise<number> {
-    return recordEntries(this.deps.redis, this.deps.db, saleId, this.prefix);
+    return recordEntries(this.deps.context.redis, this.deps.db, saleId, this.prefix);
   }
 
   /** Draws if the entry window is over (once, whoever calls); see draw.ts. */
@@ -180,7 +178,7 @@ export class RaffleService {
 
   private drawDeps() {
     return {
-      redis: this.deps.redis,
+      redis: this.deps.context.redis,
       db: this.deps.db,
       scripts: this.scripts,
       signer: this.signer,
@@ -199,9 +197,9 @@ export class RaffleService {
     let entries = row.entries;
     let waitlist = 0;
     if (!drawn) {
-      entries = Math.max(entries, await this.deps.redis.hlen(keys.entrants));
+      entries = Math.max(entries, await this.deps.context.redis.hlen(keys.entrants));
     } else if (new Date(row.ends_at).getTime() > Date.now()) {
-      const cursor = await this.deps.redis.get(keys.cursor);
+      const cursor = await this.deps.context.redis.get(keys.cursor);
       const served = cursor === null ? row.winners : Number(cursor) - 1;
       waitlist = Math.max(0, row.entries - served);
     }
@@ -238,9 +236,9 @@ export class RaffleService {
       let { entries } = row;
       let waitlist = 0;
       if (row.phase === 'entries') {
-        entries = Math.max(entries, await this.deps.redis.hlen(keys.entrants));
+        entries = Math.max(entries, await this.deps.context.redis.hlen(keys.entrants));
       } else if (new Date(row.ends_at).getTime() > Date.now()) {
-        const cursor = await this.deps.redis.get(keys.cursor);
+        const cursor = await this.deps.context.redis.get(keys.cursor);
         waitlist = Math.max(0, entries - (cursor === null ? row.winners : Number(cursor) - 1));
       }
       const phase = row.phase === 'entries' && row.due ? 'drawing' : row.phase;
@@ -289,14 +287,14 @@ export class RaffleService {
     const row = rows[0];
     const keys = raffleKeys(saleId, this.prefix);
     if (!row) {
-      const hash = await this.deps.redis.hget(keys.entrants, userId);
+      const hash = await this.deps.context.redis.hget(keys.entrants, userId);
       return hash ? { entryHash: hash, status: 'entered' } : undefined;
     }
     if (row.order_id) {
       return { entryHash: row.entry_hash, status: 'won', orderId: row.order_id, ...place(row.position) };
     }
     if (row.position === null) return { entryHash: row.entry_hash, status: 'entered' };
-    const [cursor, open] = await this.deps.redis.mget(keys.cursor, keys.sale.open);
+    const [cursor, open] = await this.deps.context.redis.mget(keys.cursor, keys.sale.open);
     if (open === null || cursor === null) {
       return {
         entryHash: row.entry_hash,

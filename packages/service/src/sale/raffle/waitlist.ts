@@ -132,8 +132,3 @@ export async function restoreCursor(deps: Deps, saleId: string, keys: RaffleKeys
 export async function forgetCursor(redis: SaleRedis, saleId: string, keyPrefix?: string): Promise<void> {
   await redis.del(raffleKeys(saleId, keyPrefix).cursor);
 }
-
-/** The key prefix a sale's keys were built with (`<prefix>:{sale:<id>}:stock`). */
-export function keyPrefixOf(keys: Pick<RaffleKeys['sale'], 'stock'>): string {
-  return keys.stock.slice(0, keys.stock.indexOf(':{'));
-}

@@ -1,6 +1,5 @@
-import { ScriptRunner } from 'lockstock/redis';
 import { ORDER_GROUP } from '../keys.js';
-import type { SaleRedis } from '../redis.js';
+import type { SaleContext } from '../context/context.js';
 import type { SaleCondition } from './inspect.js';
 import { recoveryScripts } from './scripts.js';
 import { compareStreamIds, formatStreamId, parseStreamId, recordNewest } from './stream-ids.js';
@@ -16,7 +15,7 @@ type InspectReply = [stock: number, token: string, lastId: string, group: number
  * first, for the reason inspectSale gives.
  */
 export async function inspectPart(
-  redis: SaleRedis,
+  context: SaleContext,
   db: Queryable,
   saleId: string,
   keys: PartKeys,
@@ -30,7 +29,7 @@ export async function inspectPart(
   const ids = (row?.newest_ids ?? []).map((id) => id.split('@')[0] as string);
   if (row?.newest_move_id) ids.push(row.newest_move_id);
   const newest = recordNewest(ids, row?.last_settled_ms ?? null);
-  const [stock, token, lastId, group] = (await new ScriptRunner(redis).run(
+  const [stock, token, lastId, group] = (await context.scripts.run(
     recoveryScripts.inspect,
     [keys.stock, keys.stream, keys.recovering],
     [ORDER_GROUP],

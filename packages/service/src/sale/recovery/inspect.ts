@@ -1,6 +1,5 @@
-import { ScriptRunner } from 'lockstock/redis';
 import { ORDER_GROUP, type SaleKeys } from '../keys.js';
-import type { SaleRedis } from '../redis.js';
+import type { SaleContext } from '../context/context.js';
 import type { Queryable } from '../store/db.js';
 import { recoveryQueries } from './queries.js';
 import { recoveryScripts } from './scripts.js';
@@ -34,7 +33,7 @@ type InspectReply = [stock: number, token: string, lastId: string, group: number
  * flash sale's load that happened, and closed and rebuilt a healthy sale.)
  */
 export async function inspectSale(
-  redis: SaleRedis,
+  context: SaleContext,
   db: Queryable,
   saleId: string,
   keys: SaleKeys,
@@ -45,7 +44,7 @@ export async function inspectSale(
   );
   const row = rows[0];
   const newest = row && recordNewest(row.newest_ids, row.last_settled_ms);
-  const scripts = new ScriptRunner(redis);
+  const { scripts } = context;
   const [stock, token, lastId, group] = (await scripts.run(
     recoveryScripts.inspect,
     [keys.stock, keys.stream, keys.recovering],

@@ -1,7 +1,6 @@
 import { RedisLockClient } from 'lockstock';
-import { DEFAULT_KEY_PREFIX } from 'lockstock/redis';
+import type { SaleContext } from '../context/context.js';
 import type { AdmissionRestore } from '../admission/restore.js';
-import { activeSalesKey, saleKeys } from '../keys.js';
 import { silentLogger, type Logger } from '../logger.js';
 import type { SaleRedis } from '../redis.js';
 import type { PartKeys } from '../shards/layout.js';
@@ -33,11 +32,10 @@ export interface SaleGate {
 export type { RebuildCause } from './inspect.js';
 
 export interface RecoveryMonitorOptions {
-  redis: SaleRedis;
+  context: SaleContext;
   db: Database;
   /** Puts a rebuilt sale's admission state (its waiting room, a raffle's cursor) back before its stock. */
   admission: AdmissionRestore;
-  keyPrefix?: string;
   logger?: Logger;
   /**
    * How often every open sale is compared with the record, ms; 0: only when the connection comes
@@ -78,7 +76,6 @@ export interface RecoveryMonitorOptions {
  */
 export class RecoveryMonitor implements SaleGate {
   private readonly redis: SaleRedis;
-  private readonly prefix: string;
   private readonly logger: Logger;
   private readonly locks: RedisLockClient;
   /** Bumped whenever the connection closes: what was checked before is void. */
@@ -102,17 +99,15 @@ export class RecoveryMonitor implements SaleGate {
   };
 
   constructor(private readonly options: RecoveryMonitorOptions) {
-    this.redis = options.redis;
-    this.prefix = options.keyPrefix ?? DEFAULT_KEY_PREFIX;
+    this.redis = options.context.redis;
     this.logger = options.logger ?? silentLogger;
     this.locks = new RedisLockClient({
-      redis: options.redis,
-      keyPrefix: this.prefix,
+      redis: options.context.redis,
+      keyPrefix: options.context.prefix,
       watchdogTimeoutMs: options.lockLeaseMs ?? 5_000,
     });
     this.splitSales = new SplitSaleRecovery({
       ...options,
-      keyPrefix: this.prefix,
       logger: this.logger,
       locks: this.locks,
       blocked: this.blocked,
@@ -233,7 +228,7 @@ export class RecoveryMonitor implements SaleGate {
   private async check(sale: Sale): Promise<void> {
     if (this.rebuilding.has(sale.id)) return;
     if (sale.partTags) return this.splitSales.check(sale);
-    const condition = await inspectSale(this.redis, this.options.db, sale.id, this.keys(sale.id));
+    const condition = await inspectSale(this.options.context, this.options.db, sale.id, this.keys(sale.id));
     if (condition.kind === 'ok') {
       if (this.blocked.delete(sale.id)) this.logger.info({ saleId: sale.id }, 'sale selling again');
       return;
@@ -251,7 +246,7 @@ export class RecoveryMonitor implements SaleGate {
   }
 
   private keys(saleId: string) {
-    return saleKeys(saleId, this.prefix);
+    return this.options.context.keys.sale(saleId);
   }
 
   /** Rebuilds a sale in the background if this process gets its recovery lock (see rebuildNow). */
@@ -277,7 +272,7 @@ export class RecoveryMonitor implements SaleGate {
   ): Promise<RebuildReport | undefined> {
     return underRecoveryLock(this.lockOf(sale.id), this.logger, sale.id, async (handle, token) => {
       // Under the lock, look again: the previous holder may have just finished.
-      const condition = await inspectSale(this.redis, this.options.db, sale.id, this.keys(sale.id));
+      const condition = await inspectSale(this.options.context, this.options.db, sale.id, this.keys(sale.id));
       if (condition.kind === 'ok') {
         this.blocked.delete(sale.id);
         return undefined;
@@ -288,7 +283,7 @@ export class RecoveryMonitor implements SaleGate {
         this.logger.warn({ saleId: sale.id }, 'rebuild superseded (lock or flag lost); checking again');
         return undefined;
       }
-      await this.redis.sadd(activeSalesKey(this.prefix), sale.id);
+      await this.redis.sadd(this.options.context.keys.activeSales, sale.id);
       const ms = Math.round(performance.now() - began);
       this.blocked.delete(sale.id);
       this.logger.warn(

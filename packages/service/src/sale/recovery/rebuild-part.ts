@@ -1,6 +1,6 @@
-import { DEFAULT_KEY_PREFIX, ScriptRunner } from 'lockstock/redis';
+import type { ScriptRunner } from 'lockstock/redis';
+import type { SaleContext } from '../context/context.js';
 import { parsePartEntry } from '../pipeline/stream.js';
-import type { SaleRedis } from '../redis.js';
 import { fencePipelines, type PipelineFenceOptions } from './fence.js';
 import type { RebuildReport } from './rebuild.js';
 import {
@@ -53,16 +53,16 @@ export interface PartRebuildReport extends RebuildReport {
  * parts go on selling meanwhile; a transfer into this part waits until it is done (`recovering`).
  */
 export async function rebuildPart(
-  deps: { redis: SaleRedis; db: Database; pipelineFence?: PipelineFenceOptions; keyPrefix?: string },
+  deps: { context: SaleContext; db: Database; pipelineFence?: PipelineFenceOptions },
   sale: Sale,
   layout: SaleLayout,
   part: number,
   token: string,
 ): Promise<PartRebuildReport | undefined> {
-  const { redis, db } = deps;
+  const { db } = deps;
+  const { redis, scripts, prefix } = deps.context;
   const parts = layout.tags.length;
-  const keys = partKeys(layout.tags[part] as string, part, deps.keyPrefix ?? DEFAULT_KEY_PREFIX);
-  const scripts = new ScriptRunner(redis);
+  const keys = partKeys(layout.tags[part] as string, part, prefix);
   await scripts.run(recoveryScripts.begin, [keys.recovering], [token]);
   const pipelines = await fencePipelines(db, deps.pipelineFence);
 
@@ -81,7 +81,7 @@ export async function rebuildPart(
   const share = initialShares(record.stock, parts)[part] ?? 0;
   const inStream = moves.map((m) => ({ ...m }));
   // Credits lost with the part's data before any pipeline read them: their units are the part's.
-  const allKeys = layoutKeys(layout, deps.keyPrefix ?? DEFAULT_KEY_PREFIX);
+  const allKeys = layoutKeys(layout, prefix);
   const lost = await findLostCredits(redis, sale.id, part, allKeys, record.moves, inStream);
   const { allocation, pending, credited } = partAllocation(share, part, record.moves, [...inStream, ...lost]);
   const pendingUnits = pending.reduce((sum, t) => sum + t.units, 0);

@@ -1,8 +1,7 @@
-import { ScriptRunner } from 'lockstock/redis';
 import type { AdmissionRestore } from '../admission/restore.js';
 import type { SaleKeys } from '../keys.js';
 import { parseStreamEntry } from '../pipeline/stream.js';
-import type { SaleRedis } from '../redis.js';
+import type { SaleContext } from '../context/context.js';
 import type { Database, Queryable } from '../store/db.js';
 import type { OrderEntry, SettlementEntry } from '../store/decide.js';
 import { records } from '../store/records.js';
@@ -63,7 +62,7 @@ export interface RebuildReport {
  */
 export async function rebuildSale(
   deps: {
-    redis: SaleRedis;
+    context: SaleContext;
     db: Database;
     admission: AdmissionRestore;
     pipelineFence?: PipelineFenceOptions;
@@ -72,8 +71,8 @@ export async function rebuildSale(
   keys: SaleKeys,
   token: string,
 ): Promise<RebuildReport | undefined> {
-  const { redis, db } = deps;
-  const scripts = new ScriptRunner(redis);
+  const { db } = deps;
+  const { redis, scripts } = deps.context;
   await scripts.run(recoveryScripts.begin, [keys.recovering], [token]);
   // The sale's admission (its waiting room, a raffle's cursor) goes back before its stock: a sale
   // Redis can sell always has its room there, even for a process that starts while the record is down.

@@ -1,4 +1,4 @@
-import { DEFAULT_KEY_PREFIX, ScriptRunner } from 'lockstock/redis';
+import type { SaleContext } from '../context/context.js';
 import { ORDER_GROUP } from '../keys.js';
 import { deadlineMember, lifecycleScripts } from '../lifecycle/scripts.js';
 import type { SaleRedis } from '../redis.js';
@@ -66,17 +66,16 @@ type Snapshot = [
  * unpaid orders a part lost track of.
  */
 export async function reconcileSplit(
-  deps: { redis: SaleRedis; db: Database },
+  deps: { context: SaleContext; db: Database },
   sale: Sale & { persistedSold: number },
-  options: { keyPrefix?: string; recovery?: RecoveryMonitor },
+  options: { recovery?: RecoveryMonitor },
 ): Promise<SplitDrift> {
-  const { redis, db } = deps;
-  const prefix = options.keyPrefix ?? DEFAULT_KEY_PREFIX;
-  const scripts = new ScriptRunner(redis);
+  const { db, context } = deps;
+  const { redis, prefix, scripts } = context;
   const layout = layoutOf(sale.id, sale.partTags);
   const parts = layoutKeys(layout, prefix);
   const shares = initialShares(sale.stock, parts.length);
-  const conditions = await Promise.all(parts.map((keys) => inspectPart(redis, db, sale.id, keys)));
+  const conditions = await Promise.all(parts.map((keys) => inspectPart(context, db, sale.id, keys)));
   // Redis first, then the record: anything that moves in between is counted twice, never missed.
   const snapshots = await Promise.all(
     parts.map(

@@ -1,5 +1,4 @@
 import type { RedisLockClient } from 'lockstock';
-import { activeSalesKey } from '../keys.js';
 import type { Logger } from '../logger.js';
 import { inspectPart } from './inspect-part.js';
 import { layoutKey, layoutKeys, layoutOf, type PartKeys } from '../shards/layout.js';
@@ -11,7 +10,6 @@ import { underRecoveryLock } from './recovery-lock.js';
 
 /** What the split-sale side shares with its RecoveryMonitor: its options, lock client and state. */
 export interface SplitSaleRecoveryDeps extends RecoveryMonitorOptions {
-  readonly keyPrefix: string;
   readonly logger: Logger;
   readonly locks: RedisLockClient;
   /** The monitor's closed sales and why; a split sale is closed while any part is damaged. */
@@ -34,18 +32,18 @@ export class SplitSaleRecovery {
    * (recovery/rebuild-part.ts) under its own lock.
    */
   async check(sale: Sale): Promise<void> {
-    const parts = layoutKeys(layoutOf(sale.id, sale.partTags), this.deps.keyPrefix);
+    const parts = layoutKeys(layoutOf(sale.id, sale.partTags), this.deps.context.prefix);
     const conditions = await Promise.all(
-      parts.map((keys) => inspectPart(this.deps.redis, this.deps.db, sale.id, keys)),
+      parts.map((keys) => inspectPart(this.deps.context, this.deps.db, sale.id, keys)),
     );
     const damaged = parts
       .map((keys, i) => ({ keys, condition: conditions[i] as SaleCondition }))
       .filter(({ condition }) => condition.kind !== 'ok');
     if (damaged.length === 0) {
       // The layout key is what reservers learn the parts from: put back if Redis lost it.
-      const key = layoutKey(sale.id, this.deps.keyPrefix);
-      if ((await this.deps.redis.exists(key)) === 0)
-        await this.deps.redis.set(key, (sale.partTags ?? []).join(','));
+      const key = layoutKey(sale.id, this.deps.context.prefix);
+      if ((await this.deps.context.redis.exists(key)) === 0)
+        await this.deps.context.redis.set(key, (sale.partTags ?? []).join(','));
       if (this.deps.blocked.delete(sale.id)) this.deps.logger.info({ saleId: sale.id }, 'sale selling again');
       return;
     }
@@ -94,7 +92,7 @@ export class SplitSaleRecovery {
   ): Promise<PartRebuildReport | undefined> {
     const lock = this.partLockOf(sale.id, keys.part);
     return underRecoveryLock(lock, this.deps.logger, sale.id, async (handle, token) => {
-      const condition = await inspectPart(this.deps.redis, this.deps.db, sale.id, keys);
+      const condition = await inspectPart(this.deps.context, this.deps.db, sale.id, keys);
       if (condition.kind === 'ok' && !options.force) return undefined;
       const began = performance.now();
       const report = await rebuildPart(this.deps, sale, layoutOf(sale.id, sale.partTags), keys.part, token);
@@ -102,7 +100,7 @@ export class SplitSaleRecovery {
         this.deps.logger.warn({ saleId: sale.id, part: keys.part }, 'rebuild superseded (lock or flag lost)');
         return undefined;
       }
-      await this.deps.redis.sadd(activeSalesKey(this.deps.keyPrefix), sale.id);
+      await this.deps.context.redis.sadd(this.deps.context.keys.activeSales, sale.id);
       const ms = Math.round(performance.now() - began);
       this.deps.logger.warn(
         { saleId: sale.id, cause, ms, ...report },

@@ -1,6 +1,6 @@
 import { randomInt } from 'node:crypto';
-import { DEFAULT_KEY_PREFIX, loadLuaScript, ScriptRunner } from 'lockstock/redis';
-import type { SaleRedis } from '../redis.js';
+import { loadLuaScript, type ScriptRunner } from 'lockstock/redis';
+import type { SaleContext } from '../context/context.js';
 import { roomKeys } from './keys.js';
 import { checkProofOfWork, issueChallenge, type PowChallenge } from './pow.js';
 import { AdmissionKeys } from './admission-token.js';
@@ -87,15 +87,14 @@ export class WaitingRoom {
   private readonly prefix: string;
 
   constructor(
-    redis: SaleRedis,
+    context: SaleContext,
     readonly rooms: RoomStore,
     secret: string,
-    prefix?: string,
   ) {
-    this.scripts = new ScriptRunner(redis);
+    this.scripts = context.scripts;
     this.signer = new RoomSigner(secret);
     this.admissions = new AdmissionKeys(secret);
-    this.prefix = prefix ?? DEFAULT_KEY_PREFIX;
+    this.prefix = context.prefix;
   }
 
   /** The signer of this room's tokens (proof-of-work challenges for the raffle, too). */

@@ -1,4 +1,4 @@
-import { DEFAULT_KEY_PREFIX } from 'lockstock/redis';
+import type { SaleContext } from '../context/context.js';
 import { readAsset } from '../../support/assets.js';
 import { isRecordId } from '../ids/canonical.js';
 import { ORDER_GROUP } from '../keys.js';
@@ -46,13 +46,13 @@ export class RoomStore {
   private readonly known = new Map<string, Room | 'none'>();
   private readonly missing = new Map<string, number>();
   private readonly prefix: string;
+  private readonly redis: SaleRedis;
 
   constructor(
-    private readonly redis: SaleRedis,
+    context: SaleContext,
     private readonly db: Queryable,
-    prefix?: string,
   ) {
-    this.prefix = prefix ?? DEFAULT_KEY_PREFIX;
+    ({ redis: this.redis, prefix: this.prefix } = context);
   }
 
   /** Records a new sale's room (in its creation transaction `tx`). */

@@ -1,6 +1,6 @@
 import { DEFAULT_KEY_PREFIX } from 'lockstock/redis';
 import { keysOfTag, type SaleKeys } from '../keys.js';
-import type { SaleRedis } from '../redis.js';
+import type { SaleContext } from '../context/context.js';
 
 /** Parts a sale may be split into. */
 export const MAX_SHARDS = 16;
@@ -98,8 +98,7 @@ export class LayoutCache {
   private readonly known = new Map<string, SaleLayout>();
 
   constructor(
-    private readonly redis: SaleRedis,
-    private readonly prefix = DEFAULT_KEY_PREFIX,
+    private readonly sale: Pick<SaleContext, 'redis' | 'prefix'>,
     private readonly fallback?: (saleId: string) => Promise<SaleLayout | undefined>,
   ) {}
 
@@ -107,7 +106,7 @@ export class LayoutCache {
   async get(saleId: string): Promise<SaleLayout> {
     const known = this.known.get(saleId);
     if (known) return known;
-    const tags = await this.redis.get(layoutKey(saleId, this.prefix));
+    const tags = await this.sale.redis.get(layoutKey(saleId, this.sale.prefix));
     if (tags !== null) {
       const layout = layoutOf(saleId, tags.split(','));
       this.remember(layout);

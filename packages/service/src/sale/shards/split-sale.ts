@@ -1,5 +1,5 @@
-import { ScriptRunner } from 'lockstock/redis';
-import { activeSalesKey } from '../keys.js';
+import type { ScriptRunner } from 'lockstock/redis';
+import type { SaleContext } from '../context/context.js';
 import { createGroup, type SaleRedis } from '../redis.js';
 import type { Sale } from '../types.js';
 import {
@@ -18,13 +18,14 @@ import { partScripts } from './scripts.js';
  */
 export class SplitSales {
   private readonly scripts: ScriptRunner;
+  private readonly redis: SaleRedis;
+  private readonly prefix: string;
 
   constructor(
-    private readonly redis: SaleRedis,
-    private readonly prefix: string,
+    private readonly context: SaleContext,
     private readonly layouts: LayoutCache,
   ) {
-    this.scripts = new ScriptRunner(redis);
+    ({ redis: this.redis, prefix: this.prefix, scripts: this.scripts } = context);
   }
 
   /**
@@ -42,7 +43,7 @@ export class SplitSales {
           partScripts.warm,
           [keys.stock, keys.notBefore, keys.open, keys.version, keys.restock],
           [
-            started(sale) ? 0 : sale.startsAt.getTime(),
+            started(sale, this.context.now()) ? 0 : sale.startsAt.getTime(),
             sale.endsAt.getTime(),
             sale.perUserLimit,
             shares[keys.part] ?? 0,
@@ -52,7 +53,7 @@ export class SplitSales {
         return done === 1;
       }),
     );
-    await this.redis.sadd(activeSalesKey(this.prefix), sale.id);
+    await this.redis.sadd(this.context.keys.activeSales, sale.id);
     return warmed.some(Boolean);
   }
 
@@ -73,4 +74,4 @@ export class SplitSales {
   }
 }
 
-const started = (sale: Sale) => sale.startsAt.getTime() <= Date.now();
+const started = (sale: Sale, now: number) => sale.startsAt.getTime() <= now;
