@@ -9,6 +9,7 @@ import { saleContext } from '../sale/context/context.js';
 import { connectSaleRedis } from '../sale/redis.js';
 import pino from 'pino';
 import { ExpirySweeper } from '../sale/lifecycle/sweeper.js';
+import { offerMsFromEnv } from '../sale/waitlist/settings.js';
 import { recordLayouts } from '../sale/shards/record-layouts.js';
 import { createSaleMetrics } from '../sale/metrics.js';
 import { registerSpanDrops } from './process-metrics.js';
@@ -73,7 +74,13 @@ async function start() {
     // that came back older would otherwise expire orders the record already holds as paid).
     const recovery =
       data.pipelines > 0
-        ? new RecoveryMonitor({ context, db, admission: admissionRestore(context, db), logger })
+        ? new RecoveryMonitor({
+            context,
+            db,
+            admission: admissionRestore(context, db),
+            logger,
+            offerMs: offerMsFromEnv(),
+          })
         : undefined;
     await recovery?.start();
     const sweeper = recovery
@@ -81,6 +88,7 @@ async function start() {
           logger,
           admits: (saleId) => recovery.admits(saleId),
           layouts: recordLayouts(context, db),
+          offerMs: offerMsFromEnv(),
           onTransfersFinished: (count) => metrics.transfersFinished.inc(count),
         })
       : undefined;

@@ -122,7 +122,7 @@ function print(report: readonly SaleDrift[], json: JsonTarget): void {
     const repaired =
       s.repairedRemaining === undefined ? '' : ` -> repaired: remaining ${s.repairedRemaining}`;
     process.stdout.write(
-      `sale ${s.saleId}: stock ${s.stock}, Redis remaining ${s.redisRemaining ?? 'missing'}, recorded ${s.recordedUnits}, ` +
+      `sale ${s.saleId}: stock ${s.stock}, Redis remaining ${s.redisRemaining ?? 'missing'}, held as offers ${s.heldOffers}, recorded ${s.recordedUnits}, ` +
         `in flight ${s.inFlightUnits}, drift ${s.drift}, buyers below record ${s.buyersBelowRecord}, ` +
         `unscheduled unpaid orders ${s.unscheduledOrders} [${state}]${repaired}\n`,
     );

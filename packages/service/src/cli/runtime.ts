@@ -12,6 +12,7 @@ import type { MessagePort } from 'node:worker_threads';
 import { SnowflakeIdGenerator } from '../sale/ids/snowflake.js';
 import { createSaleMetrics, type SaleMetrics } from '../sale/metrics.js';
 import { ExpirySweeper } from '../sale/lifecycle/sweeper.js';
+import { offerMsFromEnv } from '../sale/waitlist/settings.js';
 import {
   OrderPipeline,
   type OrderPipelineOptions,
@@ -245,6 +246,7 @@ export async function startRuntime(options: RuntimeOptions, resources: Resources
         db,
         admission: admissionRestore(context, db),
         logger,
+        offerMs: offerMsFromEnv(),
         beforeAdmitting: () => ids.confirm(),
         onRebuilt: (_saleId, cause) => metrics.rebuilds.inc({ cause }),
       })
@@ -255,6 +257,7 @@ export async function startRuntime(options: RuntimeOptions, resources: Resources
     nextOrderId: () => ids.next(),
     metrics,
     batchWritesPerPhase: options.httpServer ?? false,
+    waitlistOfferMs: offerMsFromEnv(),
     ...(recovery ? { gate: recovery } : {}),
   });
   resources.add('the sale service', () => service.close());
@@ -274,6 +277,7 @@ export async function startRuntime(options: RuntimeOptions, resources: Resources
     const sweeper = new ExpirySweeper(context, {
       logger,
       layouts: service.layouts,
+      offerMs: offerMsFromEnv(),
       onTransfersFinished: (count) => metrics.transfersFinished.inc(count),
       ...(recovery ? { admits: (saleId: string) => recovery.admits(saleId) } : {}),
     });

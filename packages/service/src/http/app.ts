@@ -31,6 +31,7 @@ import type { DurabilityReport } from '../sale/health.js';
 import { orderActionsRoutes } from './routes/order-actions.js';
 import { ordersRoutes } from './routes/orders.js';
 import { roomRoutes } from './routes/room.js';
+import { waitlistRoutes } from './routes/waitlist.js';
 import { WaitingRoom } from '../sale/room/room.js';
 import { raffleRoutes } from './routes/raffle.js';
 import { RaffleService } from '../sale/raffle/raffles.js';
@@ -187,6 +188,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     room,
   });
   await app.register(orderActionsRoutes, { service: deps.service });
+  await app.register(waitlistRoutes, { service: deps.service, ...(limitUser ? { limitUser } : {}), room });
   const raffles = deps.raffles ?? new RaffleService({ context: deps.context, db: deps.db });
   await app.register(raffleRoutes, { raffles });
   await app.register(healthRoutes, {

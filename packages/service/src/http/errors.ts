@@ -32,6 +32,11 @@ export const ERROR_STATUS = {
   raffle_sale: 409,
   entries_not_open: 409,
   entries_closed: 409,
+  // The waitlist of a first-come sale (routes/waitlist.ts, sale/waitlist/).
+  not_sold_out: 409,
+  waitlist_unavailable: 409,
+  no_offer: 409,
+  offer_expired: 409,
   order_pending: 409,
   order_paid: 409,
   order_cancelled: 409,

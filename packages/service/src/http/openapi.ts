@@ -17,6 +17,10 @@ export const OPERATIONS: Readonly<Record<string, { operationId: string; tag: Tag
   'GET /.well-known/jwks.json': { operationId: 'admissionKeys', tag: 'waiting room' },
   'POST /api/sales/:id/room/pause': { operationId: 'pauseRoom', tag: 'waiting room' },
   'POST /api/sales/:id/room/resume': { operationId: 'resumeRoom', tag: 'waiting room' },
+  'POST /api/sales/:id/waitlist': { operationId: 'joinWaitlist', tag: 'waitlist' },
+  'GET /api/sales/:id/waitlist': { operationId: 'getWaitlistStanding', tag: 'waitlist' },
+  'DELETE /api/sales/:id/waitlist': { operationId: 'leaveWaitlist', tag: 'waitlist' },
+  'POST /api/sales/:id/waitlist/orders': { operationId: 'buyOffer', tag: 'waitlist' },
   'POST /api/sales/:id/raffle/entries': { operationId: 'enterRaffle', tag: 'raffle' },
   'GET /api/sales/:id/raffle': { operationId: 'getRaffle', tag: 'raffle' },
   'GET /api/sales/:id/raffle/entries': { operationId: 'publishedRaffle', tag: 'raffle' },
@@ -36,7 +40,7 @@ export const OPERATIONS: Readonly<Record<string, { operationId: string; tag: Tag
   'POST /api/demo/token': { operationId: 'demoToken', tag: 'dashboard' },
 };
 
-export type Tag = 'sales' | 'waiting room' | 'raffle' | 'orders' | 'operations' | 'dashboard';
+export type Tag = 'sales' | 'waiting room' | 'waitlist' | 'raffle' | 'orders' | 'operations' | 'dashboard';
 
 /** The tags, described, in the order a reference page lists them. */
 export const TAGS: ReadonlyArray<{ name: Tag; description: string }> = [
@@ -45,6 +49,11 @@ export const TAGS: ReadonlyArray<{ name: Tag; description: string }> = [
     name: 'waiting room',
     description:
       'A first-come sale’s waiting room: a signed queue ticket, admission at a paced rate, then the purchase',
+  },
+  {
+    name: 'waitlist',
+    description:
+      'A sold-out first-come sale’s waitlist: join, and a unit that comes back (cancelled, expired) is offered to the head of the line for a limited time',
   },
   {
     name: 'raffle',

@@ -32,6 +32,17 @@ export interface SaleKeys {
    * the process doing it. Every script that sells or settles reads it first and refuses while it exists.
    */
   readonly recovering: string;
+  /**
+   * sorted set: buyers waiting for a unit of a sold-out first-come sale (waitlist/), scored by their
+   * recorded place (sale_waitlist.seq): lowest first. A buyer leaves it when offered a unit.
+   */
+  readonly waitlist: string;
+  /**
+   * sorted set: units held apart from the stock as offers to waitlisted buyers, one unit per buyer,
+   * scored by the offer's end (ms, Redis clock). stock + ZCARD(offers) + units held by orders = the
+   * sale's stock.
+   */
+  readonly offers: string;
   /** hash of the layout before 0.3 ({total, limit, remaining}); read once by warm-sale.lua to upgrade */
   readonly legacyMeta: string;
   /** string per (user, Idempotency-Key): "<orderId>:<quantity>" */
@@ -67,6 +78,8 @@ export function keysOfTag(tag: string, prefix = DEFAULT_KEY_PREFIX): SaleKeys {
     deadlines: `${base}:deadlines`,
     restock: `${base}:restock`,
     recovering: `${base}:recovering`,
+    waitlist: `${base}:waitlist`,
+    offers: `${base}:offers`,
     legacyMeta: `${base}:meta`,
     idempotency: (userId, key) => `${base}:idem:${userId}:${key}`,
   };

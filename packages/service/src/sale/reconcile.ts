@@ -20,6 +20,8 @@ export interface SaleDrift {
   stock: number;
   /** Units Redis still offers (null: the sale is missing in Redis). */
   redisRemaining: number | null;
+  /** Units Redis holds apart as offers to waitlisted buyers (waitlist/): neither stock nor orders. */
+  heldOffers: number;
   /** Units held by confirmed and paid orders in the database. */
   recordedUnits: number;
   /**
@@ -27,7 +29,7 @@ export interface SaleDrift {
    * orders gave theirs back (negative).
    */
   inFlightUnits: number;
-  /** stock - remaining - recorded - in flight: 0 when Redis and the record agree. */
+  /** stock - remaining - held offers - recorded - in flight: 0 when Redis and the record agree. */
   drift: number;
   /** Users Redis counts lower than the record (they could buy again past their limit). */
   buyersBelowRecord: number;
@@ -48,7 +50,7 @@ export interface SaleDrift {
   transferUnits?: number;
 }
 
-type Snapshot = [remaining: number, inFlight: number, users: Array<string | number>];
+type Snapshot = [remaining: number, inFlight: number, users: Array<string | number>, held: number];
 
 /**
  * Compares Redis with the record, sale by sale. A unit may briefly count as both recorded and in
@@ -88,6 +90,7 @@ export async function reconcile(
         saleId: sale.id,
         stock: sale.stock,
         redisRemaining: split.redisRemaining,
+        heldOffers: 0, // a split sale has no waitlist
         recordedUnits: recorded,
         inFlightUnits: split.inFlightUnits,
         transferUnits: split.transferUnits,
@@ -109,9 +112,9 @@ export async function reconcile(
     const keys = context.keys.sale(sale.id);
     const condition = await inspectSale(context, db, sale.id, keys);
     // Redis first, then the record: anything that moves in between is counted twice, never missed.
-    const [seenStock, inFlight, users] = (await scripts.run(
+    const [seenStock, inFlight, users, held] = (await scripts.run(
       snapshotScript,
-      [keys.stock, keys.stream],
+      [keys.stock, keys.stream, keys.offers],
       [ORDER_GROUP],
     )) as Snapshot;
     const recorded = (await records.getSale(db, sale.id))?.persistedSold ?? 0;
@@ -128,9 +131,10 @@ export async function reconcile(
       saleId: sale.id,
       stock: sale.stock,
       redisRemaining: remaining,
+      heldOffers: held,
       recordedUnits: recorded,
       inFlightUnits: inFlight,
-      drift: sale.stock - (remaining ?? 0) - recorded - inFlight,
+      drift: sale.stock - (remaining ?? 0) - held - recorded - inFlight,
       buyersBelowRecord: below.length,
       unscheduledOrders: unscheduled.length / 2,
       condition: condition.kind,
@@ -141,7 +145,9 @@ export async function reconcile(
       return entry;
     }
     if (options.repair && (entry.drift !== 0 || below.length > 0 || remaining === null)) {
-      const target = Math.max(0, sale.stock - recorded - inFlight);
+      // Offers seen keep their units (an offer bought since the snapshot is an order the record or
+      // the stream may count too: the repair then undersells, never oversells).
+      const target = Math.max(0, sale.stock - recorded - inFlight - held);
       await service.warm(sale, target); // puts the sale back if Redis lost it entirely; else a no-op
       entry.repairedRemaining = Number(
         await scripts.run(

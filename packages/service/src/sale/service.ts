@@ -25,6 +25,8 @@ import { validateRoomSettings } from './room/settings.js';
 import { RoomStore } from './room/store.js';
 import { purchasesNotBefore } from './raffle/keys.js';
 import { SoldOutCache } from './sold-out.js';
+import { lineArgs, recordedLine, Waitlist } from './waitlist/waitlist.js';
+import { DEFAULT_OFFER_MS, validOfferMs } from './waitlist/settings.js';
 import type { Database } from './store/db.js';
 import { records } from './store/records.js';
 import type {
@@ -61,6 +63,8 @@ export interface SaleServiceDeps {
    * until it is rebuilt from the record (RecoveryMonitor). None: everything is admitted (tests, tools).
    */
   gate?: SaleGate;
+  /** How long an offer to a waitlisted buyer holds its unit, ms (waitlist/). @default DEFAULT_OFFER_MS */
+  waitlistOfferMs?: number;
 }
 
 /**
@@ -78,6 +82,10 @@ export class SaleService {
   private readonly splitSales: SplitSales;
   /** Sales' waiting rooms (room/): the record's and Redis's, remembered per sale. */
   readonly rooms: RoomStore;
+  /** First-come sales' waitlists (waitlist/): units that come back go to the line in join order. */
+  readonly waitlist: Waitlist;
+  /** How long an offer to a waitlisted buyer holds its unit, ms. */
+  private readonly offerMs: number;
 
   constructor(private readonly deps: SaleServiceDeps) {
     const { context } = deps;
@@ -94,7 +102,16 @@ export class SaleService {
     });
     this.scripts = context.scripts;
     this.splitSales = new SplitSales(context, this.layouts);
-    this.settler = new OrderSettler(context, this.layouts);
+    this.offerMs = validOfferMs(deps.waitlistOfferMs ?? DEFAULT_OFFER_MS);
+    this.settler = new OrderSettler(context, this.layouts, this.offerMs);
+    this.waitlist = new Waitlist({
+      context,
+      db: deps.db,
+      nextOrderId: deps.nextOrderId,
+      layouts: this.layouts,
+      offerMs: this.offerMs,
+      ...(deps.gate ? { gate: deps.gate } : {}),
+    });
   }
 
   /** Moves units between the parts of split sales (its background finishes can be awaited: `settled`). */
@@ -131,23 +148,37 @@ export class SaleService {
     // The room before the stock: a sale Redis can sell always has its room there already.
     if (room) await this.rooms.open(created.id, { ...room, openAt: created.startsAt.getTime() });
     else await this.rooms.openNone(created.id);
-    await this.warm(created, created.stock);
+    await this.warm(created, created.stock, { line: false });
     return { ...view(created, created.stock), ...(room ? { room } : {}) };
   }
 
   /**
    * Loads a recorded sale into Redis if it is not there (a new sale, or Redis lost its data; then
    * `remaining` should be the stock minus what the database recorded). Never resets a sale Redis has.
+   * A sale Redis lost gets its recorded waitlist back in the same step, its units offered to the line
+   * first (warm-sale.lua); `line: false` (a new sale: nobody waits yet) skips reading the record.
    */
-  async warm(sale: Sale, remaining: number): Promise<boolean> {
+  async warm(sale: Sale, remaining: number, options: { line?: boolean } = {}): Promise<boolean> {
     if (sale.partTags) return this.splitSales.warm(sale, layoutOf(sale.id, sale.partTags), remaining);
     const keys = this.deps.context.keys.sale(sale.id);
+    // Read only when Redis lacks the sale (the script decides again, atomically).
+    const line =
+      options.line !== false && (await this.deps.context.redis.exists(keys.stock)) === 0
+        ? await recordedLine(this.deps.db, sale.id)
+        : undefined;
+    const { stock, notBefore, open, legacyMeta, restock, buyers, waitlist, offers } = keys;
     const warmed = await this.scripts.run(
       warmScript,
-      [keys.stock, keys.notBefore, keys.open, keys.legacyMeta, keys.restock],
+      [stock, notBefore, open, legacyMeta, restock, buyers, waitlist, offers],
       // A sale that has started needs no not-before key (and must not get one that outlives "now"
       // by the few ms Redis's cached clock may lag ours).
-      [purchasesNotBefore(sale), sale.endsAt.getTime(), sale.perUserLimit, remaining],
+      [
+        purchasesNotBefore(sale),
+        sale.endsAt.getTime(),
+        sale.perUserLimit,
+        remaining,
+        ...lineArgs(line, this.offerMs),
+      ],
     );
     await createGroup(this.deps.context.redis, keys.stream);
     await this.deps.context.redis.sadd(this.deps.context.keys.activeSales, sale.id);

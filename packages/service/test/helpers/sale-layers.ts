@@ -13,6 +13,7 @@ export const SALE_LAYERS: ReadonlyArray<readonly string[]> = [
   ['context'],
   ['ids'],
   ['shards'],
+  ['waitlist'],
   ['lifecycle'],
   ['pipeline'],
   ['room', 'raffle'],

@@ -153,9 +153,12 @@ export const ReconcileReport = Type.Object({
       saleId: Type.String(),
       stock: Type.Integer(),
       redisRemaining: Nullable(Type.Integer()),
+      heldOffers: Type.Integer({ description: 'units held apart as offers to waitlisted buyers' }),
       recordedUnits: Type.Integer(),
       inFlightUnits: Type.Integer(),
-      drift: Type.Integer({ description: 'stock - remaining - recorded - in flight; 0 when in sync' }),
+      drift: Type.Integer({
+        description: 'stock - remaining - held offers - recorded - in flight; 0 when in sync',
+      }),
       buyersBelowRecord: Type.Integer(),
       unscheduledOrders: Type.Integer({ description: 'unpaid orders Redis would never expire' }),
       condition: Type.Union(

@@ -4,6 +4,7 @@ import { SaleRecoveringError } from '../recovering.js';
 import { isSplit, partKeys, partOfUser, type LayoutCache } from '../shards/layout.js';
 import { partScripts } from '../shards/scripts.js';
 import type { Order, SettledStatus } from '../types.js';
+import { DEFAULT_OFFER_MS } from '../waitlist/settings.js';
 import { lifecycleScripts, SETTLED_TTL_MS } from './scripts.js';
 
 /**
@@ -17,6 +18,8 @@ export class OrderSettler {
     private readonly context: SaleContext,
     /** Where split sales' layouts are learnt: their orders settle on their buyer's part. */
     private readonly layouts?: LayoutCache,
+    /** How long an offer to a waitlisted buyer holds a unit a cancellation gives back, ms. */
+    private readonly offerMs = DEFAULT_OFFER_MS,
   ) {
     this.scripts = context.scripts;
   }
@@ -49,8 +52,27 @@ export class OrderSettler {
     const keys = this.context.keys.sale(order.saleId);
     const settled = (await this.scripts.run(
       lifecycleScripts.settle,
-      [keys.settled, keys.deadlines, keys.stock, keys.buyers, keys.stream, keys.restock, keys.recovering],
-      [order.orderId, order.userId, order.quantity, state, order.payBy?.getTime() ?? 0, SETTLED_TTL_MS],
+      [
+        keys.settled,
+        keys.deadlines,
+        keys.stock,
+        keys.buyers,
+        keys.stream,
+        keys.restock,
+        keys.recovering,
+        keys.open,
+        keys.waitlist,
+        keys.offers,
+      ],
+      [
+        order.orderId,
+        order.userId,
+        order.quantity,
+        state,
+        order.payBy?.getTime() ?? 0,
+        SETTLED_TTL_MS,
+        this.offerMs,
+      ],
     )) as SettledStatus | 'recovering';
     if (settled === 'recovering') throw new SaleRecoveringError(order.saleId);
     return settled;

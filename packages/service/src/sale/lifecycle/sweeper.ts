@@ -6,6 +6,7 @@ import type { SaleRedis } from '../redis.js';
 import { isSplit, LayoutCache, layoutKeys, type PartKeys } from '../shards/layout.js';
 import { partScripts } from '../shards/scripts.js';
 import { Transfers } from '../shards/transfers.js';
+import { DEFAULT_OFFER_MS, validOfferMs } from '../waitlist/settings.js';
 import { lifecycleScripts, SETTLED_TTL_MS } from './scripts.js';
 
 export interface ExpirySweeperOptions {
@@ -32,6 +33,13 @@ export interface ExpirySweeperOptions {
   staleTransferMs?: number;
   /** Called with the number of stale transfers each round finished (metrics). */
   onTransfersFinished?: (count: number) => void;
+  /**
+   * How long an offer to a waitlisted buyer holds the unit an expiry or a lapsed offer gives back, ms.
+   * @default DEFAULT_OFFER_MS
+   */
+  offerMs?: number;
+  /** Called with the number of offers to waitlisted buyers each round let lapse (metrics). */
+  onOffersLapsed?: (count: number) => void;
 }
 
 /**
@@ -45,7 +53,7 @@ export class ExpirySweeper {
   private readonly scripts: ScriptRunner;
   private readonly redis: SaleRedis;
   private readonly options: Required<
-    Omit<ExpirySweeperOptions, 'onExpired' | 'admits' | 'layouts' | 'onTransfersFinished'>
+    Omit<ExpirySweeperOptions, 'onExpired' | 'admits' | 'layouts' | 'onTransfersFinished' | 'onOffersLapsed'>
   >;
   private readonly layouts: LayoutCache;
   private readonly transfers: Transfers;
@@ -64,6 +72,7 @@ export class ExpirySweeper {
       maxIdleMs: config.maxIdleMs ?? 1000,
       logger: config.logger ?? silentLogger,
       staleTransferMs: config.staleTransferMs ?? 2_000,
+      offerMs: validOfferMs(config.offerMs ?? DEFAULT_OFFER_MS),
     };
     this.layouts = config.layouts ?? new LayoutCache(context);
     this.transfers = new Transfers(context.redis, this.scripts);
@@ -100,8 +109,9 @@ export class ExpirySweeper {
    * finishes). Returns the orders expired and how soon the next deadline is due (ms, by Redis's clock;
    * undefined when no sale has an unpaid order). Public for tests.
    */
-  async sweep(): Promise<{ expired: number; nextInMs: number | undefined }> {
+  async sweep(): Promise<{ expired: number; lapsed: number; nextInMs: number | undefined }> {
     let expired = 0;
+    let lapsed = 0;
     let finished = 0;
     let nextInMs: number | undefined;
     for (const saleId of await this.redis.smembers(this.context.keys.activeSales)) {
@@ -110,7 +120,9 @@ export class ExpirySweeper {
       const parts = isSplit(layout) ? layoutKeys(layout, this.context.prefix) : undefined;
       for (const keys of parts ?? [this.context.keys.sale(saleId)]) {
         for (;;) {
-          const [count, next] = (await this.scripts.run(
+          // A split sale's parts have no waitlist (expire-part.lua); a sale of one part lets its
+          // lapsed offers pass on in the same step (expire.lua).
+          const [count, next, passed = 0] = (await this.scripts.run(
             parts ? partScripts.expire : lifecycleScripts.expire,
             [
               keys.deadlines,
@@ -120,12 +132,13 @@ export class ExpirySweeper {
               keys.stream,
               keys.restock,
               keys.recovering,
-              ...(parts ? [(keys as PartKeys).version] : []),
+              ...(parts ? [(keys as PartKeys).version] : [keys.open, keys.waitlist, keys.offers]),
             ],
-            [this.options.batchSize, SETTLED_TTL_MS],
-          )) as [number, number];
+            [this.options.batchSize, SETTLED_TTL_MS, ...(parts ? [] : [this.options.offerMs])],
+          )) as [number, number, number?];
           expired += count;
-          if (count < this.options.batchSize || next !== 0) {
+          lapsed += passed;
+          if ((count < this.options.batchSize && passed < this.options.batchSize) || next !== 0) {
             if (next >= 0) nextInMs = Math.min(nextInMs ?? next, next);
             break;
           }
@@ -134,8 +147,9 @@ export class ExpirySweeper {
       if (parts) finished += await this.finishStaleTransfers(parts);
     }
     if (expired > 0) this.config.onExpired?.(expired);
+    if (lapsed > 0) this.config.onOffersLapsed?.(lapsed);
     if (finished > 0) this.config.onTransfersFinished?.(finished);
-    return { expired, nextInMs };
+    return { expired, lapsed, nextInMs };
   }
 
   /**

@@ -49,6 +49,8 @@ export interface RecoveryMonitorOptions {
   lockLeaseMs?: number;
   /** How a rebuild waits for the order pipelines to record what they hold (fence.ts). */
   pipelineFence?: PipelineFenceOptions;
+  /** How long an offer a rebuild makes to a waitlisted buyer holds its unit, ms (waitlist/). */
+  offerMs?: number;
   /**
    * Work that must succeed before anything is admitted after the connection (re)opened — e.g. the
    * order-id lease is confirmed (Redis may have forgotten it) — run before the sales are checked.

@@ -97,6 +97,7 @@ export async function rebuildPart(
   return {
     part,
     remaining,
+    heldOffers: 0, // a split sale has no waitlist
     allocation,
     buyers,
     inFlight: unrecorded.entries,

@@ -14,7 +14,9 @@ import {
   tallyUnrecorded,
   type SharedRecordReads,
 } from './record-reads.js';
-import { finishRebuild, restoreState } from './restore.js';
+import { chunks, CHUNK, finishRebuild, restoreState } from './restore.js';
+import { DEFAULT_OFFER_MS } from '../waitlist/settings.js';
+import { rebuildLineScript, rebuildOffersScript, recordedLine } from '../waitlist/waitlist.js';
 import { recoveryScripts } from './scripts.js';
 import { formatStreamId, recordNewest } from './stream-ids.js';
 
@@ -22,6 +24,8 @@ import { formatStreamId, recordNewest } from './stream-ids.js';
 export interface RebuildReport {
   /** Units left to sell afterwards. */
   readonly remaining: number;
+  /** Units kept apart as offers to waitlisted buyers (waitlist/), not in `remaining`. */
+  readonly heldOffers: number;
   /** Users holding units (record plus unrecorded entries). */
   readonly buyers: number;
   /** Stream entries Redis still had that the record has not applied yet (they stay, and count). */
@@ -53,7 +57,8 @@ export interface RebuildReport {
  *    it has applied. An entry the pipeline records meanwhile is in the snapshot or counted in flight,
  *    never both: the snapshot decides.
  * 4. Stock = stock − units the record holds − units unrecorded entries hold (reservations hold,
- *    cancellations and expiries gave back); buyers likewise, per user; the record's final states,
+ *    cancellations and expiries gave back) − units Redis still holds as offers to the waitlist (kept
+ *    up to what the record leaves: rebuild-offers.lua); buyers likewise, per user; the record's final states,
  *    unpaid orders and keys go back; the stream gets its consumer group and its id floor; the flag
  *    goes and the restock message is published (finish.lua).
  *
@@ -66,6 +71,8 @@ export async function rebuildSale(
     db: Database;
     admission: AdmissionRestore;
     pipelineFence?: PipelineFenceOptions;
+    /** How long an offer the rebuild makes to a waitlisted buyer holds its unit, ms. */
+    offerMs?: number;
   },
   sale: Sale,
   keys: SaleKeys,
@@ -85,15 +92,24 @@ export async function rebuildSale(
   const record = await db.transaction((tx) => readRecord(tx, sale.id, reservations, settlements));
 
   const unrecorded = tallyUnrecorded(record, reservations, settlements);
-  const remaining = Math.max(0, record.stock - record.sold - unrecorded.units);
+  const unsold = Math.max(0, record.stock - record.sold - unrecorded.units);
   const holdings = unrecorded.holdings;
   const buyers = [...holdings].filter(([, units]) => units > 0).length;
   if (!(await restoreState(scripts, keys, token, { ...record, holdings }))) return undefined;
+  // Units held apart as offers to the waitlist stay offered (as many as the record leaves unsold);
+  // the stock gets the rest, so stock + offers + orders = the sale's stock again.
+  const heldOffers = Number(
+    await scripts.run(rebuildOffersScript, [keys.recovering, keys.offers], [token, unsold]),
+  );
+  if (heldOffers < 0) return undefined;
+  const remaining = await restoreLine(deps, sale, keys, token, unsold - heldOffers);
+  if (remaining === undefined) return undefined;
 
   const floor = record.newest ? formatStreamId(record.newest) : '';
   if (!(await finishRebuild(scripts, keys, token, sale, remaining, floor))) return undefined;
   return {
     remaining,
+    heldOffers,
     buyers,
     inFlight: unrecorded.entries,
     idempotencyKeys: record.keys.length,
@@ -103,6 +119,44 @@ export async function rebuildSale(
     pipelinesWaitedMs: pipelines.waitedMs,
     pipelinesFencedOut: pipelines.fencedOut,
   };
+}
+
+/**
+ * The recorded waitlist goes back into Redis (rebuild-line.lua, in chunks) and the units left are
+ * offered to its head first; returns the units that go to the stock (undefined: the token stopped
+ * holding). Read after the fence: a join recorded later was refused by the flag in Redis.
+ */
+async function restoreLine(
+  deps: { context: SaleContext; db: Database; offerMs?: number },
+  sale: Sale,
+  keys: SaleKeys,
+  token: string,
+  units: number,
+): Promise<number | undefined> {
+  const { scripts } = deps.context;
+  const line = await recordedLine(deps.db, sale.id);
+  const parts = [...chunks(line, CHUNK)];
+  let toStock = 0;
+  for (const [i, part] of (parts.length > 0 ? parts : [[]]).entries()) {
+    const last = i === Math.max(0, parts.length - 1);
+    const reply = Number(
+      await scripts.run(
+        rebuildLineScript,
+        [keys.recovering, keys.stock, keys.buyers, keys.waitlist, keys.offers],
+        [
+          token,
+          i === 0 ? 1 : 0,
+          last ? units : -1,
+          sale.perUserLimit,
+          deps.offerMs ?? DEFAULT_OFFER_MS,
+          ...part.flatMap((place) => [place.seq, place.userId]),
+        ],
+      ),
+    );
+    if (reply < 0) return undefined;
+    toStock = reply;
+  }
+  return toStock;
 }
 
 interface RecordView extends SharedRecordReads {
