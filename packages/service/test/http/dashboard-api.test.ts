@@ -186,6 +186,7 @@ describe('dashboard API', () => {
       saleId,
       stock: 4,
       redisRemaining: 3,
+      heldOffers: 0,
       recordedUnits: 2,
       inFlightUnits: 0,
       drift: -1,
