@@ -90,6 +90,7 @@ async function start() {
           layouts: recordLayouts(context, db),
           offerMs: offerMsFromEnv(),
           onTransfersFinished: (count) => metrics.transfersFinished.inc(count),
+          onOffersLapsed: (count) => metrics.offersLapsed.inc(count),
         })
       : undefined;
     for (const pipeline of pipelines) pipeline.start();

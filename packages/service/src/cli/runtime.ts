@@ -279,6 +279,7 @@ export async function startRuntime(options: RuntimeOptions, resources: Resources
       layouts: service.layouts,
       offerMs: offerMsFromEnv(),
       onTransfersFinished: (count) => metrics.transfersFinished.inc(count),
+      onOffersLapsed: (count) => metrics.offersLapsed.inc(count),
       ...(recovery ? { admits: (saleId: string) => recovery.admits(saleId) } : {}),
     });
     sweeper.start();

@@ -93,6 +93,11 @@ function createMetrics(registry: Registry) {
       help: 'Transfers between the parts of split sales that the sweeper found pending (their process died or failed between debit and finish) and finished',
       registers: [registry],
     }),
+    offersLapsed: new Counter({
+      name: 'lockstock_sale_waitlist_offers_lapsed_total',
+      help: 'Offers to waitlisted buyers that the sweeper found past their end and passed to the next in line (or to the stock)',
+      registers: [registry],
+    }),
     batchSeconds: new Histogram({
       name: 'lockstock_pipeline_batch_seconds',
       help: 'Time to record one batch of orders in the database',

@@ -132,7 +132,11 @@ describe('a first-come sale’s waitlist', () => {
 
   it('an offer that lapses passes to the next in line; a declined one too; with nobody left the unit goes on sale', async () => {
     const { sale, orders } = await soldOutSale(1);
-    const sweeper = new ExpirySweeper(env.context, { offerMs: OFFER_MS });
+    let counted = 0; // what the lapsed-offers metric is fed
+    const sweeper = new ExpirySweeper(env.context, {
+      offerMs: OFFER_MS,
+      onOffersLapsed: (n) => (counted += n),
+    });
     for (const user of ['bob', 'cat', 'dan']) await service.waitlist.join(sale.id, user);
     expect((await service.act(orders[0] as string, 'holder0', 'cancel')).ok).toBe(true);
     expect((await service.waitlist.standing(sale.id, 'bob')).state).toBe('offered');
@@ -148,6 +152,7 @@ describe('a first-come sale’s waitlist', () => {
       15_000,
     );
     expect(lapsed).toBe(1);
+    expect(counted).toBe(1);
     expect(await service.waitlist.buy(sale.id, 'bob')).toEqual({ ok: false, code: 'no_offer' });
     expect((await service.waitlist.standing(sale.id, 'cat')).state).toBe('offered');
     expect(await service.waitlist.standing(sale.id, 'dan')).toEqual({
