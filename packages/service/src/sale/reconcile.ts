@@ -152,8 +152,8 @@ export async function reconcile(
       entry.repairedRemaining = Number(
         await scripts.run(
           applyScript,
-          [keys.stock, keys.buyers, keys.restock],
-          [seenStock, target, ...below.flat()],
+          [keys.stock, keys.buyers, keys.restock, keys.open, keys.waitlist, keys.offers],
+          [seenStock, target, service.waitlist.offerMs, ...below.flat()],
         ),
       );
     }

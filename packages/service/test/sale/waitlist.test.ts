@@ -186,6 +186,25 @@ describe('a first-come sale’s waitlist', () => {
   });
 });
 
+describe('a waitlist and reconciliation', () => {
+  it('a unit the repair puts back is offered to the line’s head, not put on the open market', async () => {
+    const { sale, orders } = await soldOutSale(2);
+    expect((await service.act(orders[0] as string, 'holder0', 'cancel')).ok).toBe(true);
+    await until('the cancellation recorded', async () => (await recordedOrders(sale.id)).length === 1);
+    // Redis loses the unit the cancellation gave back (a write lost), and a buyer joins the line.
+    await env.redis.set(saleKeys(sale.id).stock, 0);
+    expect(await service.waitlist.join(sale.id, 'bob')).toMatchObject({ state: 'waiting', position: 1 });
+
+    const deps = { context: env.context, db: env.db, service };
+    const [repaired] = await reconcile(deps, { saleIds: [sale.id], repair: true });
+    expect(repaired).toMatchObject({ drift: 1, repairedRemaining: 0 });
+    expect((await service.waitlist.standing(sale.id, 'bob')).state).toBe('offered');
+    expect((await service.buy({ saleId: sale.id, userId: 'fast', quantity: 1 })).ok).toBe(false);
+    const [after] = await reconcile(deps, { saleIds: [sale.id] });
+    expect(after).toMatchObject({ redisRemaining: 0, heldOffers: 1, drift: 0 });
+  });
+});
+
 describe('a waitlist when Redis loses the sale', () => {
   it('the rebuild puts the recorded line back and offers the units to its head, never to the open market', async () => {
     const { sale, orders } = await soldOutSale(2);

@@ -126,7 +126,8 @@ export interface WaitlistDeps {
  */
 export class Waitlist {
   private readonly scripts: ScriptRunner;
-  private readonly offerMs: number;
+  /** How long an offer holds its unit, ms (what reconcile's repair gives the offers it makes, too). */
+  readonly offerMs: number;
   private readonly layouts: LayoutCache;
 
   constructor(private readonly deps: WaitlistDeps) {
