@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { admissionRestore } from '../../src/sale/admission/restore.js';
-import { saleKeys } from '../../src/sale/keys.js';
 import { reconcile } from '../../src/sale/reconcile.js';
 import { ExpirySweeper } from '../../src/sale/lifecycle/sweeper.js';
 import { RecoveryMonitor } from '../../src/sale/recovery/monitor.js';
@@ -101,7 +100,7 @@ describe('a first-come sale’s waitlist', () => {
 
     // The unit is held for bob: the open market stays sold out, cat moves up.
     expect((await service.buy({ saleId: sale.id, userId: 'fast', quantity: 1 })).ok).toBe(false);
-    expect(await env.redis.get(saleKeys(sale.id).stock)).toBe('0');
+    expect(await env.redis.get(env.context.keys.sale(sale.id).stock)).toBe('0');
     const offered = await service.waitlist.standing(sale.id, 'bob');
     expect(offered.state).toBe('offered');
     expect(await service.waitlist.standing(sale.id, 'cat')).toEqual({
@@ -165,7 +164,7 @@ describe('a first-come sale’s waitlist', () => {
     expect(await service.waitlist.leave(sale.id, 'cat')).toBe('declined');
     expect((await service.waitlist.standing(sale.id, 'dan')).state).toBe('offered');
     expect(await service.waitlist.leave(sale.id, 'dan')).toBe('declined');
-    expect(await env.redis.get(saleKeys(sale.id).stock)).toBe('1');
+    expect(await env.redis.get(env.context.keys.sale(sale.id).stock)).toBe('1');
     expect((await service.buy({ saleId: sale.id, userId: 'fast', quantity: 1 })).ok).toBe(true);
   });
 
@@ -178,11 +177,12 @@ describe('a first-come sale’s waitlist', () => {
     await until(
       'the order to expire',
       async () =>
-        (await sweeper.sweep()).expired > 0 || (await env.redis.zcard(saleKeys(sale.id).offers)) > 0,
+        (await sweeper.sweep()).expired > 0 ||
+        (await env.redis.zcard(env.context.keys.sale(sale.id).offers)) > 0,
       15_000,
     );
     expect((await service.waitlist.standing(sale.id, 'bob')).state).toBe('offered');
-    expect(await env.redis.get(saleKeys(sale.id).stock)).toBe('0');
+    expect(await env.redis.get(env.context.keys.sale(sale.id).stock)).toBe('0');
   });
 });
 
@@ -192,7 +192,7 @@ describe('a waitlist and reconciliation', () => {
     expect((await service.act(orders[0] as string, 'holder0', 'cancel')).ok).toBe(true);
     await until('the cancellation recorded', async () => (await recordedOrders(sale.id)).length === 1);
     // Redis loses the unit the cancellation gave back (a write lost), and a buyer joins the line.
-    await env.redis.set(saleKeys(sale.id).stock, 0);
+    await env.redis.set(env.context.keys.sale(sale.id).stock, 0);
     expect(await service.waitlist.join(sale.id, 'bob')).toMatchObject({ state: 'waiting', position: 1 });
 
     const deps = { context: env.context, db: env.db, service };
@@ -215,7 +215,7 @@ describe('a waitlist when Redis loses the sale', () => {
     await until('the cancellation recorded', async () => (await recordedOrders(sale.id)).length === 1);
 
     // Redis loses the sale (its stock, line and offers); the record has the joins.
-    const keys = saleKeys(sale.id);
+    const keys = env.context.keys.sale(sale.id);
     await env.redis.del(keys.stock, keys.waitlist, keys.offers, keys.buyers, keys.open, keys.stream);
     const monitor = new RecoveryMonitor({
       context: env.context,
@@ -246,7 +246,7 @@ describe('a waitlist when Redis loses the sale', () => {
     await service.waitlist.join(sale.id, 'bob');
     expect((await service.act(orders[0] as string, 'holder0', 'cancel')).ok).toBe(true);
     await until('the cancellation recorded', async () => (await recordedOrders(sale.id)).length === 0);
-    const keys = saleKeys(sale.id);
+    const keys = env.context.keys.sale(sale.id);
     await env.redis.del(keys.stock, keys.waitlist, keys.offers, keys.buyers, keys.open);
     expect(await service.warmOpenSales()).toContain(sale.id);
     expect((await service.waitlist.standing(sale.id, 'bob')).state).toBe('offered');
