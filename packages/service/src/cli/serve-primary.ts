@@ -30,6 +30,7 @@ import {
   type PrimaryMessage,
 } from './serve-ipc.js';
 import { registerSaleGauges } from '../sale/gauges.js';
+import { SERVICE_INSTANCE_ID } from './tracing.js';
 
 /** How long stopping waits for an HTTP process to close (its in-flight requests) before SIGKILL. */
 const STOP_TIMEOUT_MS = 12_000;
@@ -48,6 +49,8 @@ export async function servePrimary(resources: Resources, options: ServeOptions):
     context: runtime.context,
     db: runtime.db,
     layouts: runtime.service.layouts,
+    // One serve of those sharing the Redis exposes the per-sale series (the lease holder).
+    readerId: SERVICE_INSTANCE_ID,
     onReading: gaugeReadingsToLog(runtime),
   });
   resources.add('the sale gauges', () => gauges.stop());

@@ -16,6 +16,7 @@ import {
 import { isHttpProcess, serveHttpProcess } from './serve-http-process.js';
 import { servePrimary } from './serve-primary.js';
 import { registerSaleGauges } from '../sale/gauges.js';
+import { SERVICE_INSTANCE_ID } from './tracing.js';
 import { LOG_ENV_HELP } from './log-format.js';
 
 export function registerServe(program: Command): void {
@@ -79,6 +80,8 @@ export function registerServe(program: Command): void {
           context: runtime.context,
           db: runtime.db,
           layouts: runtime.service.layouts,
+          // One serve of those sharing the Redis exposes the per-sale series (the lease holder).
+          readerId: SERVICE_INSTANCE_ID,
           onReading: gaugeReadingsToLog(runtime),
         });
         resources.add('the sale gauges', () => gauges.stop());

@@ -2,12 +2,13 @@ import { bounded } from '../support/bounded.js';
 import { Gauge, type Registry } from 'prom-client';
 import { loadLuaScript, type ScriptRunner } from 'lockstock/redis';
 import type { SaleContext } from './context/context.js';
-import { ORDER_GROUP } from './keys.js';
+import { gaugesReaderKey, ORDER_GROUP } from './keys.js';
 import { LayoutCache, layoutKeys } from './shards/layout.js';
 import type { Database } from './store/db.js';
 import { queries } from './store/queries.js';
 
 const gaugesScript = loadLuaScript(new URL('./gauges.lua', import.meta.url));
+const readerScript = loadLuaScript(new URL('./gauges-reader.lua', import.meta.url));
 
 /** What one scrape learnt about one sale (a split sale's parts summed). */
 export interface SaleReading {
@@ -35,6 +36,8 @@ export interface GaugeSnapshot {
   readonly redis: boolean;
   readonly database: boolean;
   readonly sales: readonly SaleReading[];
+  /** This process holds the readers' lease (always, without `readerId`): it shows the sales. */
+  readonly exposes: boolean;
 }
 
 export interface SaleGaugeDeps {
@@ -46,6 +49,14 @@ export interface SaleGaugeDeps {
   maxSales?: number;
   /** Redis and the record each have this long to answer, ms; then the scrape goes on without them. @default 1000 */
   timeoutMs?: number;
+  /**
+   * This process's instance id, when several serves read the same sales: only the holder of a lease
+   * in Redis (gauges-reader.lua, `readerLeaseMs`) exposes the per-sale series, so each sale has one
+   * series however many serves are scraped. Without it the process always exposes them.
+   */
+  readerId?: string;
+  /** How long the lease outlives its holder's last reading, ms. @default 5000 */
+  readerLeaseMs?: number;
 }
 
 type GaugesReply = [number, number, number, string, number, number, number, number];
@@ -67,7 +78,7 @@ export async function readSaleGauges(deps: SaleGaugeDeps): Promise<GaugeSnapshot
     (members) => newest(members, deps.maxSales ?? 50),
     () => undefined,
   );
-  const [live, record] = await Promise.all([
+  const [live, record, exposes] = await Promise.all([
     ids === undefined
       ? Promise.resolve(undefined)
       : bounded(Promise.all(ids.map((id) => readSale(scripts, layouts, id, prefix))), timeoutMs).catch(
@@ -80,6 +91,15 @@ export async function readSaleGauges(deps: SaleGaugeDeps): Promise<GaugeSnapshot
     )
       .then(({ rows }) => new Map(rows.map((row) => [row.id, row])))
       .catch(() => undefined),
+    deps.readerId === undefined
+      ? Promise.resolve(true)
+      : bounded(
+          scripts.run(readerScript, [gaugesReaderKey(prefix)], [deps.readerId, deps.readerLeaseMs ?? 5000]),
+          timeoutMs,
+        ).then(
+          (held) => held === 1,
+          () => false,
+        ),
   ]);
   const sales = (live ?? [])
     .filter(
@@ -89,7 +109,7 @@ export async function readSaleGauges(deps: SaleGaugeDeps): Promise<GaugeSnapshot
       const row = record?.get(sale.sale);
       return row ? { ...sale, stock: Number(row.stock), recorded: Number(row.sold) } : sale;
     });
-  return { redis: live !== undefined, database: record !== undefined, sales };
+  return { redis: live !== undefined, database: record !== undefined, sales, exposes };
 }
 
 /** The newest `max` sale ids (identity numbers: larger is newer). */
@@ -177,7 +197,9 @@ export interface SaleGaugeRefresh {
  * went down instead of reporting Redis down, and LockstockRedisDown never fired (issue 47).
  * `lockstock_sale_metrics_age_seconds` says how old the reading is; a reading older than three
  * timeouts (one hung past its bounds) reports both dependencies down. Every `serve` process reads
- * the same sales: the rules and the dashboard aggregate the per-sale series with max() by sale.
+ * the same sales; with `readerId`, only the holder of the readers' lease exposes them (one series
+ * per sale; the dashboard and the rules still take max() by sale, which joins the series across a
+ * change of holder, when they move from one instance label to another).
  * Returns the readings' handle: `stop()`, and `fresh()`, which resolves once a reading begun after
  * the call has ended (tests; what a scrape shows then is at least that new).
  */
@@ -209,7 +231,7 @@ export function registerSaleGauges(
   refresh();
   const current = (): GaugeSnapshot | undefined => {
     if (!last) return undefined;
-    if (Date.now() - last.at > staleMs) return { redis: false, database: false, sales: [] };
+    if (Date.now() - last.at > staleMs) return { redis: false, database: false, sales: [], exposes: false };
     return last.reading;
   };
 
@@ -251,7 +273,9 @@ export function registerSaleGauges(
       collect() {
         // Only the sales of this reading: an ended sale's series go.
         this.reset();
-        for (const sale of current()?.sales ?? []) {
+        const reading = current();
+        if (!reading?.exposes) return; // another serve holds the readers' lease: it shows them
+        for (const sale of reading.sales) {
           const v = value(sale);
           if (v !== undefined) this.set({ sale: sale.sale }, v);
         }

@@ -55,6 +55,9 @@ export const ID_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
 /** The set of sale ids the order pipeline and the expiry sweeper read (one key, no hash tag). */
 export const activeSalesKey = (prefix = DEFAULT_KEY_PREFIX) => `${prefix}:sales:active`;
 
+/** The lease of the serve process that exposes the per-sale gauges (gauges-reader.lua; one key). */
+export const gaugesReaderKey = (prefix = DEFAULT_KEY_PREFIX) => `${prefix}:gauges:reader`;
+
 export function saleKeys(saleId: string, prefix = DEFAULT_KEY_PREFIX): SaleKeys {
   return keysOfTag(`sale:${saleId}`, prefix);
 }
