@@ -100,6 +100,8 @@ export interface ResolvedAcquireOptions {
   label: string | undefined;
   /** The trace id an acquire-channel subscriber gave (AcquireMessage.traceId), for the holder metadata. */
   traceId: string | undefined;
+  /** Where the acquire was called, when the client captures stacks (`acquireStacks`). */
+  acquiredAt?: { readonly stack?: string };
 }
 
 const KNOWN = new Set(['leaseMs', 'waitMs', 'signal', 'owner', 'holdBudgetMs', 'onBudget', 'label']);

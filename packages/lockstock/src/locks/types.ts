@@ -295,6 +295,10 @@ export interface LockLostEvent {
   readonly fencingToken: number;
   readonly reason: LockLostReason;
   readonly error: LockLostError;
+  /** The hold's `label` (AcquireOptions), if it had one: which job leaked an abandoned hold. */
+  readonly label?: string | undefined;
+  /** The stack of the acquire call, when the client captures them (`acquireStacks`). */
+  readonly acquiredAt?: string | undefined;
 }
 
 /** A client's `renewed` event: the watchdog extended a hold's lease. */
