@@ -1,5 +1,5 @@
 import type { LockLostError } from '../errors.js';
-import type { LockHandle, ReleaseOutcome } from '../types.js';
+import type { LockHandle, ReleaseOptions, ReleaseOutcome } from '../types.js';
 import type { Hold } from './hold.js';
 
 /**
@@ -45,8 +45,8 @@ export class HoldHandle implements LockHandle {
     return this.hold.extend(leaseMs);
   }
 
-  release(): Promise<ReleaseOutcome> {
-    return this.hold.release();
+  release(options?: ReleaseOptions): Promise<ReleaseOutcome> {
+    return this.hold.release(options);
   }
 
   onLost(listener: (error: LockLostError) => void): () => void {

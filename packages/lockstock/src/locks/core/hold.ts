@@ -1,7 +1,7 @@
 import { clearTimer, setTimer } from '../../support/timer.js';
 import { LockHoldBudgetError, LockLostError, NotLockOwnerError, type LockLostReason } from '../errors.js';
-import { validateLeaseMs, type HoldBudget } from '../options.js';
-import type { KindName, LockHandle, LockLostEvent, ReleaseOutcome } from '../types.js';
+import { MIN_LEASE_MS, validateLeaseMs, validateMinHoldMs, type HoldBudget } from '../options.js';
+import type { KindName, LockHandle, LockLostEvent, ReleaseOptions, ReleaseOutcome } from '../types.js';
 import type { ExtendStatus } from './backend.js';
 import {
   budgetChannel,
@@ -199,12 +199,15 @@ export class Hold implements LockHandle {
     throw this.lostWith ?? new NotLockOwnerError(this.name, this.owner, 'this handle was released');
   }
 
-  release(): Promise<ReleaseOutcome> {
+  release(options?: ReleaseOptions): Promise<ReleaseOutcome> {
     if (!this.releasing) {
+      // Validated before anything ends: a bad option leaves the hold as it was.
+      const minHoldMs = options?.minHoldMs === undefined ? 0 : validateMinHoldMs(options.minHoldMs);
+      const leftMs = Math.ceil(minHoldMs - (monotonicNow() - this.grantedAt));
       clearTimer(this.leaseEndTimer);
       clearTimer(this.budgetTimer);
       if (!this.lostWith) this.backend.ended(this);
-      const releasing = this.backend.release(this);
+      const releasing = leftMs > 0 && !this.lostWith ? this.keepFor(leftMs) : this.backend.release(this);
       // Observed only when someone listens: otherwise the release costs no extra promise.
       this.releasing =
         releaseChannel.hasSubscribers || (holdChannel.hasSubscribers && !this.lostWith)
@@ -213,6 +216,25 @@ export class Hold implements LockHandle {
       this.lostListeners = undefined;
     }
     return this.releasing;
+  }
+
+  /**
+   * The release of `release({ minHoldMs })` with `leftMs` of the minimum to go: the lock stays held,
+   * and no longer by this handle. A lease is shortened to what is left (at least the shortest lease),
+   * so the store ends it on its own clock — a holder that dies meanwhile changes nothing, and no
+   * other node's clock is asked. A hold without a lease (a session's) is released after `leftMs` on
+   * this process's monotonic clock, in the background: the store has no clock for it.
+   */
+  private async keepFor(leftMs: number): Promise<ReleaseOutcome> {
+    if (this.lease === undefined) {
+      // Not awaited: the caller is done with the handle now. The timer keeps the process alive.
+      setTimeout(() => {
+        this.backend.release(this).catch((error: unknown) => this.backend.reportError(error));
+      }, leftMs);
+      return 'released';
+    }
+    const status = await this.backend.extend(this, Math.max(leftMs, MIN_LEASE_MS));
+    return status === 'extended' ? 'released' : status === 'taken' ? 'not_owner' : 'expired';
   }
 
   async [Symbol.asyncDispose](): Promise<void> {
