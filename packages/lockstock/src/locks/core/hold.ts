@@ -228,7 +228,7 @@ export class Hold implements LockHandle {
   private async keepFor(leftMs: number): Promise<ReleaseOutcome> {
     if (this.lease === undefined) {
       // Not awaited: the caller is done with the handle now. The timer keeps the process alive.
-      setTimeout(() => {
+      setTimer(() => {
         this.backend.release(this).catch((error: unknown) => this.backend.reportError(error));
       }, leftMs);
       return 'released';
