@@ -1,5 +1,6 @@
 import type { LockLostError } from '../errors.js';
 import type { LockHandle, ReleaseOptions, ReleaseOutcome } from '../types.js';
+import { budgetChannel, holdChannel, lostChannel, releaseChannel, renewChannel } from './diagnostics.js';
 import type { Hold } from './hold.js';
 
 /**
@@ -73,7 +74,9 @@ const collected = new FinalizationRegistry<Hold>((hold) => hold.abandon());
 /** The caller's handle of a new hold, watched for being dropped while held. */
 export function handleOf(hold: Hold): HoldHandle {
   const handle = new HoldHandle(hold);
-  hold.handleRef = new WeakRef(handle);
+  // Only for the messages, so only while someone listens: a WeakRef keeps its target alive until
+  // the microtask queue drains, which a loop of acquires that never leaves it would pile up.
+  if (observingHolds()) hold.handleRef = new WeakRef(handle);
   collected.register(handle, hold);
   return handle;
 }
@@ -83,4 +86,15 @@ export function stackAt(entry: (...args: never[]) => unknown): { stack?: string 
   const at: { stack?: string } = {};
   Error.captureStackTrace(at, entry);
   return at;
+}
+
+/** Whether any channel of a hold's messages has subscribers (the acquire's names the handle itself). */
+function observingHolds(): boolean {
+  return (
+    holdChannel.hasSubscribers ||
+    releaseChannel.hasSubscribers ||
+    renewChannel.hasSubscribers ||
+    lostChannel.hasSubscribers ||
+    budgetChannel.hasSubscribers
+  );
 }
