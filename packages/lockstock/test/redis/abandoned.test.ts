@@ -9,10 +9,12 @@ const WATCHDOG_MS = 1_500;
 describe('abandoned holds', () => {
   it('a handle collected while held stops renewing and is reported abandoned, with label and stack', async () => {
     const name = 'abandoned-report';
-    const args = JSON.stringify({ url: env.server.url, name, watchdogMs: WATCHDOG_MS, gcRounds: 200 });
+    const backend = { kind: 'redis', url: env.server.url, watchdogTimeoutMs: WATCHDOG_MS };
+    const args = JSON.stringify({ backend, name, gcRounds: 200 });
     const holder = new Contender(
       fork(fixturePath('abandoned-holder.mjs'), [args], {
         execArgv: ['--expose-gc'],
+        env: { ...process.env, LOCKSTOCK_ACQUIRE_STACKS: '1' },
         stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
       }),
     );
