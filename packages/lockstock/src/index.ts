@@ -24,6 +24,7 @@ export type {
   MultiLockHandle,
   ReadWriteLock,
   ReentrantLock,
+  ReleaseOptions,
   ReleaseOutcome,
   RenewalFailedEvent,
   RenewedEvent,
@@ -33,6 +34,7 @@ export type {
   Term,
 } from './locks/types.js';
 export type { LockHolderInfo } from './locks/core/holder.js';
+export { runJob, type Job, type JobOptions, type JobResult } from './locks/job.js';
 export {
   ForeignBackendResultError,
   IncompatibleBackendError,

@@ -21,7 +21,9 @@ export type LockLostReason =
    * The client was closed while the lock was held: nothing renews its lease any more (the store ends
    * it when the lease runs out) and its session, if any, ended with the client.
    */
-  | 'client_closed';
+  | 'client_closed'
+  /** The handle was garbage-collected while held: renewal stopped, and a session hold was released. */
+  | 'abandoned';
 
 /**
  * The base of every error the library throws about a lock: `lockName` names the lock, `code` is a
@@ -75,6 +77,17 @@ export class LockTimeoutError extends LockError {
   }
 }
 
+/** Why a hold was lost, in words, for LockLostError's message. */
+const DESCRIBED: Record<LockLostReason, string> = {
+  expired: 'it expired or was deleted before it could be renewed',
+  taken: 'another owner holds it now',
+  lease_ended: 'its lease ran out while it was still in use',
+  unreachable: 'it could not be renewed before its lease ran out',
+  session_lost: 'the backend session that carried it ended',
+  client_closed: 'its client was closed while it was held',
+  abandoned: 'its handle was garbage-collected while held (never released)',
+};
+
 /** The handle no longer holds the lock; delivered through `handle.signal` and the `lost` event. */
 export class LockLostError extends LockError {
   override readonly name = 'LockLostError';
@@ -88,26 +101,9 @@ export class LockLostError extends LockError {
   ) {
     super(
       lockName,
-      `Lock "${lockName}" (fencing token ${fencingToken}) was lost: ${describe(reason)}`,
+      `Lock "${lockName}" (fencing token ${fencingToken}) was lost: ${DESCRIBED[reason]}`,
       options,
     );
-  }
-}
-
-function describe(reason: LockLostReason): string {
-  switch (reason) {
-    case 'expired':
-      return 'it expired or was deleted before it could be renewed';
-    case 'taken':
-      return 'another owner holds it now';
-    case 'lease_ended':
-      return 'its lease ran out while it was still in use';
-    case 'unreachable':
-      return 'it could not be renewed before its lease ran out';
-    case 'session_lost':
-      return 'the backend session that carried it ended';
-    case 'client_closed':
-      return 'its client was closed while it was held';
   }
 }
 

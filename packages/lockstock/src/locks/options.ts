@@ -13,12 +13,32 @@ const DURATION_LIMIT =
   'about 24.8 days, the longest a Node timer waits: the client ends a lease (its signal) and a wait by one; ' +
   'for longer holds leave leaseMs out and let the watchdog renew';
 
+/** The shortest lease: shorter ones would end before a round trip to most stores. */
+export const MIN_LEASE_MS = 10;
+
+/** Checks `minHoldMs` (release, runJob): an integer from 0 to MAX_DURATION_MS. */
+export function validateMinHoldMs(value: unknown): number {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 0 || value > MAX_DURATION_MS) {
+    throw new InvalidLockOptionError(
+      'minHoldMs',
+      `an integer number of milliseconds from 0 to ${MAX_DURATION_MS} (${DURATION_LIMIT})`,
+      value,
+    );
+  }
+  return value;
+}
+
 /**
  * Checks a lease in ms (`option` names it in the error): an integer from 10 to MAX_DURATION_MS.
  * Returns it; throws InvalidLockOptionError otherwise.
  */
 export function validateLeaseMs(value: unknown, option = 'leaseMs'): number {
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < 10 || value > MAX_DURATION_MS) {
+  if (
+    typeof value !== 'number' ||
+    !Number.isInteger(value) ||
+    value < MIN_LEASE_MS ||
+    value > MAX_DURATION_MS
+  ) {
     throw new InvalidLockOptionError(
       option,
       `an integer number of milliseconds from 10 to ${MAX_DURATION_MS} (${DURATION_LIMIT})`,
@@ -100,6 +120,8 @@ export interface ResolvedAcquireOptions {
   label: string | undefined;
   /** The trace id an acquire-channel subscriber gave (AcquireMessage.traceId), for the holder metadata. */
   traceId: string | undefined;
+  /** Where the acquire was called, when the client captures stacks (`acquireStacks`). */
+  acquiredAt?: { readonly stack?: string };
 }
 
 const KNOWN = new Set(['leaseMs', 'waitMs', 'signal', 'owner', 'holdBudgetMs', 'onBudget', 'label']);

@@ -85,8 +85,11 @@ export interface LockHandle extends AsyncDisposable {
    * if the lock is no longer held by this owner.
    */
   extend(leaseMs?: number): Promise<void>;
-  /** Releases this hold and says what it found. Calling it again returns the first outcome. */
-  release(): Promise<ReleaseOutcome>;
+  /**
+   * Releases this hold and says what it found. Calling it again returns the first outcome. With
+   * `minHoldMs`, the lock stays held until that long after its grant (see ReleaseOptions).
+   */
+  release(options?: ReleaseOptions): Promise<ReleaseOutcome>;
   /**
    * Calls `listener` once if the hold is lost (besides `signal`); returns the function that removes
    * it. A hold already lost calls it on the next microtask; a released one never.
@@ -98,6 +101,17 @@ export interface LockHandle extends AsyncDisposable {
    * that has finished with the resource but keeps the handle, or hands renewal to another process.
    */
   stopRenewal(): void;
+}
+
+/** Options of `handle.release()`. */
+export interface ReleaseOptions {
+  /**
+   * Keep the lock held until this many ms after it was granted (ShedLock's `lockAtLeastFor`): the
+   * handle is done at once, but a hold with a lease has it shortened to what is left of the minimum,
+   * so the store ends it on its own clock; a session's hold is released when the minimum is over.
+   * @default 0
+   */
+  minHoldMs?: number;
 }
 
 /** What `Lock.adopt` needs besides the owner: what the acquiring process was given. */
@@ -295,6 +309,10 @@ export interface LockLostEvent {
   readonly fencingToken: number;
   readonly reason: LockLostReason;
   readonly error: LockLostError;
+  /** The hold's `label` (AcquireOptions), if it had one: which job leaked an abandoned hold. */
+  readonly label?: string | undefined;
+  /** The stack of the acquire call, when the client captures them (`acquireStacks`). */
+  readonly acquiredAt?: string | undefined;
 }
 
 /** A client's `renewed` event: the watchdog extended a hold's lease. */

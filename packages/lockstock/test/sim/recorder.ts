@@ -80,8 +80,11 @@ export class Recorder {
   /** Holds whose lease validity passed on their client's clock end now (see the class comment). */
   private expireUntrusted(): void {
     for (const hold of this.open) {
-      // The core's hold keeps its lease (validity deadline on the client's monotonic clock).
-      const lease = (hold.handle as unknown as { lease?: { validUntil: number } }).lease;
+      // The core's hold (behind the caller's handle, core/handle.ts; a multi-lock's handle is its
+      // own) keeps its lease (validity deadline on the client's monotonic clock).
+      type Leased = { lease?: { validUntil: number } };
+      const core = hold.handle as unknown as Leased & { hold?: Leased };
+      const lease = (core.hold ?? core).lease;
       const { actor } = hold;
       if (!lease || actor.pausedUntil < this.scheduler.now) continue; // running: its own signal tells
       if (actor.localAt(this.scheduler.now) >= lease.validUntil) this.lost(hold);

@@ -35,6 +35,13 @@ export interface LockClientOptions {
    * @default 30000
    */
   watchdogTimeoutMs?: number;
+  /**
+   * Capture the stack of every acquire, reported with the hold's loss (`acquiredAt` of the `lost`
+   * event — above all an 'abandoned' one: where the leaked handle came from). It costs a few µs
+   * per acquire, so it is off unless asked for here or by `LOCKSTOCK_ACQUIRE_STACKS=1`.
+   * @default false (true when the environment variable LOCKSTOCK_ACQUIRE_STACKS is 1)
+   */
+  acquireStacks?: boolean;
 }
 
 /** The KINDS entry of each kind name. */
@@ -79,6 +86,7 @@ export class LockClientBase<B extends LockBackend = LockBackend>
     const watchdogTimeoutMs = validateLeaseMs(options.watchdogTimeoutMs ?? 30_000, 'watchdogTimeoutMs');
     this.core = createLockCore(this, {
       watchdogTimeoutMs,
+      acquireStacks: options.acquireStacks ?? process.env.LOCKSTOCK_ACQUIRE_STACKS === '1',
       // Asked only once waiters wait, long after the backend below is open.
       subscribe: (channel, onWake) => {
         const subscribe = this.backend.subscribe;

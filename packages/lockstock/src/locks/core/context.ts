@@ -77,6 +77,8 @@ export interface LockCore {
   readonly events: EventEmitter<LockClientEvents>;
   /** The backend's name (LockBackend.name), for the diagnostics messages. */
   readonly backendName: string;
+  /** Whether acquires capture their caller's stack (LockClientOptions.acquireStacks). */
+  readonly acquireStacks: boolean;
   /**
    * Whether the backend stores holder metadata for locks of this kind (capabilities.holderMetadata):
    * only then does an attempt build the record (host, pid, label, trace id, when) to hand it.
@@ -93,6 +95,7 @@ export function createLockCore(
   events: EventEmitter<LockClientEvents>,
   options: {
     watchdogTimeoutMs: number;
+    acquireStacks: boolean;
     subscribe: SubscribeWakes;
     isClosed: () => boolean;
     /** Asked once the backend is open (the core is made before it). */
@@ -122,6 +125,7 @@ export function createLockCore(
     waiters: new Waiters(options.subscribe),
     holds: new LiveHolds(),
     events,
+    acquireStacks: options.acquireStacks,
     get backendName() {
       return (backendName ??= options.backendName());
     },

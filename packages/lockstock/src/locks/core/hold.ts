@@ -1,7 +1,7 @@
 import { clearTimer, setTimer } from '../../support/timer.js';
 import { LockHoldBudgetError, LockLostError, NotLockOwnerError, type LockLostReason } from '../errors.js';
-import { validateLeaseMs, type HoldBudget } from '../options.js';
-import type { KindName, LockHandle, ReleaseOutcome } from '../types.js';
+import { MIN_LEASE_MS, validateLeaseMs, validateMinHoldMs, type HoldBudget } from '../options.js';
+import type { KindName, LockHandle, LockLostEvent, ReleaseOptions, ReleaseOutcome } from '../types.js';
 import type { ExtendStatus } from './backend.js';
 import {
   budgetChannel,
@@ -30,6 +30,15 @@ export interface HoldBackend {
   lost(hold: Hold, error: LockLostError): void;
   /** The hold's lease is no longer renewed (stopRenewal): take it off the watchdog. */
   stopRenewing(hold: Hold): void;
+  /** A background failure (the release of an abandoned hold): the client's `connectionError`. */
+  reportError(error: unknown): void;
+}
+
+/** Where a hold came from, for the reports of its loss (an abandoned one above all). */
+export interface HoldOrigin {
+  readonly label?: string | undefined;
+  /** An object whose `stack` was captured at acquire (`acquireStacks`): formatted only if read. */
+  readonly acquiredAt?: { readonly stack?: string } | undefined;
 }
 
 /**
@@ -47,6 +56,8 @@ export class Hold implements LockHandle {
   private budgetTimer: NodeJS.Timeout | undefined;
   /** Set when the hold outlived a budget with `onBudget: 'abort'`: the signal's reason. */
   private budgetError: LockHoldBudgetError | undefined;
+  /** The caller's handle (handle.ts), weakly: a strong reference would keep it from ever being collected. */
+  handleRef: WeakRef<LockHandle> | undefined;
 
   constructor(
     readonly name: string,
@@ -56,6 +67,7 @@ export class Hold implements LockHandle {
     readonly lease: Lease | undefined,
     private readonly backend: HoldBackend,
     budget?: HoldBudget,
+    readonly origin?: HoldOrigin,
   ) {
     if (lease && !lease.renewed) this.armLeaseEnd(lease);
     if (budget) this.armBudget(budget);
@@ -80,6 +92,11 @@ export class Hold implements LockHandle {
 
   get lostError(): LockLostError | undefined {
     return this.lostWith;
+  }
+
+  /** The handle the caller holds, for the diagnostics messages; this hold once it was collected. */
+  get handle(): LockHandle {
+    return this.handleRef?.deref() ?? this;
   }
 
   get isReleased(): boolean {
@@ -110,6 +127,32 @@ export class Hold implements LockHandle {
       }
     }
     this.lostListeners = undefined;
+  }
+
+  /**
+   * The caller's handle was garbage-collected while this hold lived (handle.ts): it is lost as
+   * 'abandoned', so the watchdog stops renewing it and its lease runs out on the store's clock. A
+   * hold carried by the backend's session has no lease to run out: it is released.
+   */
+  abandon(): void {
+    if (this.lostWith || this.releasing) return;
+    this.markLost('abandoned');
+    if (this.lease === undefined) this.release().catch((error: unknown) => this.backend.reportError(error));
+  }
+
+  /** The client's `lost` event about this hold. */
+  lostEvent(error: LockLostError): LockLostEvent {
+    const { label, acquiredAt } = this.origin ?? {};
+    return {
+      name: this.name,
+      kind: this.backend.kind.name,
+      owner: this.owner,
+      fencingToken: this.fencingToken,
+      reason: error.reason,
+      error,
+      label,
+      acquiredAt: acquiredAt?.stack,
+    };
   }
 
   onLost(listener: (error: LockLostError) => void): () => void {
@@ -156,12 +199,15 @@ export class Hold implements LockHandle {
     throw this.lostWith ?? new NotLockOwnerError(this.name, this.owner, 'this handle was released');
   }
 
-  release(): Promise<ReleaseOutcome> {
+  release(options?: ReleaseOptions): Promise<ReleaseOutcome> {
     if (!this.releasing) {
+      // Validated before anything ends: a bad option leaves the hold as it was.
+      const minHoldMs = options?.minHoldMs === undefined ? 0 : validateMinHoldMs(options.minHoldMs);
+      const leftMs = Math.ceil(minHoldMs - (monotonicNow() - this.grantedAt));
       clearTimer(this.leaseEndTimer);
       clearTimer(this.budgetTimer);
       if (!this.lostWith) this.backend.ended(this);
-      const releasing = this.backend.release(this);
+      const releasing = leftMs > 0 && !this.lostWith ? this.keepFor(leftMs) : this.backend.release(this);
       // Observed only when someone listens: otherwise the release costs no extra promise.
       this.releasing =
         releaseChannel.hasSubscribers || (holdChannel.hasSubscribers && !this.lostWith)
@@ -170,6 +216,25 @@ export class Hold implements LockHandle {
       this.lostListeners = undefined;
     }
     return this.releasing;
+  }
+
+  /**
+   * The release of `release({ minHoldMs })` with `leftMs` of the minimum to go: the lock stays held,
+   * and no longer by this handle. A lease is shortened to what is left (at least the shortest lease),
+   * so the store ends it on its own clock — a holder that dies meanwhile changes nothing, and no
+   * other node's clock is asked. A hold without a lease (a session's) is released after `leftMs` on
+   * this process's monotonic clock, in the background: the store has no clock for it.
+   */
+  private async keepFor(leftMs: number): Promise<ReleaseOutcome> {
+    if (this.lease === undefined) {
+      // Not awaited: the caller is done with the handle now. The timer keeps the process alive.
+      setTimer(() => {
+        this.backend.release(this).catch((error: unknown) => this.backend.reportError(error));
+      }, leftMs);
+      return 'released';
+    }
+    const status = await this.backend.extend(this, Math.max(leftMs, MIN_LEASE_MS));
+    return status === 'extended' ? 'released' : status === 'taken' ? 'not_owner' : 'expired';
   }
 
   async [Symbol.asyncDispose](): Promise<void> {
@@ -189,7 +254,7 @@ export class Hold implements LockHandle {
         backend: backendName,
         owner: this.owner,
         fencingToken: this.fencingToken,
-        handle: this,
+        handle: this.handle,
         reason: error.reason,
         heldMs,
         error,
@@ -206,7 +271,7 @@ export class Hold implements LockHandle {
       backend: this.backend.backendName,
       owner: this.owner,
       fencingToken: this.fencingToken,
-      handle: this,
+      handle: this.handle,
       ended,
       outcome,
       heldMs,
@@ -226,7 +291,7 @@ export class Hold implements LockHandle {
           backend: this.backend.backendName,
           owner: this.owner,
           fencingToken: this.fencingToken,
-          handle: this,
+          handle: this.handle,
           outcome,
           heldMs,
           releaseMs: monotonicNow() - requestedAt,
@@ -257,7 +322,7 @@ export class Hold implements LockHandle {
         backend: this.backend.backendName,
         owner: this.owner,
         fencingToken: this.fencingToken,
-        handle: this,
+        handle: this.handle,
         outcome,
         heldMs: now - this.grantedAt,
         renewMs: now - requestedAt,
@@ -290,7 +355,7 @@ export class Hold implements LockHandle {
           backend: this.backend.backendName,
           owner: this.owner,
           fencingToken: this.fencingToken,
-          handle: this,
+          handle: this.handle,
           budgetMs: budget.ms,
           heldMs: monotonicNow() - this.grantedAt,
           action: budget.action,

@@ -14,7 +14,7 @@ import {
   type AcquireOutcome,
   type HandoffMessage,
 } from './diagnostics.js';
-import type { Hold } from './hold.js';
+import type { HoldHandle } from './handle.js';
 import type { LockKind } from './kind.js';
 import { monotonicNow } from './lease.js';
 
@@ -48,7 +48,7 @@ function acquireOutcomeOf(error: unknown): AcquireOutcome {
  * failure) is published as start/end/asyncStart/asyncEnd/error, with one context object. `owner` is
  * the one the acquire will use (chosen before, so that the start names it).
  */
-export function traceAcquire<H extends Hold | undefined>(
+export function traceAcquire<H extends HoldHandle | undefined>(
   lock: DiagnosedLock,
   owner: string,
   options: ResolvedAcquireOptions,
@@ -87,7 +87,7 @@ export function traceAcquire<H extends Hold | undefined>(
 export function publishHandoff(
   lock: DiagnosedLock,
   from: string,
-  granted: Hold,
+  granted: HoldHandle,
   via: HandoffMessage['via'],
 ): void {
   const message: HandoffMessage = {

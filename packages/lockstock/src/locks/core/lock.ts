@@ -6,7 +6,6 @@ import {
   LockAbortedError,
   LockTimeoutError,
   LockUpgradeError,
-  type LockLostError,
 } from '../errors.js';
 import { resolveAcquireOptions, type HoldBudget, type ResolvedAcquireOptions } from '../options.js';
 import { currentTaskOwner, newOwnerId } from '../owner.js';
@@ -21,21 +20,14 @@ import type {
   ReleaseOutcome,
   RunOptions,
 } from '../types.js';
-import {
-  Busy,
-  Granted,
-  type AttemptResult,
-  type ExtendStatus,
-  type LockResource,
-  type ReleaseResult,
-} from './backend.js';
+import { Busy, Granted, type AttemptResult, type ReleaseResult } from './backend.js';
 import { proveHold } from './adopt.js';
-import type { LockCore } from './context.js';
-import { Hold, type HoldBackend } from './hold.js';
+import { stackAt, type HoldHandle } from './handle.js';
+import type { Hold, HoldOrigin } from './hold.js';
+import { HoldingLock } from './holding.js';
 import { holderNow } from './holder.js';
-import type { LockKind } from './kind.js';
 import { confirmLateGrant, LATE_GRANT } from './late-grant.js';
-import { Lease, monotonicNow, validUntil } from './lease.js';
+import { monotonicNow, validUntil } from './lease.js';
 import { observingHandoffs, publishHandoff, traceAcquire, tracingAcquires } from './lock-diagnostics.js';
 import type { Won } from './waiter.js';
 
@@ -47,6 +39,7 @@ interface GrantTicket {
   readonly budget: HoldBudget | undefined;
   readonly label: string | undefined;
   readonly traceId: string | undefined;
+  readonly acquiredAt: HoldOrigin['acquiredAt'];
 }
 
 /**
@@ -54,23 +47,9 @@ interface GrantTicket {
  * resource talks to the backend, the client's core supplies the waiters, the watchdog and the events.
  * Acquisition is a fast try, then the generic wait loop; holds are Hold objects with an optional lease.
  */
-export class CoreLock implements Lock, HoldBackend {
+export class CoreLock extends HoldingLock implements Lock {
   /** Whether the backend stores holder metadata for this kind; undefined until the first attempt. */
   private holderStored: boolean | undefined;
-
-  constructor(
-    protected readonly core: LockCore,
-    protected readonly resource: LockResource,
-    readonly kind: LockKind,
-  ) {}
-
-  get name(): string {
-    return this.resource.name;
-  }
-
-  get backendName(): string {
-    return this.core.backendName;
-  }
 
   /** Whether attempts hand the backend holder metadata: asked once, when the first attempt is made. */
   private storesHolder(): boolean {
@@ -86,10 +65,11 @@ export class CoreLock implements Lock, HoldBackend {
     } catch (error) {
       return Promise.reject(error as Error);
     }
+    if (this.core.acquireStacks) resolved.acquiredAt = stackAt(this.acquire);
     if (tracingAcquires()) {
-      return this.traced(resolved, () => this.acquireWith(resolved, true) as Promise<Hold>);
+      return this.traced(resolved, () => this.acquireWith(resolved, true) as Promise<HoldHandle>);
     }
-    return this.acquireWith(resolved, true) as Promise<Hold>;
+    return this.acquireWith(resolved, true) as Promise<HoldHandle>;
   }
 
   tryAcquire(options?: AcquireOptions): Promise<LockHandle | undefined> {
@@ -99,11 +79,12 @@ export class CoreLock implements Lock, HoldBackend {
     } catch (error) {
       return Promise.reject(error as Error);
     }
+    if (this.core.acquireStacks) resolved.acquiredAt = stackAt(this.tryAcquire);
     if (tracingAcquires()) return this.traced(resolved, () => this.tryWith(resolved));
     return this.tryWith(resolved);
   }
 
-  private tryWith(resolved: ResolvedAcquireOptions): Promise<Hold | undefined> {
+  private tryWith(resolved: ResolvedAcquireOptions): Promise<HoldHandle | undefined> {
     const attempt = this.acquireWith(resolved, false);
     if (!this.kind.upgradeRefused) return attempt;
     // A read holder trying the write side cannot get it: "no", as Redisson's tryLock() answers,
@@ -124,8 +105,15 @@ export class CoreLock implements Lock, HoldBackend {
   }
 
   async adopt(owner: string, options: AdoptOptions): Promise<LockHandle> {
-    const proven = await proveHold(this.core, this.resource, this.kind, owner, options);
-    return this.newHold(owner, proven.fencingToken, proven.leaseMs, proven.renewed, proven.requestedAt);
+    const acquiredAt = this.core.acquireStacks ? stackAt(this.adopt) : undefined;
+    const { fencingToken, leaseMs, renewed, requestedAt } = await proveHold(
+      this.core,
+      this.resource,
+      this.kind,
+      owner,
+      options,
+    );
+    return this.newHold(owner, fencingToken, leaseMs, renewed, requestedAt, undefined, { acquiredAt });
   }
 
   async isLocked(): Promise<boolean> {
@@ -140,7 +128,7 @@ export class CoreLock implements Lock, HoldBackend {
   }
 
   /** An acquire someone listens to (see lock-diagnostics.ts). */
-  private traced<H extends Hold | undefined>(
+  private traced<H extends HoldHandle | undefined>(
     options: ResolvedAcquireOptions,
     acquire: () => Promise<H>,
   ): Promise<H> {
@@ -155,7 +143,10 @@ export class CoreLock implements Lock, HoldBackend {
   }
 
   /** The hold, or undefined when the wait ran out — a LockTimeoutError instead if `orThrow`. */
-  private async acquireWith(options: ResolvedAcquireOptions, orThrow: boolean): Promise<Hold | undefined> {
+  private async acquireWith(
+    options: ResolvedAcquireOptions,
+    orThrow: boolean,
+  ): Promise<HoldHandle | undefined> {
     this.core.assertOpen(this.name);
     const { signal, waitMs } = options;
     if (signal?.aborted) throw new LockAbortedError(this.name, signal.reason);
@@ -184,7 +175,7 @@ export class CoreLock implements Lock, HoldBackend {
       // a waiting writer, or a later waiter pass it in a fair queue. In a local-fifo room only the
       // head may wait on the server (a waiter behind it that the server granted would block it).
       const queues = waitMs !== 0 && (this.resource.ordering ?? this.kind.ordering) === 'server-order';
-      let first: Won<Hold> | Busy;
+      let first: Won<HoldHandle> | Busy;
       try {
         first = await this.attempt(owner, leaseMs, renewed, queues, options);
       } catch (error) {
@@ -203,9 +194,9 @@ export class CoreLock implements Lock, HoldBackend {
         return undefined;
       }
     }
-    const { budget, label, traceId } = options;
-    const ticket: GrantTicket = { owner, leaseMs, renewed, budget, label, traceId };
-    const hold = await waiters.wait<Hold, GrantTicket>({
+    const { budget, label, traceId, acquiredAt } = options;
+    const ticket: GrantTicket = { owner, leaseMs, renewed, budget, label, traceId, acquiredAt };
+    const hold = await waiters.wait<HoldHandle, GrantTicket>({
       key,
       lockName: this.name,
       channel: this.resource.wakeChannel,
@@ -217,7 +208,7 @@ export class CoreLock implements Lock, HoldBackend {
       deadline: waitMs === Infinity ? Infinity : startedAt + waitMs,
       signal,
       abandon: (hold) => void hold.release().catch((error: unknown) => this.core.reportError(error)),
-      heldUntil: (hold) => hold.lease?.validUntil ?? Infinity,
+      heldUntil: (handle) => handle.hold.lease?.validUntil ?? Infinity,
       // Holds with a lease end without a release (and so without a wake-up) when it runs out.
       idleRecheckMs: this.resource.leases === 'renewable' ? leaseMs : undefined,
       leave: (won, lastOfClient) => this.resource.leave(owner, won, lastOfClient),
@@ -229,7 +220,7 @@ export class CoreLock implements Lock, HoldBackend {
   }
 
   /** A hold won by the fast path, unless the client closed meanwhile: then it is given back. */
-  private delivered(hold: Hold): Hold {
+  private delivered(hold: HoldHandle): HoldHandle {
     try {
       this.core.assertOpen(this.name);
     } catch (error) {
@@ -244,8 +235,9 @@ export class CoreLock implements Lock, HoldBackend {
     leaseMs: number | undefined,
     renewed: boolean,
     waiting: boolean,
-    { budget, label, traceId }: Pick<ResolvedAcquireOptions, 'budget' | 'label' | 'traceId'>,
-  ): Promise<Won<Hold> | Busy> {
+    options: Pick<ResolvedAcquireOptions, 'budget' | 'label' | 'traceId' | 'acquiredAt'>,
+  ): Promise<Won<HoldHandle> | Busy> {
+    const { budget, label, traceId } = options;
     const requestedAt = monotonicNow();
     const holder = this.storesHolder() ? holderNow(label, traceId) : undefined;
     let result: AttemptResult;
@@ -271,29 +263,15 @@ export class CoreLock implements Lock, HoldBackend {
       if (confirmedAt === undefined) return LATE_GRANT;
       trustedFrom = confirmedAt;
     }
-    const hold = this.newHold(owner, result.token, leaseMs, renewed, trustedFrom, budget);
-    // The store ended the hold behind our back (its node deleted): lost now, not on a renewal.
+    const handle = this.newHold(owner, result.token, leaseMs, renewed, trustedFrom, budget, options);
+    // The store ended the hold behind our back (its node deleted): lost now, not on a renewal. The
+    // watch keeps the hold, never the handle (handle.ts).
+    const { hold } = handle;
     void result.lost?.then((reason) => hold.markLost(reason)); // markLost never throws
-    return { value: hold, more: result.more };
+    return { value: handle, more: result.more };
   }
 
-  private newHold(
-    owner: string,
-    token: number,
-    leaseMs: number | undefined,
-    renewed: boolean,
-    requestedAt: number,
-    budget?: HoldBudget,
-  ): Hold {
-    const lease = leaseMs === undefined ? undefined : new Lease(leaseMs, renewed, requestedAt);
-    const hold = new Hold(this.name, owner, token, lease, this, budget);
-    if (this.kind.reentrant) this.core.holds.add(this.resource.waitKey, owner);
-    if (renewed) this.core.watchdog.add(hold);
-    else if (lease === undefined) this.core.sessionHolds.add(hold);
-    return hold;
-  }
-
-  // HoldBackend: what holds call back into.
+  // HoldBackend: what holds call back into (the rest is HoldingLock's).
 
   // Backend failures become LockBackendErrors by try/catch around each await, not by .catch() on a
   // wrapper: one promise per release instead of three.
@@ -340,6 +318,7 @@ export class CoreLock implements Lock, HoldBackend {
         next.renewed,
         requestedAt,
         next.budget,
+        next,
       );
       if (!waiters.granted(key, claim, granted)) {
         granted.release().catch((error: unknown) => this.core.reportError(error)); // the waiter gave up
@@ -361,33 +340,9 @@ export class CoreLock implements Lock, HoldBackend {
       return;
     }
     const next = claim.ticket;
-    const granted = this.newHold(next.owner, token, next.leaseMs, next.renewed, requestedAt, next.budget);
+    const { leaseMs, renewed, budget } = next;
+    const granted = this.newHold(next.owner, token, leaseMs, renewed, requestedAt, budget, next);
     if (!waiters.granted(key, claim, granted)) granted.release().catch(report);
     else if (observingHandoffs()) publishHandoff(this, from, granted, 'server');
-  }
-
-  extend(hold: Hold, leaseMs: number): Promise<ExtendStatus> {
-    return this.resource.extend(hold.owner, leaseMs);
-  }
-
-  ended(hold: Hold): void {
-    if (this.kind.reentrant) this.core.holds.remove(this.resource.waitKey, hold.owner);
-    if (hold.renewed) this.core.watchdog.delete(hold);
-    else if (hold.lease === undefined) this.core.sessionHolds.delete(hold);
-  }
-
-  stopRenewing(hold: Hold): void {
-    this.core.watchdog.delete(hold);
-  }
-
-  lost(hold: Hold, error: LockLostError): void {
-    this.core.events.emit('lost', {
-      name: this.name,
-      kind: this.kind.name,
-      owner: hold.owner,
-      fencingToken: hold.fencingToken,
-      reason: error.reason,
-      error,
-    });
   }
 }

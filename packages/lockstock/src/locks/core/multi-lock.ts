@@ -13,6 +13,7 @@ import type {
   LockHandle,
   LockInfo,
   MultiLockHandle,
+  ReleaseOptions,
   ReleaseOutcome,
   RunOptions,
 } from '../types.js';
@@ -128,9 +129,13 @@ export class MultiLock implements Lock {
  * Says the first outcome, latest part first, that was not 'released'; throws one
  * MultiLockReleaseError with every failure if any part failed.
  */
-async function releaseAll(name: string, parts: readonly LockHandle[]): Promise<ReleaseOutcome> {
+async function releaseAll(
+  name: string,
+  parts: readonly LockHandle[],
+  options?: ReleaseOptions,
+): Promise<ReleaseOutcome> {
   // An async callback: a part that throws instead of rejecting (a Lock of the caller's) is settled too.
-  const settled = await Promise.allSettled(parts.map(async (part) => part.release()));
+  const settled = await Promise.allSettled(parts.map(async (part) => part.release(options)));
   let outcome: ReleaseOutcome = 'released';
   for (const result of [...settled].reverse()) {
     if (result.status === 'fulfilled' && outcome === 'released') outcome = result.value;
@@ -202,8 +207,8 @@ class MultiHandle implements MultiLockHandle {
   }
 
   /** Releases every part; rejects with MultiLockReleaseError if any failed (the others are free). */
-  release(): Promise<ReleaseOutcome> {
-    this.releasing ??= releaseAll(this.name, this.parts);
+  release(options?: ReleaseOptions): Promise<ReleaseOutcome> {
+    this.releasing ??= releaseAll(this.name, this.parts, options);
     return this.releasing;
   }
 
