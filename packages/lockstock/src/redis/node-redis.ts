@@ -1,5 +1,5 @@
 import { EventEmitter } from 'node:events';
-import type { RedisClient } from './connection.js';
+import type { RedisClient } from './client-port.js';
 
 /**
  * The node-redis adapter (the `redis` package, v5: `createClient`, `createCluster`, `createSentinel`):

@@ -29,7 +29,11 @@ const MAX_PACKAGES = 3;
 // starts shipping what it should not (tests, fixtures, a second copy of dist), not the next backend.
 // 2.62 MB with lockstock/testing, the shipped contract suite (2026-11-28; a 605 kB tarball): raised
 // on purpose, with the same headroom.
-const MAX_UNPACKED_BYTES = 3_000_000;
+// 3.11 MB on 2026-12-07 (the node-redis adapter, handles and job locks, deadlock detection, the
+// docs pages split out of the README), of which 83 kB were a second copy of the Lua and SQL (src/
+// beside dist/: src/ ships only for the source maps, which point at its .ts files) — now left out.
+// 3.03 MB then; raised on purpose, with the same headroom.
+const MAX_UNPACKED_BYTES = 3_400_000;
 
 /** The README blocks a consumer with only lockstock and ioredis can run: the lock examples. */
 const lockBlocks: ReadmeBlock[] = readmeBlocks(
@@ -168,7 +172,7 @@ describe('lockstock installed from its tarball', () => {
   });
 
   describe.each(IOREDIS_MAJORS)('with ioredis %i', (major) => {
-    it('installs at most 3 packages besides ioredis, under 3 MB unpacked', () => {
+    it('installs at most 3 packages besides ioredis, under 3.4 MB unpacked', () => {
       const dir = dirs.get(major) as string;
       const installed = JSON.parse(
         readFileSync(join(dir, 'node_modules', 'ioredis', 'package.json'), 'utf8'),
