@@ -53,15 +53,17 @@ export class RaffleRunner {
     for (const raffle of rows) {
       if (!this.running && this.loop) return;
       if (this.options.admits && !this.options.admits(raffle.sale_id)) continue;
-      if (raffle.phase === 'entries') {
-        await this.raffles.recordEntries(raffle.sale_id);
-        if (raffle.due) {
+      if (raffle.phase === 'entries' || raffle.phase === 'closed') {
+        if (raffle.phase === 'entries') await this.raffles.recordEntries(raffle.sale_id);
+        if (raffle.due || raffle.phase === 'closed') {
           const outcome = await this.raffles.draw(raffle.sale_id);
           if (outcome.result === 'drawn') {
             this.logger.info(
               { saleId: raffle.sale_id, entries: outcome.entries, ms: outcome.ms },
               'raffle drawn',
             );
+          } else if (outcome.result === 'awaiting_beacon' && outcome.reason) {
+            this.logger.warn({ saleId: raffle.sale_id, round: outcome.round }, outcome.reason);
           }
         }
       } else {
