@@ -19,6 +19,7 @@ import {
 } from '../../src/sale/raffle/beacon.js';
 import { entryHash, raffleQueries } from '../../src/sale/raffle/keys.js';
 import { RaffleService, type PublishedRaffle } from '../../src/sale/raffle/raffles.js';
+import { RaffleRunner } from '../../src/sale/raffle/runner.js';
 import type { EntryReceipt } from '../../src/sale/raffle/signing.js';
 import { drawOrder, verifyRaffle, type VerifyInputs } from '../../src/sale/raffle/verify.js';
 import { SaleService } from '../../src/sale/service.js';
@@ -261,6 +262,34 @@ describe('a raffle drawn with a beacon, through a relay on loopback', () => {
     const outcome = await raffles.drawNow(saleId);
     expect(outcome).toMatchObject({ result: 'awaiting_beacon', round: 123 });
     expect(outcome.reason).toMatch(/no source of beacon/);
+  });
+});
+
+describe('the raffle runner with a beacon that fails', () => {
+  it("holds back that raffle's draw only: the next raffle in the same round is drawn", async () => {
+    const down: (chain: BeaconChain) => BeaconSource = (chain) => ({
+      chain,
+      round: () => Promise.reject(new Error('relay down')),
+    });
+    const held = await beaconRaffle('relay-down', quicknetAt123, down);
+    const plain = await env.service.createSale({
+      name: 'no beacon',
+      stock: STOCK,
+      admission: 'raffle',
+      drawAt: new Date(Date.now() + 3_600_000),
+      endsAt: new Date(Date.now() + 7_200_000),
+    });
+    expect((await held.raffles.enter(plain.id, 'someone')).ok).toBe(true);
+    expect(BigInt(held.saleId) < BigInt(plain.id)).toBe(true); // the runner meets the held one first
+    await env.db.query('UPDATE raffles SET draw_at = now() WHERE sale_id = ANY($1::bigint[])', [
+      [held.saleId, plain.id],
+    ]);
+    const ours = new Set([held.saleId, plain.id]);
+    const runner = new RaffleRunner(held.raffles, env.db, { admits: (id) => ours.has(id) });
+    await runner.round();
+    expect((await held.raffles.published(plain.id))!.phase).toBe('drawn');
+    expect((await held.raffles.published(held.saleId))!.phase).toBe('closed');
+    await expect(held.raffles.draw(held.saleId)).rejects.toThrow(/could not be fetched: Error: relay down/);
   });
 });
 

@@ -135,7 +135,9 @@ async function drawWithBeacon(
   if (!source || !sameChain(source.chain, chain)) {
     return { result: 'awaiting_beacon', round, reason: `no source of beacon ${chain.chainHash} here` };
   }
-  const value = await source.round(round);
+  const value = await source.round(round).catch((error: unknown) => {
+    throw new BeaconError(`beacon round ${round} could not be fetched: ${String(error)}`, { cause: error });
+  });
   if (!value) return { result: 'awaiting_beacon', round };
   if (!roundHolds(chain, value)) {
     // A relay that answers with a bad signature is not used (the draw tries again next time).
@@ -158,7 +160,7 @@ async function drawWithBeacon(
   });
 }
 
-/** A beacon source answered with a round its chain did not sign. */
+/** The beacon round could not be had: the source failed, or answered a round its chain did not sign. */
 export class BeaconError extends Error {
   override readonly name = 'BeaconError';
 }
