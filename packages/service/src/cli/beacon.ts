@@ -7,12 +7,12 @@ import {
   type BeaconSource,
 } from '../sale/raffle/beacon.js';
 
-/** The randomness beacon of this process (raffle sales): what new raffles fix, where rounds come from. */
+/** The randomness beacon of this process (raffle sales), as deps of the services to spread. */
 export interface BeaconSetting {
-  /** The chain new raffles fix in their commitment; absent: they are commit–reveal only. */
-  readonly chain?: BeaconChain;
-  /** Where the draw gets its rounds (also for raffles created before the relay went away). */
-  readonly source?: BeaconSource;
+  /** SaleService's: the chain new raffles fix in their commitment; none: commit–reveal only. */
+  readonly sales?: { beacon: BeaconChain };
+  /** RaffleService's: where the draw gets its rounds (also for raffles created before the relay went away). */
+  readonly raffles?: { beacon: BeaconSource };
 }
 
 /**
@@ -33,12 +33,12 @@ export async function beaconSetting(
     if (!first || !roundHolds(QUICKNET, first))
       throw new Error('round 1 is missing or not signed by quicknet');
     logger.info({ beacon: url }, 'randomness beacon reachable: new raffles mix in a drand quicknet round');
-    return { chain: QUICKNET, source };
+    return { sales: { beacon: QUICKNET }, raffles: { beacon: source } };
   } catch (error) {
     logger.warn(
       { beacon: url, err: error instanceof Error ? error.message : String(error) },
       'no randomness beacon reachable: new raffles are commit–reveal only (weaker: the operator knows the seed)',
     );
-    return { source };
+    return { raffles: { beacon: source } };
   }
 }

@@ -257,7 +257,7 @@ export async function startRuntime(options: RuntimeOptions, resources: Resources
     context,
     db,
     nextOrderId: () => ids.next(),
-    ...(beacon.chain ? { beacon: beacon.chain } : {}),
+    ...beacon.sales,
     metrics,
     batchWritesPerPhase: options.httpServer ?? false,
     waitlistOfferMs: offerMsFromEnv(),
@@ -293,13 +293,8 @@ export async function startRuntime(options: RuntimeOptions, resources: Resources
     // process runs one (each step is safe to race: raffle/runner.ts).
     // A round fails while the database is down, raffle sales or not: that is the outage's one line,
     // not a warning a second (dependency-log.ts).
-    const raffleService = new RaffleService({
-      context,
-      db,
-      nextOrderId: () => ids.next(),
-      ...(beacon.source ? { beacon: beacon.source } : {}),
-    });
-    const raffles = new RaffleRunner(raffleService, db, {
+    const raffleDeps = { context, db, nextOrderId: () => ids.next(), ...beacon.raffles };
+    const raffles = new RaffleRunner(new RaffleService(raffleDeps), db, {
       logger: dependencies.quiet(logger),
       ...(recovery ? { admits: (saleId: string) => recovery.admits(saleId) } : {}),
     });

@@ -66,10 +66,7 @@ export interface SaleServiceDeps {
   gate?: SaleGate;
   /** How long an offer to a waitlisted buyer holds its unit, ms (waitlist/). @default DEFAULT_OFFER_MS */
   waitlistOfferMs?: number;
-  /**
-   * The randomness beacon new raffles mix into their draw (raffle/beacon.ts), fixed in each raffle's
-   * commitment at creation. None: raffles are commit–reveal only (and `raffle verify` says so).
-   */
+  /** The drand chain new raffles fix in their commitment (raffle/beacon.ts); none: commit–reveal only. */
   beacon?: BeaconChain;
 }
 
@@ -135,10 +132,7 @@ export class SaleService {
    * `shards` > 1 parts is placed first (shards/placement.ts), in the transaction that records it.
    */
   async createSale(input: NewSale): Promise<SaleView> {
-    const { shards, ...validated } = validateNewSale(input);
-    const { beacon } = this.deps;
-    const sale =
-      validated.raffle && beacon ? { ...validated, raffle: { ...validated.raffle, beacon } } : validated;
+    const { shards, ...sale } = validateNewSale(input, this.deps.beacon);
     const room = input.room === undefined ? undefined : validateRoomSettings(input.room);
     if (room && input.admission === 'raffle') {
       throw new SaleInputError('a raffle sale has no waiting room: its entries are drawn, not raced for');
