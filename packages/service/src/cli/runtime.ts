@@ -25,6 +25,7 @@ import { RedisServer } from '@lockstock/servers';
 import { readRecordFsync, type DurabilityReport } from '../sale/health.js';
 import { RaffleService } from '../sale/raffle/raffles.js';
 import { RaffleRunner } from '../sale/raffle/runner.js';
+import { beaconSetting } from './beacon.js';
 import { RecoveryMonitor } from '../sale/recovery/monitor.js';
 import { admissionRestore } from '../sale/admission/restore.js';
 import { startOrderThread, ThreadedRegistry, type OrderThread } from './order-thread-host.js';
@@ -251,10 +252,12 @@ export async function startRuntime(options: RuntimeOptions, resources: Resources
         onRebuilt: (_saleId, cause) => metrics.rebuilds.inc({ cause }),
       })
     : undefined;
+  const beacon = sells ? await beaconSetting(logger) : {};
   const service = new SaleService({
     context,
     db,
     nextOrderId: () => ids.next(),
+    ...beacon.sales,
     metrics,
     batchWritesPerPhase: options.httpServer ?? false,
     waitlistOfferMs: offerMsFromEnv(),
@@ -290,7 +293,8 @@ export async function startRuntime(options: RuntimeOptions, resources: Resources
     // process runs one (each step is safe to race: raffle/runner.ts).
     // A round fails while the database is down, raffle sales or not: that is the outage's one line,
     // not a warning a second (dependency-log.ts).
-    const raffles = new RaffleRunner(new RaffleService({ context, db, nextOrderId: () => ids.next() }), db, {
+    const raffleDeps = { context, db, nextOrderId: () => ids.next(), ...beacon.raffles };
+    const raffles = new RaffleRunner(new RaffleService(raffleDeps), db, {
       logger: dependencies.quiet(logger),
       ...(recovery ? { admits: (saleId: string) => recovery.admits(saleId) } : {}),
     });

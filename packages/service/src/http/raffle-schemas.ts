@@ -4,8 +4,9 @@ import { Type } from '@fastify/type-provider-typebox';
 
 export const RaffleView = Type.Object({
   saleId: Type.String(),
-  phase: Type.Union([Type.Literal('entries'), Type.Literal('drawn')], {
-    description: 'entries: taking entries until drawAt; drawn: winners served, then the waitlist',
+  phase: Type.Union([Type.Literal('entries'), Type.Literal('closed'), Type.Literal('drawn')], {
+    description:
+      'entries: taking entries until drawAt; closed: the list fixed, the draw waiting for its beacon round; drawn: winners served, then the waitlist',
   }),
   seedHash: Type.String({ description: 'hex SHA-256 of the seed, published at creation (the commitment)' }),
   seed: Type.Optional(Type.String({ description: 'the seed (hex), revealed once drawn' })),
@@ -23,7 +24,28 @@ export const RaffleCommitment = Type.Object({
   saleId: Type.String(),
   seedHash: Type.String({ description: 'hex SHA-256 of the secret seed' }),
   closesAt: Type.String({ format: 'date-time', description: 'entries close then at the latest' }),
-  beacon: Type.Null({ description: 'no randomness beacon: commit–reveal only' }),
+  beacon: Type.Union(
+    [
+      Type.Object({
+        chainHash: Type.String({ description: 'drand chain hash (hex)' }),
+        publicKey: Type.String({ description: 'the chain public key: compressed G2 point, hex' }),
+        genesisTime: Type.Integer({ description: 'Unix seconds of round 1' }),
+        period: Type.Integer({ description: 'seconds between rounds' }),
+        scheme: Type.Literal('bls-unchained-g1-rfc9380'),
+      }),
+      Type.Null(),
+    ],
+    {
+      description:
+        'the randomness beacon whose first round after the close is mixed into the draw; null: none (commit–reveal only)',
+    },
+  ),
+});
+
+/** A drand round (sale/raffle/beacon.ts). */
+export const BeaconRound = Type.Object({
+  round: Type.Integer(),
+  signature: Type.String({ description: 'BLS signature of the round: compressed G1 point, hex' }),
 });
 
 /** A payload signed by the service (Ed25519 over its canonical JSON). */
@@ -56,6 +78,9 @@ export const CloseStatement = signed(
       description: 'hex Merkle root of the sorted entry hashes, 256 per leaf (RFC 6962 hashing)',
     }),
     closedAt: Type.String({ format: 'date-time' }),
+    round: Type.Optional(
+      Type.Integer({ description: 'the beacon round the draw waits for: the first after closedAt' }),
+    ),
   }),
   'the entry list as the draw fixed it, signed at the close',
 );
@@ -72,8 +97,9 @@ export const PublishedRaffle = Type.Object({
   seed: Type.Optional(Type.String()),
   commitment: Type.Optional(RaffleCommitment),
   close: Type.Optional(CloseStatement),
+  beaconRound: Type.Optional(BeaconRound),
   key: Type.Optional(SigningKey),
-  phase: Type.Union([Type.Literal('entries'), Type.Literal('drawn')]),
+  phase: Type.Union([Type.Literal('entries'), Type.Literal('closed'), Type.Literal('drawn')]),
   stock: Type.Integer(),
   entries: Type.Array(
     Type.Object({
@@ -106,6 +132,9 @@ export const EntryView = Type.Object({
 });
 
 export const DrawResult = Type.Object({
-  result: Type.Union([Type.Literal('drawn'), Type.Literal('already')]),
+  result: Type.Union([Type.Literal('drawn'), Type.Literal('already'), Type.Literal('awaiting_beacon')], {
+    description: 'awaiting_beacon: the entries are closed and signed, the draw waits for its beacon round',
+  }),
   entries: Type.Optional(Type.Integer({ description: 'entries this call drew' })),
+  round: Type.Optional(Type.Integer({ description: 'the beacon round awaited or used' })),
 });

@@ -10,9 +10,13 @@ export const MAX_PER_USER_LIMIT = 1_000;
 /** A week: longer windows are not what a flash sale's reservation is for. */
 export const MAX_PAY_WITHIN_SECONDS = 7 * 24 * 60 * 60;
 
-/** Checks a new sale (the HTTP schema checks the same bounds; library callers get them here). */
+/**
+ * Checks a new sale (the HTTP schema checks the same bounds; library callers get them here). A raffle
+ * fixes `beacon` (raffle/beacon.ts BeaconChain) in its commitment; none: commit–reveal only.
+ */
 export function validateNewSale(
   input: NewSale,
+  beacon?: object,
 ): Omit<Sale, 'id'> & { shards: number; raffle?: NewRaffleRecord } {
   const { name, stock } = input;
   if (typeof name !== 'string' || name.trim().length === 0 || name.length > 200) {
@@ -56,6 +60,6 @@ export function validateNewSale(
     startsAt,
     endsAt,
     ...(payWithinSeconds === undefined ? {} : { payWithinSeconds }),
-    ...(raffle ? { admission: 'raffle' as const, raffle } : {}),
+    ...(raffle ? { admission: 'raffle' as const, raffle: beacon ? { ...raffle, beacon } : raffle } : {}),
   };
 }

@@ -40,6 +40,7 @@ import type {
   SaleView,
 } from './types.js';
 import { createGroup } from './redis.js';
+import type { BeaconChain } from './raffle/beacon.js';
 import { validateNewSale } from './new-sale.js';
 
 const warmScript = loadLuaScript(new URL('./warm-sale.lua', import.meta.url));
@@ -65,6 +66,8 @@ export interface SaleServiceDeps {
   gate?: SaleGate;
   /** How long an offer to a waitlisted buyer holds its unit, ms (waitlist/). @default DEFAULT_OFFER_MS */
   waitlistOfferMs?: number;
+  /** The drand chain new raffles fix in their commitment (raffle/beacon.ts); none: commit–reveal only. */
+  beacon?: BeaconChain;
 }
 
 /**
@@ -129,7 +132,7 @@ export class SaleService {
    * `shards` > 1 parts is placed first (shards/placement.ts), in the transaction that records it.
    */
   async createSale(input: NewSale): Promise<SaleView> {
-    const { shards, ...sale } = validateNewSale(input);
+    const { shards, ...sale } = validateNewSale(input, this.deps.beacon);
     const room = input.room === undefined ? undefined : validateRoomSettings(input.room);
     if (room && input.admission === 'raffle') {
       throw new SaleInputError('a raffle sale has no waiting room: its entries are drawn, not raced for');

@@ -75,7 +75,10 @@ async function drawnRaffle(tag: string): Promise<Drawn> {
 /** The operator recomputes every place from the record as it now stands (the service's own SQL). */
 async function redraw(saleId: string): Promise<void> {
   await env.db.query('DELETE FROM raffle_places WHERE sale_id = $1', [saleId]);
-  await env.db.query(raffleQueries.drawOrder, [saleId]);
+  const { rows } = await env.db.query<{ seed: Buffer }>('SELECT seed FROM raffles WHERE sale_id = $1', [
+    saleId,
+  ]);
+  await env.db.query(raffleQueries.drawOrder, [saleId, rows[0]!.seed]);
 }
 
 /** The operator signs a new close statement with the service's key and records it. */

@@ -148,6 +148,7 @@ export const raffleRoutes: FastifyPluginAsyncTypebox<RaffleRouteOptions> = async
       return {
         result: outcome.result,
         ...(outcome.entries === undefined ? {} : { entries: outcome.entries }),
+        ...(outcome.round === undefined ? {} : { round: outcome.round }),
       };
     },
   );

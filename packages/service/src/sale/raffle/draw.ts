@@ -4,25 +4,52 @@ import type { Database } from '../store/db.js';
 import { recordEntries } from './entries.js';
 import { raffleKeys, raffleQueries, raffleScripts } from './keys.js';
 import { LEAF_ENTRIES, rootOfLeaves } from './merkle.js';
-import { commitmentOf, type RaffleSigner } from './signing.js';
+import {
+  drawSeedOf,
+  roundAfter,
+  roundHolds,
+  sameChain,
+  type BeaconChain,
+  type BeaconSource,
+} from './beacon.js';
+import { commitmentOf, type CloseStatement, type RaffleSigner } from './signing.js';
 
-/** What the draw needs: Redis, the record, the scripts, and the signer of its close statement. */
+/** What the draw needs: Redis, the record, the scripts, the signer of its close statement, a beacon. */
 export interface DrawDeps {
   redis: SaleRedis;
   db: Database;
   scripts: ScriptRunner;
   signer: RaffleSigner;
+  /** Where rounds come from, for raffles created with a beacon (beacon.ts). */
+  beacon?: BeaconSource;
   keyPrefix?: string;
 }
 
 /** What one call to `drawRaffle` did. */
 export interface DrawOutcome {
-  /** 'drawn': this call ran the draw; 'already': someone had; 'not_due': the entry window is open. */
-  readonly result: 'drawn' | 'already' | 'not_due' | 'not_found';
+  /**
+   * 'drawn': this call ran the draw; 'already': someone had; 'not_due': the entry window is open;
+   * 'awaiting_beacon': the entries are closed, the beacon round the draw needs is not out yet (or no
+   * source of this raffle's beacon is configured here: `reason`).
+   */
+  readonly result: 'drawn' | 'already' | 'not_due' | 'not_found' | 'awaiting_beacon';
   /** Entries the draw ordered (this call's draw only). */
   readonly entries?: number;
   /** How long the draw's transaction took, ms (this call's draw only). */
   readonly ms?: number;
+  /** The beacon round awaited or used. */
+  readonly round?: number;
+  readonly reason?: string;
+}
+
+interface LockedRaffle {
+  phase: string;
+  seed_hash: string;
+  seed: Buffer;
+  closes_at: Date;
+  beacon: BeaconChain | null;
+  close: CloseStatement | null;
+  now: Date;
 }
 
 /**
@@ -32,15 +59,21 @@ export interface DrawOutcome {
  * 1. Redis's entry window is closed now (window.lua), so no entry is accepted from here on and the
  *    entries stream holds every accepted entry the record may not have yet;
  * 2. those are recorded (entries.ts);
- * 3. one transaction takes the raffle's row FOR UPDATE (entry recorders wait on it), and if it is
- *    still in its entry window inserts every recorded entry's place into raffle_places (draw-order.sql:
- *    one INSERT … SELECT row_number(), the entries themselves are not rewritten) and marks it drawn. A
- *    second caller finds it drawn and does nothing. The draw is what the record holds: an entry Redis
+ * 3. the close: one transaction takes the raffle's row FOR UPDATE (entry recorders wait on it) and, if
+ *    it is still in its entry window, signs the close statement: the commitment, the number of
+ *    entries and the Merkle root of their hashes (merkle.ts), and for a raffle with a beacon the round
+ *    the draw will use: the first after the committed close (closesAt, fixed at creation, not the
+ *    time of this close: an operator signing a backdated closedAt could otherwise pick a round that
+ *    was already out; an early draw waits for that round). Published with the list, it makes a
+ *    list changed later detectable by `raffle verify`, and an entry whose receipt its holder keeps
+ *    but which is not in it, a dropped entry. The record's draw is what it holds: an entry Redis
  *    accepted and lost before it was recorded is not in it (README, "Raffle sales");
- * 4. in the same transaction, the close statement is signed and recorded: the commitment, the number
- *    of entries drawn and the Merkle root of their hashes (merkle.ts). Published with the list, it
- *    makes a list changed later detectable by `raffle verify`, and an entry whose receipt its holder
- *    keeps but which is not in it, a dropped entry.
+ * 4. the places: every recorded entry's place inserted into raffle_places (draw-order.sql, one
+ *    INSERT … SELECT row_number()) ordered by the draw seed, and the raffle marked drawn. Without a
+ *    beacon this is the close's own transaction (seed = the committed seed). With one, the raffle is
+ *    marked 'closed' and the places wait for the round: fetched, checked against the chain's key, and
+ *    mixed in (drawSeedOf), in a second transaction under the same lock. A second caller finds it
+ *    drawn and does nothing.
  *
  * The winners are served by the waitlist (waitlist.ts), from the draw's first place on.
  */
@@ -49,32 +82,87 @@ export async function drawRaffle(deps: DrawDeps, saleId: string): Promise<DrawOu
   const due = await db.query<{ phase: string; due: boolean }>(raffleQueries.rafflePhase, [saleId]);
   const row = due.rows[0];
   if (!row) return { result: 'not_found' };
-  if (row.phase !== 'entries') return { result: 'already' };
-  if (!row.due) return { result: 'not_due' };
-  const keys = raffleKeys(saleId, deps.keyPrefix);
-  await scripts.run(raffleScripts.window, [keys.window], ['close']);
-  await recordEntries(redis, db, saleId, deps.keyPrefix);
+  if (row.phase === 'drawn') return { result: 'already' };
+  if (row.phase === 'entries') {
+    if (!row.due) return { result: 'not_due' };
+    const keys = raffleKeys(saleId, deps.keyPrefix);
+    await scripts.run(raffleScripts.window, [keys.window], ['close']);
+    await recordEntries(redis, db, saleId, deps.keyPrefix);
+  }
   await signer.publicKey(); // loaded before the row is locked
   const started = performance.now();
-  return db.transaction(async (tx) => {
-    const lock = await tx.query<{ phase: string; seed_hash: string; closes_at: Date; now: Date }>(
-      raffleQueries.lockDraw,
-      [saleId],
-    );
-    const raffle = lock.rows[0];
-    if (raffle?.phase !== 'entries') return { result: 'already' } as const;
-    const ordered = await tx.query(raffleQueries.drawOrder, [saleId]);
-    const leaves = await tx.query<{ leaf: Uint8Array }>(raffleQueries.drawnLeaves, [saleId, LEAF_ENTRIES]);
+  const closed = await db.transaction(async (tx) => {
+    const raffle = (await tx.query<LockedRaffle>(raffleQueries.lockDraw, [saleId])).rows[0];
+    if (raffle?.phase !== 'entries') return raffle;
+    await tx.query(raffleQueries.drawSettings);
+    const leaves = await tx.query<{ leaf: Uint8Array; entries: number }>(raffleQueries.drawnLeaves, [
+      saleId,
+      LEAF_ENTRIES,
+    ]);
+    const closedAt = new Date(raffle.now);
     const close = await signer.sign({
       kind: 'lockstock.raffle.close.v1',
-      commitment: commitmentOf(saleId, raffle.seed_hash, raffle.closes_at),
-      entries: ordered.rowCount,
+      commitment: commitmentOf(saleId, raffle.seed_hash, raffle.closes_at, raffle.beacon),
+      entries: leaves.rows[0]?.entries ?? 0,
       root: rootOfLeaves(leaves.rows.map((r) => r.leaf)),
-      closedAt: new Date(raffle.now).toISOString(),
+      closedAt: closedAt.toISOString(),
+      ...(raffle.beacon ? { round: roundAfter(raffle.beacon, new Date(raffle.closes_at).getTime()) } : {}),
     } as const);
-    await tx.query(raffleQueries.drawDone, [saleId, ordered.rowCount, JSON.stringify(close)]);
-    return { result: 'drawn', entries: ordered.rowCount, ms: performance.now() - started } as const;
+    if (raffle.beacon) {
+      await tx.query(raffleQueries.closeDone, [saleId, JSON.stringify(close)]);
+      return { ...raffle, phase: 'closed', close };
+    }
+    const ordered = await tx.query(raffleQueries.drawOrder, [saleId, raffle.seed]);
+    await tx.query(raffleQueries.drawDone, [saleId, ordered.rowCount, JSON.stringify(close), null]);
+    return { ...raffle, phase: 'drawn-now', close };
   });
+  if (closed?.phase === 'drawn-now') {
+    return { result: 'drawn', entries: closed.close?.payload.entries ?? 0, ms: performance.now() - started };
+  }
+  if (closed?.phase !== 'closed' || !closed.beacon || !closed.close) return { result: 'already' };
+  return drawWithBeacon(deps, saleId, closed.beacon, closed.close);
+}
+
+/** The places of a closed raffle, once its beacon round is out (step 4 with a beacon). */
+async function drawWithBeacon(
+  deps: DrawDeps,
+  saleId: string,
+  chain: BeaconChain,
+  close: CloseStatement,
+): Promise<DrawOutcome> {
+  const round = roundAfter(chain, Date.parse(close.payload.commitment.closesAt));
+  const source = deps.beacon;
+  if (!source || !sameChain(source.chain, chain)) {
+    return { result: 'awaiting_beacon', round, reason: `no source of beacon ${chain.chainHash} here` };
+  }
+  const value = await source.round(round).catch((error: unknown) => {
+    throw new BeaconError(`beacon round ${round} could not be fetched: ${String(error)}`, { cause: error });
+  });
+  if (!value) return { result: 'awaiting_beacon', round };
+  if (!roundHolds(chain, value)) {
+    // A relay that answers with a bad signature is not used (the draw tries again next time).
+    throw new BeaconError(`beacon round ${round} from the source is NOT signed by the chain's key`);
+  }
+  const started = performance.now();
+  return deps.db.transaction(async (tx) => {
+    const raffle = (await tx.query<LockedRaffle>(raffleQueries.lockDraw, [saleId])).rows[0];
+    if (raffle?.phase !== 'closed') return { result: 'already' } as const;
+    await tx.query(raffleQueries.drawSettings);
+    const ordered = await tx.query(raffleQueries.drawOrder, [saleId, drawSeedOf(raffle.seed, value)]);
+    const beaconRound = { round: value.round, signature: value.signature };
+    await tx.query(raffleQueries.drawDone, [
+      saleId,
+      ordered.rowCount,
+      JSON.stringify(raffle.close),
+      JSON.stringify(beaconRound),
+    ]);
+    return { result: 'drawn', entries: ordered.rowCount ?? 0, ms: performance.now() - started, round };
+  });
+}
+
+/** The beacon round could not be had: the source failed, or answered a round its chain did not sign. */
+export class BeaconError extends Error {
+  override readonly name = 'BeaconError';
 }
 
 /**

@@ -71,6 +71,8 @@ export const raffleQueries = {
   lockDraw: sql('lock-draw'),
   drawOrder: sql('draw-order'),
   drawDone: sql('draw-done'),
+  closeDone: sql('close-done'),
+  drawSettings: sql('draw-settings'),
   drawnLeaves: sql('drawn-leaves'),
   signingKey: sql('signing-key'),
   closeNow: sql('close-now'),

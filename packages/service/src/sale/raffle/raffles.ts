@@ -4,6 +4,7 @@ import type { SaleContext } from '../context/context.js';
 import { isRecordId } from '../ids/canonical.js';
 import type { Database } from '../store/db.js';
 import type { NewRaffleRecord } from '../store/records.js';
+import type { BeaconChain, BeaconRound, BeaconSource } from './beacon.js';
 import { drawNow, drawRaffle, type DrawOutcome } from './draw.js';
 import { enter, recordEntries, type EntryResult } from './entries.js';
 import { raffleKeys, raffleQueries, raffleScripts } from './keys.js';
@@ -17,8 +18,11 @@ import {
 } from './signing.js';
 import { serveWaitlist, type ServeOutcome } from './waitlist.js';
 
-/** A raffle's phase: taking entries, or drawn (its winners served, its waitlist waiting). */
-export type RafflePhase = 'entries' | 'drawn';
+/**
+ * A raffle's phase: taking entries; closed (the entry list fixed and signed, the draw waiting for its
+ * beacon round); or drawn (its winners served, its waitlist waiting).
+ */
+export type RafflePhase = 'entries' | 'closed' | 'drawn';
 
 /** A raffle as the API shows it. */
 export interface RaffleView {
@@ -42,7 +46,8 @@ export interface RaffleView {
 
 /** A raffle as the dashboard shows it; 'drawing': the entry window is over, the draw not done yet. */
 export interface RaffleSummary {
-  readonly phase: RafflePhase | 'drawing';
+  /** 'drawing' also while closed (the draw waiting for its beacon round). */
+  readonly phase: Exclude<RafflePhase, 'closed'> | 'drawing';
   readonly entries: number;
   readonly winners: number;
   readonly paid: number;
@@ -59,8 +64,10 @@ export interface PublishedRaffle {
   readonly seed?: string;
   /** As the service states it now (verify compares it with the receipt's). */
   readonly commitment?: RaffleCommitment;
-  /** The signed close statement: entries drawn and their Merkle root (once drawn). */
+  /** The signed close statement: entries drawn and their Merkle root (once closed). */
   readonly close?: CloseStatement;
+  /** The beacon round the draw mixed in (drawn with a beacon only; beacon.ts). */
+  readonly beaconRound?: BeaconRound;
   readonly key?: PublicSigningKey;
   readonly phase: RafflePhase;
   readonly stock: number;
@@ -84,6 +91,8 @@ export interface RaffleServiceDeps {
   db: Database;
   /** Order ids for the winners (SnowflakeIdGenerator.next); needed only to `serve`. */
   nextOrderId?: () => string;
+  /** Where the beacon rounds of raffles created with a beacon come from (beacon.ts). */
+  beacon?: BeaconSource;
 }
 
 /**
@@ -113,7 +122,7 @@ export class RaffleService {
     const { rows } = await this.deps.db.query<RaffleRow>(raffleQueries.getRaffle, [saleId]);
     const row = rows[0];
     if (!row) return undefined;
-    const commitment = commitmentOf(row.sale_id, row.seed_hash, row.closes_at);
+    const commitment = commitmentOf(row.sale_id, row.seed_hash, row.closes_at, row.beacon);
     if (this.commitments.size >= 10_000) this.commitments.clear();
     this.commitments.set(saleId, commitment);
     return commitment;
@@ -183,6 +192,7 @@ export class RaffleService {
       scripts: this.scripts,
       signer: this.signer,
       keyPrefix: this.prefix,
+      ...(this.deps.beacon ? { beacon: this.deps.beacon } : {}),
     };
   }
 
@@ -241,7 +251,7 @@ export class RaffleService {
         const cursor = await this.deps.context.redis.get(keys.cursor);
         waitlist = Math.max(0, entries - (cursor === null ? row.winners : Number(cursor) - 1));
       }
-      const phase = row.phase === 'entries' && row.due ? 'drawing' : row.phase;
+      const phase = (row.phase === 'entries' && row.due) || row.phase === 'closed' ? 'drawing' : row.phase;
       summaries.set(row.sale_id, { phase, entries, winners: row.winners, paid: row.paid, waitlist });
     }
     return summaries;
@@ -260,8 +270,9 @@ export class RaffleService {
       saleId,
       seedHash: raffle.seedHash,
       ...(raffle.seed ? { seed: raffle.seed } : {}),
-      ...(row ? { commitment: commitmentOf(saleId, row.seed_hash, row.closes_at) } : {}),
+      ...(row ? { commitment: commitmentOf(saleId, row.seed_hash, row.closes_at, row.beacon) } : {}),
       ...(row?.close ? { close: row.close } : {}),
+      ...(row?.beacon_round ? { beaconRound: row.beacon_round } : {}),
       key: await this.signer.publicKey(),
       phase: raffle.phase,
       stock: raffle.stock,
@@ -333,6 +344,8 @@ interface RaffleRow {
   draw_at: Date | string;
   closes_at: Date | string;
   close: CloseStatement | null;
+  beacon: BeaconChain | null;
+  beacon_round: BeaconRound | null;
   drawn_at: Date | string | null;
   stock: number;
   ends_at: Date | string;

@@ -1,6 +1,7 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import { silentLogger, type Logger } from '../logger.js';
 import type { Database } from '../store/db.js';
+import { BeaconError } from './draw.js';
 import { raffleQueries } from './keys.js';
 import type { RaffleService } from './raffles.js';
 
@@ -24,6 +25,7 @@ export class RaffleRunner {
   private loop: Promise<void> | undefined;
   private readonly intervalMs: number;
   private readonly logger: Logger;
+  private readonly warned = new Set<string>();
 
   constructor(
     private readonly raffles: RaffleService,
@@ -53,15 +55,30 @@ export class RaffleRunner {
     for (const raffle of rows) {
       if (!this.running && this.loop) return;
       if (this.options.admits && !this.options.admits(raffle.sale_id)) continue;
-      if (raffle.phase === 'entries') {
-        await this.raffles.recordEntries(raffle.sale_id);
-        if (raffle.due) {
-          const outcome = await this.raffles.draw(raffle.sale_id);
+      if (raffle.phase === 'entries' || raffle.phase === 'closed') {
+        if (raffle.phase === 'entries') await this.raffles.recordEntries(raffle.sale_id);
+        if (raffle.due || raffle.phase === 'closed') {
+          let outcome;
+          try {
+            outcome = await this.raffles.draw(raffle.sale_id);
+          } catch (error) {
+            // One raffle's beacon (a relay down, or lying) holds back its own draw, not the others'.
+            if (!(error instanceof BeaconError)) throw error;
+            this.logger.error({ saleId: raffle.sale_id, err: error }, 'raffle not drawn: its beacon round');
+            continue;
+          }
           if (outcome.result === 'drawn') {
             this.logger.info(
               { saleId: raffle.sale_id, entries: outcome.entries, ms: outcome.ms },
               'raffle drawn',
             );
+          } else if (
+            outcome.result === 'awaiting_beacon' &&
+            outcome.reason &&
+            !this.warned.has(raffle.sale_id)
+          ) {
+            this.warned.add(raffle.sale_id); // once per raffle, not every 250 ms
+            this.logger.warn({ saleId: raffle.sale_id, round: outcome.round }, outcome.reason);
           }
         }
       } else {

@@ -8,19 +8,21 @@ import {
 } from 'node:crypto';
 import type { KeyObject } from 'node:crypto';
 import type { Queryable } from '../store/db.js';
+import type { BeaconChain } from './beacon.js';
 import { raffleQueries } from './keys.js';
 
 /**
  * What fixes a raffle's draw before any entry, as every entry receipt carries it: the sale, the
- * SHA-256 of the secret seed, and when entries close. `beacon` is null: no public randomness beacon
- * is mixed in (commit–reveal only: the operator knows the seed from creation; README).
+ * SHA-256 of the secret seed, when entries close, and the public randomness beacon whose first round
+ * after the close is mixed into the draw (beacon.ts). `beacon` null: none (commit–reveal only: the
+ * operator knows the seed from creation; docs/raffle-verification.md).
  */
 export interface RaffleCommitment {
   readonly saleId: string;
   readonly seedHash: string;
   /** ISO 8601: entries close then at the latest (an early draw closes them sooner). */
   readonly closesAt: string;
-  readonly beacon: null;
+  readonly beacon: BeaconChain | null;
 }
 
 /** A buyer's proof that their entry was accepted under this commitment. */
@@ -38,6 +40,8 @@ export interface ClosePayload {
   /** hex Merkle root of the entry hashes, sorted (merkle.ts) */
   readonly root: string;
   readonly closedAt: string;
+  /** The beacon round the draw waits for: the first after closedAt (absent without a beacon). */
+  readonly round?: number;
 }
 
 /**
@@ -158,7 +162,12 @@ export class RaffleSigner {
   }
 }
 
-/** A raffle's commitment from its record (seed_hash, closes_at). */
-export function commitmentOf(saleId: string, seedHash: string, closesAt: Date | string): RaffleCommitment {
-  return { saleId, seedHash, closesAt: new Date(closesAt).toISOString(), beacon: null };
+/** A raffle's commitment from its record (seed_hash, closes_at, beacon). */
+export function commitmentOf(
+  saleId: string,
+  seedHash: string,
+  closesAt: Date | string,
+  beacon: BeaconChain | null = null,
+): RaffleCommitment {
+  return { saleId, seedHash, closesAt: new Date(closesAt).toISOString(), beacon };
 }

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import type { BeaconChain } from './beacon.js';
 import { merkleRoot } from './merkle.js';
 import type { PublishedRaffle } from './raffles.js';
 import {
@@ -8,6 +9,7 @@ import {
   type CloseStatement,
   type EntryReceipt,
 } from './signing.js';
+import { checkBeacon, TRUSTED_CHAINS } from './verify-beacon.js';
 
 /** What `verifyRaffle` found. */
 export interface RaffleVerdict {
@@ -42,12 +44,15 @@ export interface VerifyInputs {
    * sign a second statement for a list changed later; one saved before is the evidence against it.
    */
   readonly savedClose?: CloseStatement;
+  /** The beacon chains trusted (verify-beacon.ts). @default TRUSTED_CHAINS: drand's quicknet */
+  readonly trustedChains?: readonly BeaconChain[];
 }
 
 /**
- * The draw's place of each entry, recomputed here from the seed and the entry hashes alone (its own
- * code, not the service's SQL, draw-order.sql): ascending SHA-256(seed ‖ entry hash as bytes), ties
- * by the entry hash. Returns the hashes in draw order.
+ * The draw's place of each entry, recomputed here from the draw seed and the entry hashes alone (its
+ * own code, not the service's SQL, draw-order.sql): ascending SHA-256(seed ‖ entry hash as bytes),
+ * ties by the entry hash. The draw seed is the seed, or with a beacon SHA-256(seed ‖ the round's
+ * randomness) (beacon.ts drawSeedOf). Returns the hashes in draw order.
  */
 export function drawOrder(seedHex: string, hashes: readonly string[]): string[] {
   const seed = Buffer.from(seedHex, 'hex');
@@ -69,7 +74,9 @@ const HEX64 = /^[0-9a-f]{64}$/;
  * - the close statement is signed by that same key, carries the same commitment, and its Merkle root
  *   and count are the published list's (an entry added, deleted or changed after the close fails);
  * - the revealed seed hashes to the held commitment (not the document's own seedHash);
- * - the published places are the draw order recomputed from the seed and the entries;
+ * - with a beacon in the commitment: the chain is trusted, the round is the first after the committed
+ *   close and signed by the chain's key (verify-beacon.ts, offline);
+ * - the published places are the draw order recomputed from the seed (and round) and the entries;
  * - the entrants given a unit are the first in that order, and at least the first `stock`;
  * - the receipt's entry (or `entryHash`) is in the list: an accepted entry dropped fails;
  * - the close statement is the one saved at the close, when one was (`savedClose`).
@@ -86,7 +93,7 @@ export function verifyRaffle(data: PublishedRaffle, inputs: VerifyInputs = {}): 
       false,
       `raffle ${data.saleId} is not drawn yet (${data.entries.length} entries so far): nothing to verify`,
     );
-    return { ok: false, checks, winners: won.length, notes: notesOn() };
+    return { ok: false, checks, winners: won.length, notes: [] };
   }
   const hashes = data.entries.map((e) => e.hash);
   const wellFormed = hashes.every((h) => HEX64.test(h)) && new Set(hashes).size === hashes.length;
@@ -115,14 +122,22 @@ export function verifyRaffle(data: PublishedRaffle, inputs: VerifyInputs = {}): 
       ? `the revealed seed matches the commitment ${held?.seedHash}`
       : `the revealed seed (SHA-256 ${seedHash}) does NOT match the commitment ${held?.seedHash ?? '(none held)'}`,
   );
-  const order = drawOrder(data.seed, hashes);
+  const stated = data.close?.payload.commitment;
+  const commitment = held?.full ?? (stated?.seedHash === held?.seedHash ? stated : undefined);
+  const beacon = checkBeacon(
+    { ...data, seed: data.seed },
+    commitment,
+    inputs.trustedChains ?? TRUSTED_CHAINS,
+    check,
+  );
+  const order = drawOrder(beacon.drawSeed, hashes);
   const placeOf = new Map(order.map((hash, i) => [hash, i + 1]));
   const misplaced = data.entries.filter((e) => e.position !== placeOf.get(e.hash));
   check(
     misplaced.length === 0 && placeOf.size === data.entries.length,
     misplaced.length === 0
-      ? `draw order recomputed from the seed and ${data.entries.length} entries: every place matches`
-      : `${misplaced.length} of ${data.entries.length} entries are NOT at the place the seed gives them (first: ${misplaced[0]?.hash})`,
+      ? `draw order recomputed from the ${commitment?.beacon ? 'seed, the beacon round' : 'seed'} and ${data.entries.length} entries: every place matches`
+      : `${misplaced.length} of ${data.entries.length} entries are NOT at the place the draw seed gives them (first: ${misplaced[0]?.hash})`,
   );
   const wonPlaces = won.map((e) => placeOf.get(e.hash) ?? 0).sort((a, b) => a - b);
   const prefix = wonPlaces.every((place, i) => place === i + 1);
@@ -153,7 +168,7 @@ export function verifyRaffle(data: PublishedRaffle, inputs: VerifyInputs = {}): 
     ok: checks.every((c) => c.ok),
     checks,
     winners: won.length,
-    notes: notesOn(),
+    notes: beacon.notes,
     ...(sought === undefined || position === undefined
       ? {}
       : { entry: { hash: sought, position, won: data.entries.some((e) => e.hash === sought && e.won) } }),
@@ -162,17 +177,6 @@ export function verifyRaffle(data: PublishedRaffle, inputs: VerifyInputs = {}): 
 
 type Check = (ok: boolean, line: string) => void;
 
-/**
- * The limits of a commit–reveal draw (no randomness beacon in the commitment): the operator knows the
- * seed from creation, so entries of their own could be chosen to sort first; no signature shows when a
- * statement was signed. README "Raffle sales".
- */
-function notesOn(): string[] {
-  // RaffleCommitment.beacon is null: no beacon is mixed in yet (README), whatever was held.
-  return [
-    'no randomness beacon in the commitment: commit–reveal only — the operator knew the seed before the close and could have entered ids of their own chosen to sort first; the entry count is the evidence against that, not a proof',
-  ];
-}
 type Held = { seedHash: string; full?: ClosePayload['commitment'] } | undefined;
 
 /** The commitment the verifier holds: the receipt's (checked), or the seed hash given; else none. */

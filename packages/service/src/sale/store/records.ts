@@ -50,6 +50,8 @@ export interface NewRaffleRecord {
   readonly seed: Buffer;
   readonly seedHash: string;
   readonly drawAt: Date;
+  /** The beacon fixed in its commitment (raffle/beacon.ts BeaconChain, kept as JSON); none: commit–reveal only. */
+  readonly beacon?: object;
 }
 
 /** Sales and orders as recorded in the database. */
@@ -68,6 +70,7 @@ export const records = {
       raffle?.seed ?? null,
       raffle?.seedHash ?? null,
       raffle?.drawAt.toISOString() ?? null,
+      raffle?.beacon ? JSON.stringify(raffle.beacon) : null,
     ]);
     return toSale(rows[0] as SaleRow);
   },

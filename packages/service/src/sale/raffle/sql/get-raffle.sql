@@ -3,10 +3,11 @@
 -- $1 sale id
 -- Returns zero or one row: sale_id (text), seed_hash, seed (hex, null before the draw), phase,
 --   draw_at, closes_at (committed), close (the signed close statement, null before the draw),
---   drawn_at, stock, ends_at, entries, winners, paid.
+--   drawn_at, stock, ends_at, entries, winners, paid, beacon (jsonb, null: none), beacon_round (jsonb,
+--   the round the draw used; null before it, or without a beacon).
 SELECT r.sale_id::text AS sale_id, r.seed_hash,
        CASE WHEN r.phase = 'drawn' THEN encode(r.seed, 'hex') END AS seed,
-       r.phase, r.draw_at, r.closes_at, r.close, r.drawn_at, s.stock, s.ends_at,
+       r.phase, r.draw_at, r.closes_at, r.close, r.drawn_at, s.stock, s.ends_at, r.beacon, r.beacon_round,
        (SELECT count(*)::int FROM raffle_entries e WHERE e.sale_id = r.sale_id) AS entries,
        o.winners, o.paid
   FROM raffles r
