@@ -133,7 +133,9 @@ describe('lockstock/otel', () => {
     });
     const ms = (time: [number, number]) => time[0] * 1_000 + time[1] / 1e6;
     expect(ms(hold.endTime) - ms(hold.startTime)).toBeGreaterThanOrEqual(19);
-    expect(ms(hold.startTime)).toBeGreaterThanOrEqual(ms(acquire.endTime) - 1);
+    // The hold begins when the lock is granted, inside the acquire (a loaded machine may take a few
+    // ms from the grant to the acquire's end): never before the acquire began.
+    expect(ms(hold.startTime)).toBeGreaterThanOrEqual(ms(acquire.startTime));
     expect(acquire.status.code).toBe(SpanStatusCode.UNSET);
   });
 

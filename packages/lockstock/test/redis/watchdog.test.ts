@@ -18,7 +18,12 @@ describe('watchdog', () => {
     const startedAt = performance.now();
     // The critical section lasts 9 renewals, 3 timeouts; the lease must be ours after each.
     while (renewals.length < 9) {
-      await nextEvent(locks, 'renewed', (e) => e.name === 'w-long');
+      // A hold lost meanwhile (a stall past the lease) fails here with its reason, not as a timeout.
+      await Promise.race([
+        nextEvent(locks, 'renewed', (e) => e.name === 'w-long'),
+        new Promise((resolve) => handle.signal.addEventListener('abort', resolve, { once: true })),
+      ]);
+      expect(handle.lostError?.message).toBeUndefined();
       expect(await env.redis.get('ls:{w-long}')).toBe(handle.owner);
       expect(await env.redis.pttl('ls:{w-long}')).toBeGreaterThan(0);
     }

@@ -88,7 +88,9 @@ describe('a session expired on the server', () => {
             // The session is gone on the server: the client learns it and opens the next one.
             await expect.poll(() => locks.sessionId, { timeout: 30_000, message: at }).not.toBe(session);
             await aborted(held.signal);
-            expect(held.lostError, at).toMatchObject({ reason: 'session_lost' });
+            // Lost with its session: told as the session's loss, or — when the client's own clock ran
+            // out first, on a loaded machine — as its lease expired; either way not held.
+            expect(['session_lost', 'expired'], at).toContain(held.lostError?.reason);
             const outcome = await settled;
             if ('handle' in outcome) {
               const { handle } = outcome;

@@ -15,6 +15,7 @@ import { activeTestHooks, TEST_HOOKS, testHookWarnings } from '../../src/cli/tes
 const src = fileURLToPath(new URL('../../src', import.meta.url));
 /** The service's configuration variables: what a deployment sets, not a test. */
 const CONFIGURATION = new Set([
+  'LOCKSTOCK_BEACON_URL',
   'LOCKSTOCK_DEMO',
   'LOCKSTOCK_DURABILITY',
   'LOCKSTOCK_JWT_SECRET',
@@ -30,6 +31,7 @@ const CONFIGURATION = new Set([
   'LOCKSTOCK_SERVE_ROLE',
   // Set by a process for the threads and processes it starts (cli/tracing.ts): one instance id.
   'LOCKSTOCK_SERVICE_INSTANCE_ID',
+  'LOCKSTOCK_WAITLIST_OFFER_SECONDS',
 ]);
 
 function sources(dir: string): string[] {
