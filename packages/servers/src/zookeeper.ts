@@ -1,49 +1,16 @@
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { MissingBinaryError, ServerStartError } from './errors.js';
+import { ServerStartError } from './errors.js';
 import { ManagedProcess } from './managed.js';
 import { ManagedServer } from './managed-server.js';
 import { PeerNetwork } from './peer-network.js';
-import { installDebianPackages, whichExecutable } from './packages.js';
+import { findZooKeeper, type ZooKeeperInstallation } from './zookeeper-install.js';
 import { freePorts } from './ports.js';
 import { fourLetterWord, modeOf } from './probes.js';
 import { spawnLogged, terminate, waitUntilReady, type StartedProcess } from './process.js';
 
-const DEBIAN_JAR = '/usr/share/java/zookeeper.jar';
-/** Without an SLF4J binding ZooKeeper logs nothing at all; Debian's libslf4j-java has this one. */
-const DEBIAN_SLF4J_SIMPLE = '/usr/share/java/slf4j-simple.jar';
-const INSTALL = 'sudo apt-get update && sudo apt-get install -y --no-install-recommends zookeeper';
-
-/** What it takes to run a ZooKeeper server: a `java` and a classpath holding ZooKeeper. */
-export interface ZooKeeperInstallation {
-  java: string;
-  classpath: string;
-}
-
-/**
- * Finds Java and ZooKeeper: `LOCKSTOCK_JAVA` or `java` on PATH, and `LOCKSTOCK_ZOOKEEPER_CLASSPATH`
- * or Debian's /usr/share/java/zookeeper.jar (its manifest carries the whole Class-Path) with
- * slf4j-simple.jar for logs. As root it installs Debian's `zookeeper` (which brings a JRE) when either
- * is missing; otherwise it throws MissingBinaryError with the command to run.
- */
-export function findZooKeeper(): ZooKeeperInstallation {
-  const found = () => {
-    const java = process.env.LOCKSTOCK_JAVA || whichExecutable('java');
-    const classpath =
-      process.env.LOCKSTOCK_ZOOKEEPER_CLASSPATH ||
-      (existsSync(DEBIAN_JAR)
-        ? [DEBIAN_JAR, ...(existsSync(DEBIAN_SLF4J_SIMPLE) ? [DEBIAN_SLF4J_SIMPLE] : [])].join(':')
-        : undefined);
-    return java && classpath ? { java, classpath } : undefined;
-  };
-  const before = found();
-  if (before) return before;
-  installDebianPackages('zookeeper', ['zookeeper']);
-  const after = found();
-  if (!after) throw new MissingBinaryError('zookeeper', INSTALL, 'no java or no zookeeper.jar');
-  return after;
-}
+export { findZooKeeper, type ZooKeeperInstallation } from './zookeeper-install.js';
 
 /** zoo.cfg settings every launcher uses: loopback only, no admin server, every four-letter word. */
 function baseConfig(dataDir: string, port: number, tickTimeMs: number) {

@@ -3,6 +3,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunResult } from '../../src/lab/checker.js';
 import type { LabOptions } from '../../src/lab/runner.js';
 import { PostgresServer, RedisServer } from '@lockstock/servers';
+import { longTier } from '../helpers/tier.js';
+
+/** The correct designs' repeated runs: 3 in npm test, 10 in the long tier (npm run test:long). */
+const CORRECT_RUNS = longTier ? 10 : 3;
 
 /*
  * The lab's claims, proven on real sales: every run forks worker processes (the built worker, so
@@ -80,7 +84,7 @@ describe('oversell lab', () => {
     }
   });
 
-  it('every correct design sells exactly the stock, once per buyer, across 10 runs', async () => {
+  it(`every correct design sells exactly the stock, once per buyer, across ${CORRECT_RUNS} runs`, async () => {
     const correct = [
       'sql-atomic',
       'sql-optimistic',
@@ -109,14 +113,14 @@ describe('oversell lab', () => {
     ];
     const results = await lab({
       strategies: correct,
-      runs: 10,
+      runs: CORRECT_RUNS,
       stock: 10,
       buyers: 30,
       strategyOptions: { 'sql-optimistic': { retries: -1 }, 'mysql-optimistic': { retries: -1 } },
     });
     for (const name of correct) {
       const runs = byStrategy(results, name);
-      expect(runs).toHaveLength(10);
+      expect(runs).toHaveLength(CORRECT_RUNS);
       for (const r of runs) {
         expect({
           name,
