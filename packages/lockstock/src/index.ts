@@ -29,11 +29,19 @@ export type {
   RenewalFailedEvent,
   RenewedEvent,
   RunOptions,
+  ServerWarningEvent,
   Semaphore,
   SemaphoreOptions,
   Term,
 } from './locks/types.js';
 export type { LockHolderInfo } from './locks/core/holder.js';
+export {
+  UnsafeServerError,
+  type ServerChecksMode,
+  type ServerFinding,
+  type ServerFindingSeverity,
+  type ServerReport,
+} from './locks/server-checks.js';
 export { runJob, type Job, type JobOptions, type JobResult } from './locks/job.js';
 export {
   ForeignBackendResultError,

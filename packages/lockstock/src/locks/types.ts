@@ -2,6 +2,7 @@
  * The backend-neutral lock API. Code written against these types does not change with the backend
  * (Redis today; ZooKeeper, etcd and SQL implement the same interfaces).
  */
+import type { ServerFinding, ServerReport } from './server-checks.js';
 import type { LockInfo, ReleaseOutcome } from './core/backend.js';
 import type { KindName } from './core/kind.js';
 import type { LockLostError, LockLostReason } from './errors.js';
@@ -293,6 +294,8 @@ export interface LockClient extends AsyncDisposable {
   election(name: string): Election;
   /** All of `locks` or none (acquired in name order, partial acquisitions undone). */
   multiLock(locks: readonly Lock[]): Lock;
+  /** Checks the server the locks depend on now (what `lockstock doctor` prints; see ServerReport). */
+  checkServer(): Promise<ServerReport>;
   /** Stops renewals and closes what the client opened; held locks then expire with their lease. */
   close(): Promise<void>;
 }
@@ -341,4 +344,11 @@ export interface LockClientEvents {
   renewalFailed: [RenewalFailedEvent];
   /** Connection-level problems (the shared subscriber, background releases). */
   connectionError: [Error];
+  /** The first acquire's check found a server setting that weakens the locks (serverChecks). */
+  serverWarning: [ServerWarningEvent];
+}
+
+/** A finding of the server check, with the backend it concerns. */
+export interface ServerWarningEvent extends ServerFinding {
+  readonly backend: string;
 }

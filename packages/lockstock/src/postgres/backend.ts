@@ -14,6 +14,8 @@ import { DeadlockDetector } from './deadlocks.js';
 import { DEFAULT_SEQUENCE, prepareSequence, type SequenceName } from './fencing.js';
 import { Listener } from './listener.js';
 import { checkPooler, type PoolerVerdict } from './pooler.js';
+import { checkPostgresServer } from './server-checks.js';
+import type { ServerFinding } from '../locks/server-checks.js';
 import { PermitResource } from './semaphore.js';
 import { Sessions } from './sessions.js';
 import { SQL } from './sql.js';
@@ -101,6 +103,7 @@ export class PostgresBackend implements LockBackend {
   /** What the pooler check found ('direct', 'session-pooler'); undefined before the first lock. */
   pooler: PoolerVerdict | undefined;
   private readonly ownsPool: boolean;
+  private readonly scope: 'session' | 'transaction';
   private readonly sessions: Sessions;
   private readonly listener: Listener;
   private readonly ctx: PostgresLockContext;
@@ -127,7 +130,7 @@ export class PostgresBackend implements LockBackend {
       this.pool = options.postgres;
       this.ownsPool = false;
     }
-    const scope = options.scope ?? 'session';
+    const scope = (this.scope = options.scope ?? 'session');
     const sequence = (this.sequence = {
       schema: options.schema,
       name: options.fencingSequence ?? DEFAULT_SEQUENCE,
@@ -214,6 +217,10 @@ export class PostgresBackend implements LockBackend {
     // Ended sessions send no NOTIFY: wake the semaphore's waiters here.
     if (made instanceof PermitResource) await this.pool.query(SQL.notify, [made.wakeChannel]);
     return Number(rows[0]?.terminated) > 0;
+  }
+
+  checkServer(): Promise<ServerFinding[]> {
+    return checkPostgresServer(this.pool, this.scope);
   }
 
   async close(): Promise<void> {

@@ -24,6 +24,7 @@ export const SQL = {
   transactionTryLock: load('transaction-try-lock.sql'),
   deadlockCheck: load('deadlock-check.sql'),
   deadlockTimeout: load('deadlock-timeout.sql'),
+  serverSettings: load('server-settings.sql'),
 } as const;
 
 /** The statements that differ between session- and transaction-scoped holds. */

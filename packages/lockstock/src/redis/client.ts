@@ -36,6 +36,8 @@ import { LOCK_SCRIPTS } from './lock-scripts.js';
 import { ReplicatedResource, type ReplicaAcks } from './replicated.js';
 import { CounterSemaphoreResource, SemaphoreResource } from './semaphore.js';
 import { ClientTurns } from './turns.js';
+import { checkRedisServers } from './server-checks.js';
+import type { ServerFinding } from '../locks/server-checks.js';
 
 export interface RedisLockClientOptions extends LockClientOptions {
   /**
@@ -231,6 +233,10 @@ export class RedisBackend implements LockBackend {
       ...resource.holderKeys,
     ];
     return (await this.ctx.scripts.run(LOCK_SCRIPTS.forceUnlock, keys, [])) === 1;
+  }
+
+  checkServer(): Promise<ServerFinding[]> {
+    return checkRedisServers(this.redis, this.replicaAcks);
   }
 
   async close(): Promise<void> {

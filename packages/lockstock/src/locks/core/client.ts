@@ -22,6 +22,8 @@ import { CoreLock } from './lock.js';
 import { CoreReentrantLock, CoreSemaphore } from './lock-variants.js';
 import { checkBackendSpi } from './spi-version.js';
 import { MultiLock } from './multi-lock.js';
+import { ServerGate } from './server-gate.js';
+import type { ServerChecksMode, ServerReport } from '../server-checks.js';
 import type { LockBackend, LockFamily, OpenBackend } from './spi.js';
 
 /**
@@ -42,6 +44,13 @@ export interface LockClientOptions {
    * @default false (true when the environment variable LOCKSTOCK_ACQUIRE_STACKS is 1)
    */
   acquireStacks?: boolean;
+  /**
+   * The check of the server at the first acquire (see ServerChecksMode): 'warn' emits `serverWarning`
+   * for each setting that weakens the locks (an eviction policy, no persistence, a pooler...),
+   * 'strict' refuses acquires with UnsafeServerError while one would allow a double grant.
+   * @default 'warn'
+   */
+  serverChecks?: ServerChecksMode;
 }
 
 /** The KINDS entry of each kind name. */
@@ -105,6 +114,10 @@ export class LockClientBase<B extends LockBackend = LockBackend>
       sessionLost: core.sessionLost,
       lock: (resource, kind) => new CoreLock(core, resource, KINDS[KIND_KEYS[kind]]),
     });
+    const serverChecks = options.serverChecks ?? 'warn';
+    if (!['warn', 'strict', 'off'].includes(serverChecks)) {
+      throw new InvalidLockOptionError('serverChecks', "'warn', 'strict' or 'off'", serverChecks);
+    }
     try {
       checkBackendSpi(this.backend);
     } catch (error) {
@@ -116,6 +129,18 @@ export class LockClientBase<B extends LockBackend = LockBackend>
         .catch((failure: unknown) => core.reportError(failure));
       throw error;
     }
+    const check = this.backend.checkServer ? () => this.checkServer() : undefined;
+    core.serverGate = new ServerGate(serverChecks, check, this);
+  }
+
+  /**
+   * Checks the server the locks depend on now (what `lockstock doctor` prints): every finding,
+   * `info` ones included; none from a backend that has no checks. Rejects when the server cannot be
+   * asked.
+   */
+  async checkServer(): Promise<ServerReport> {
+    const findings = (await this.backend.checkServer?.()) ?? [];
+    return { backend: this.backend.name, findings };
   }
 
   /** A non-reentrant mutex: a fresh owner per acquire. */

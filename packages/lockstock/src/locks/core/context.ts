@@ -1,3 +1,4 @@
+import type { ServerGate } from './server-gate.js';
 import type { EventEmitter } from 'node:events';
 import { LockClientClosedError, type LockLostReason } from '../errors.js';
 import type { LockClientEvents } from '../types.js';
@@ -88,6 +89,8 @@ export interface LockCore {
   assertOpen(lockName: string): void;
   /** Background failures (a release nobody awaits) go to the `connectionError` event. */
   reportError(error: unknown): void;
+  /** The first acquire's server check (set by the client once its backend is open). */
+  serverGate: ServerGate | undefined;
 }
 
 /** The core of a client of any backend; `isClosed` is asked on every call. */
@@ -137,6 +140,7 @@ export function createLockCore(
       if (options.isClosed()) throw new LockClientClosedError(name);
     },
     reportError,
+    serverGate: undefined,
   };
 }
 

@@ -150,6 +150,8 @@ export class CoreLock extends HoldingLock implements Lock {
     this.core.assertOpen(this.name);
     const { signal, waitMs } = options;
     if (signal?.aborted) throw new LockAbortedError(this.name, signal.reason);
+    const gated = this.core.serverGate?.enter(this.name);
+    if (gated !== undefined) await gated;
     const startedAt = monotonicNow();
     const owner = this.ownerFor(options);
     if (options.leaseMs !== undefined && this.resource.leases === 'none') {

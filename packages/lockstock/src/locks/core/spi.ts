@@ -9,6 +9,7 @@ import type { Election, KindName, Lock } from '../types.js';
 import type { LatchResource, LockResource, SubscribeWakes } from './backend.js';
 import type { LockCore } from './context.js';
 import type { LockFamily } from './family.js';
+import type { ServerFinding } from '../server-checks.js';
 
 export { LOCK_FAMILIES, type LockFamily } from './family.js';
 
@@ -69,6 +70,14 @@ export interface LockBackend {
   readonly capabilities: BackendCapabilities;
   /** Wake-up delivery for resources that name a `wakeChannel`; resolves once subscribed. */
   readonly subscribe?: SubscribeWakes;
+
+  /**
+   * Checks the server the locks depend on (`lockstock doctor`, and every client's first acquire:
+   * LockClientOptions.serverChecks): settings under which a lock may be granted twice, a fencing token
+   * go backwards, or a guarantee be weaker than it looks, with `info` findings naming the server. A
+   * backend without it is not checked. It may be called while locks are in use: read-only commands.
+   */
+  checkServer?(): Promise<readonly ServerFinding[]>;
 
   /** The resource of a non-reentrant mutex: one holder, any other owner is refused. */
   mutex?(name: string): LockResource;
