@@ -21,6 +21,8 @@ import { EtcdResource, type EtcdContext } from './resource.js';
 import { SemaphoreResource } from './semaphore.js';
 import { EtcdSession, EtcdSessionEndedError } from './session.js';
 import { cmp, EtcdStore, op } from './store.js';
+import { checkEtcdServer } from './server-checks.js';
+import type { ServerFinding } from '../locks/server-checks.js';
 
 export interface EtcdLockClientOptions extends LockClientOptions {
   /** etcd's client URLs (`http://127.0.0.1:2379`): the lock client connects, and closes on close(). */
@@ -173,6 +175,10 @@ export class EtcdBackend implements LockBackend {
       [op.put(key, value, undefined)],
     );
     return reply.succeeded;
+  }
+
+  checkServer(): Promise<ServerFinding[]> {
+    return checkEtcdServer(this.etcd);
   }
 
   /** Ends the session (its lease revoked: every key goes at once) and closes an etcd client we made. */

@@ -26,6 +26,8 @@ import { PermitResource } from './semaphore.js';
 import { Sessions } from './sessions.js';
 import { fill, SQL } from './sql.js';
 import type { BlockingWait, MySqlSession } from './session.js';
+import { checkMySqlServer } from './server-checks.js';
+import type { ServerFinding } from '../locks/server-checks.js';
 
 /**
  * The MySQL or MariaDB backend's own options (MySqlLockClientOptions adds the client's): the server,
@@ -102,6 +104,7 @@ export class MySqlBackend implements LockBackend {
   /** Whether tokens come from the fencing sequence (MariaDB ≥ 10.3); undefined before the first lock. */
   sequence: boolean | undefined;
   private readonly sessions: Sessions;
+  private readonly sessionCheckMs: number;
   private readonly ctx: MySqlLockContext;
 
   constructor(
@@ -123,7 +126,7 @@ export class MySqlBackend implements LockBackend {
     this.sessions = new Sessions({
       pool: this.pool,
       report,
-      checkMs: options.sessionCheckMs ?? 5_000,
+      checkMs: (this.sessionCheckMs = options.sessionCheckMs ?? 5_000),
       prepare: async () => {
         ({ mariadb: this.mariadb, sequence: this.sequence } = await prepareServer(
           this.control,
@@ -271,6 +274,10 @@ export class MySqlBackend implements LockBackend {
       }
     }
     return killed;
+  }
+
+  checkServer(): Promise<ServerFinding[]> {
+    return checkMySqlServer(this.control, this.sessionCheckMs);
   }
 
   async close(): Promise<void> {

@@ -34,6 +34,7 @@ export const SQL = {
   createFencingSequence: load('create-fencing-sequence.sql'),
   leader: load('leader.sql'),
   serverFlavor: load('server-flavor.sql'),
+  serverSettings: load('server-settings.sql'),
 } as const;
 
 /** A statement with its `{{name}}` slots filled (identifiers already quoted, integers checked). */

@@ -104,6 +104,7 @@ export class PostgresBackend implements LockBackend {
   pooler: PoolerVerdict | undefined;
   private readonly ownsPool: boolean;
   private readonly scope: 'session' | 'transaction';
+  private readonly sessionCheckMs: number;
   private readonly sessions: Sessions;
   private readonly listener: Listener;
   private readonly ctx: PostgresLockContext;
@@ -140,7 +141,7 @@ export class PostgresBackend implements LockBackend {
       pool: this.pool,
       scope,
       report,
-      checkMs: options.sessionCheckMs ?? 5_000,
+      checkMs: (this.sessionCheckMs = options.sessionCheckMs ?? 5_000),
       prepare: async (session, lockName) => {
         this.sequenceName = await prepareSequence(session.client, sequence);
         if (poolerCheck) this.pooler = await checkPooler(this.pool, session, lockName, report);
@@ -220,7 +221,7 @@ export class PostgresBackend implements LockBackend {
   }
 
   checkServer(): Promise<ServerFinding[]> {
-    return checkPostgresServer(this.pool, this.scope);
+    return checkPostgresServer(this.pool, this.scope, this.sessionCheckMs);
   }
 
   async close(): Promise<void> {

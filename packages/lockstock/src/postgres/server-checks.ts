@@ -18,12 +18,16 @@ const OLDEST_SUPPORTED = 130_000;
 
 /**
  * The PostgreSQL server behind a lock client's pool, asked read-only: its version, whether it is a
- * standby (an advisory lock taken there excludes only that standby's sessions), timeouts that end idle
- * sessions (a session lock held by an idle connection ends with it), `synchronous_commit = off` (a
+ * standby (an advisory lock taken there excludes only that standby's sessions), timeouts that end a held
+ * session between the client's checks of it, `synchronous_commit = off` (a
  * crash may hand out fencing tokens again), and what sits between (a transaction-mode pooler breaks
  * session locks: `scope: 'session'` refuses it at its first lock, the report says so up front).
  */
-export async function checkPostgresServer(pool: Pool, scope: 'session' | 'transaction'): Promise<ServerFinding[]> {
+export async function checkPostgresServer(
+  pool: Pool,
+  scope: 'session' | 'transaction',
+  sessionCheckMs: number,
+): Promise<ServerFinding[]> {
   const client = await pool.connect();
   let settings: Settings;
   let announced: number | null;
@@ -58,11 +62,13 @@ export async function checkPostgresServer(pool: Pool, scope: 'session' | 'transa
     ['idle_in_transaction_session_timeout', settings.idle_in_transaction_session_timeout],
   ] as const) {
     const ms = Number(value ?? 0);
-    if (ms > 0 && (scope === 'session' || setting.includes('transaction'))) {
+    // A held session runs one statement every sessionCheckMs (0: never), so only a shorter timeout ends it.
+    const reached = ms > 0 && (sessionCheckMs === 0 || ms <= sessionCheckMs);
+    if (reached && (scope === 'session' || setting.includes('transaction'))) {
       findings.push({
         check: 'session-timeout',
         severity: 'warning',
-        message: `${setting} is ${ms} ms: a lock held longer than that by an idle session is ended by the server (the holder is told: its signal aborts, reason 'session_lost').`,
+        message: `${setting} is ${ms} ms, ${sessionCheckMs === 0 ? 'and sessions are never checked' : `not longer than the session check (${sessionCheckMs} ms)`}: the server ends a held lock's idle session, and the lock with it (its signal aborts, reason 'session_lost').`,
         fix: `Set ${setting} = 0 for the role the lock client connects as (ALTER ROLE ... SET ${setting} = 0).`,
       });
     }

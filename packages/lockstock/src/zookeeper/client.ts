@@ -21,6 +21,8 @@ import { ExclusiveQueue } from './queue.js';
 import { readWriteQueues } from './read-write.js';
 import { SemaphoreResource } from './semaphore.js';
 import { codeOf, NO_NODE, ZooKeeperSession, type ConnectionLossPolicy } from './session.js';
+import { checkZooKeeperServer } from './server-checks.js';
+import type { ServerFinding } from '../locks/server-checks.js';
 
 export interface ZooKeeperLockClientOptions extends LockClientOptions {
   /**
@@ -91,12 +93,14 @@ export class ZooKeeperBackend implements LockBackend {
   private readonly nodes: OwnNodes;
   private readonly root: string;
   private readonly made = new WeakMap<object, ForceUnlockable>();
+  private readonly options: ResolvedOptions;
 
   constructor(
     options: ResolvedOptions,
     private readonly host: BackendHost,
   ) {
     this.root = options.root;
+    this.options = options;
     this.session = new ZooKeeperSession(options, host);
     this.nodes = new OwnNodes(this.session, host);
   }
@@ -202,6 +206,12 @@ export class ZooKeeperBackend implements LockBackend {
   private exclusive(family: Family, name: string, reentrant: boolean): LockResource {
     const parent = lockPath(this.root, family, name);
     return this.track(new ExclusiveQueue(this.nodes, name, parent, { reentrant, type: 'lock' }));
+  }
+
+  checkServer(): Promise<ServerFinding[]> {
+    const { source, sessionTimeoutMs } = this.options;
+    const connectString = 'connectString' in source ? source.connectString : undefined;
+    return checkZooKeeperServer(this.session, sessionTimeoutMs, connectString);
   }
 
   private track<T extends ForceUnlockable>(made: T): T {

@@ -49,18 +49,21 @@ describe('PostgreSQL server checks', () => {
     expect(checks(report.findings, 'danger')).toEqual([]);
   });
 
-  it('sessions a server timeout ends, and synchronous_commit = off, are warnings', async () => {
+  it('a server timeout that ends held sessions between checks, and synchronous_commit = off, are warnings', async () => {
     const pool = new pg.Pool({
       connectionString: server.url,
       max: 2,
-      options: '-c idle_session_timeout=60000 -c synchronous_commit=off',
+      options: '-c idle_session_timeout=3000 -c synchronous_commit=off',
     });
     pools.push(pool);
     const report = await client({ postgres: pool }).checkServer();
     expect(checks(report.findings, 'warning').sort()).toEqual(['persistence', 'session-timeout']);
     expect(report.findings.find((f) => f.check === 'session-timeout')?.message).toMatch(
-      /idle_session_timeout is 60000 ms/,
+      /idle_session_timeout is 3000 ms, not longer than the session check \(5000 ms\)/,
     );
+    // Checked every second, a held session never idles for 3 s: no warning.
+    const checked = await client({ postgres: pool, sessionCheckMs: 1_000 }).checkServer();
+    expect(checks(checked.findings, 'warning')).toEqual(['persistence']);
   });
 
   it('a transaction-mode pooler is a danger for session locks: strict refuses, and locks nothing', async () => {
