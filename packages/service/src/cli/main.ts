@@ -2,6 +2,7 @@
 import { readFileSync } from 'node:fs';
 import { Command } from 'commander';
 import { registerBench } from './bench.js';
+import { registerDoctor } from './doctor.js';
 import { registerLab } from './lab.js';
 import { registerRaffle } from './raffle.js';
 import { registerReconcile } from './reconcile.js';
@@ -25,6 +26,7 @@ registerReconcile(program);
 registerLab(program);
 registerBench(program);
 registerRaffle(program);
+registerDoctor(program);
 
 // Actions report their own errors and exit (lifecycle.ts); this catches what fails before one runs.
 await program.parseAsync(process.argv).catch((error: unknown) => {
