@@ -14,6 +14,7 @@ import { LockError } from './errors.js';
  */
 export type ServerFindingSeverity = 'danger' | 'warning' | 'info';
 
+/** One thing a server check found: which check, how bad, what it breaks, what to change. */
 export interface ServerFinding {
   /** A stable name: 'eviction-policy', 'persistence', 'replication', 'server-version', 'pooler'… */
   readonly check: string;
