@@ -130,3 +130,68 @@ describe('fault: a holder paused past its lease', () => {
     }
   });
 });
+
+/*
+ * The same pause with lock-delay (LockClientOptions.lockDelayMs): the store keeps the paused holder's
+ * lease LOCK_DELAY_MS longer than the holder trusts it, so a holder resumed within that window writes
+ * (unfenced, not looking at its signal) before anyone else is let in — exclusion holds by what they
+ * did, not only by what the leases allowed. The pause is the fault (1.5 s, three times the lease), not
+ * a synchronisation: the order is checked from the recorded history, with 13 s of margin for a
+ * loaded machine to run the resumed holder's write.
+ */
+const LOCK_DELAY_MS = 15_000;
+
+describe('fault: a holder paused past its lease, with lock-delay', () => {
+  it('the resumed holder writes before the next holder is let in: no two holders', async () => {
+    const name = 'fault-paused-lock-delay';
+    const [holder] = forkFixtures('paused-holder.mjs', [
+      [JSON.stringify({ url: env.server.url, name, leaseMs: 500, fence: false, lockDelayMs: LOCK_DELAY_MS })],
+    ]);
+    const redis = new Redis(env.server.url);
+    try {
+      const { token: pausedToken } = await holder!.next('holding');
+      holder!.kill('SIGSTOP');
+      const stoppedAt = process.hrtime.bigint();
+      const recorder = new HistoryRecorder();
+      const resource = `resource:${name}`;
+      // Another client asks at once (as before); lock-delay keeps it out past the lease.
+      const second = recorder.acquire('second', name, () =>
+        env.locks().mutex(name).acquire({ owner: 'second', waitMs: LOCK_DELAY_MS + 30_000 }),
+      );
+      await new Promise((resolve) => setTimeout(resolve, 1_500)); // the pause: three leases long
+      holder!.kill('SIGCONT');
+      holder!.send({ type: 'write' });
+      const done = await holder!.next('done');
+      const owner = `holder-${holder!.child.pid}`;
+      expect(done.accepted).toBe(true); // unfenced: nothing refused it
+      expect(done.signalAborted).toBe(true); // its lease had ended by its own clock
+      const granted = await second;
+      const takenAfterMs = Number(process.hrtime.bigint() - stoppedAt) / 1e6;
+      expect(granted.fencingToken).toBeGreaterThan(pausedToken as number);
+      expect(await redis.get(resource)).toBe(`from ${owner}`); // its write landed, and nobody's since
+      await redis.set(resource, 'from second');
+      await recorder.release('second', name, granted);
+
+      const strict = checkLockHistory(recorder.merged(done.events as HistoryEvent[]), { strict: true });
+      // By what they did (strict: the holder from its acquire to its release, the write in between),
+      // never two holders: the resumed holder wrote and released before the other was let in.
+      expect(strict.checks.exclusion, JSON.stringify(strict.checks.exclusion)).toMatchObject({ valid: true });
+      expect(strict.checks.tokens.valid).toBe(true);
+      expect(await redis.get(resource)).toBe('from second');
+      reportRow({
+        row: 'holder-paused-lock-delay',
+        backend: 'redis',
+        fault: `a holder process SIGSTOPped for 1.5 s, three times its 500 ms lease, with lockDelayMs ${LOCK_DELAY_MS}; another client asks at once; the holder resumes (SIGCONT) and writes unfenced`,
+        expected: ['OK'],
+        observed: `the store kept the lease ${LOCK_DELAY_MS} ms longer: the resumed holder wrote and released before the other client was let in (${Math.round(takenAfterMs)} ms after the stop) — no two holders by what they did; the price, a lock held by nobody alive for up to the delay after an unclean end`,
+        file: 'test/faults/paused-holder.test.ts',
+        checker: strict,
+        figures: { takenAfterMs: Math.round(takenAfterMs) },
+      });
+    } finally {
+      holder!.kill('SIGCONT');
+      holder!.kill('SIGKILL');
+      redis.disconnect();
+    }
+  }, 60_000);
+});

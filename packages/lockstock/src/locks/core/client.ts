@@ -23,6 +23,7 @@ import { CoreReentrantLock, CoreSemaphore } from './lock-variants.js';
 import { checkBackendSpi } from './spi-version.js';
 import { MultiLock } from './multi-lock.js';
 import { ServerGate } from './server-gate.js';
+import { withLockDelay } from './lock-delay.js';
 import type { ServerChecksMode, ServerReport } from '../server-checks.js';
 import type { LockBackend, LockFamily, OpenBackend } from './spi.js';
 
@@ -51,6 +52,16 @@ export interface LockClientOptions {
    * @default 'warn'
    */
   serverChecks?: ServerChecksMode;
+  /**
+   * Lock-delay, ms (Chubby's; Consul's LockDelay): after an unclean end — a holder that stopped
+   * renewing (crashed, paused, cut off) — the lock stays refused this much longer than its holder
+   * trusted it, so a paused ex-holder's late writes land before the next holder starts. The store
+   * decides it (its lease runs this much longer than the holder's); a release frees the lock at once
+   * as always. Backends whose holds have leases only (Redis, Redlock, local); refused on session
+   * backends. See DelayedResource.
+   * @default 0
+   */
+  lockDelayMs?: number;
 }
 
 /** The KINDS entry of each kind name. */
@@ -81,6 +92,7 @@ export class LockClientBase<B extends LockBackend = LockBackend>
   readonly backend: B;
   protected readonly core: LockCore;
   private closed = false;
+  private readonly lockDelayMs: number;
   /**
    * Lock objects hold nothing but names: cached (per family, then by the caller's name string, whose
    * hash V8 keeps, so a lookup builds no string) to spare the allocations, dropped when large.
@@ -114,6 +126,8 @@ export class LockClientBase<B extends LockBackend = LockBackend>
       sessionLost: core.sessionLost,
       lock: (resource, kind) => new CoreLock(core, resource, KINDS[KIND_KEYS[kind]]),
     });
+    const lockDelayMs = options.lockDelayMs ?? 0;
+    if (lockDelayMs !== 0) validateLeaseMs(lockDelayMs, 'lockDelayMs');
     const serverChecks = options.serverChecks ?? 'warn';
     if (!['warn', 'strict', 'off'].includes(serverChecks)) {
       throw new InvalidLockOptionError('serverChecks', "'warn', 'strict' or 'off'", serverChecks);
@@ -129,6 +143,15 @@ export class LockClientBase<B extends LockBackend = LockBackend>
         .catch((failure: unknown) => core.reportError(failure));
       throw error;
     }
+    if (lockDelayMs > 0 && this.backend.capabilities.leases === 'session') {
+      void this.close().catch((failure: unknown) => core.reportError(failure));
+      throw new InvalidLockOptionError(
+        'lockDelayMs',
+        `left out on ${this.backend.name}: its holds end with its session, which the store ends at once (lock-delay needs leases)`,
+        lockDelayMs,
+      );
+    }
+    this.lockDelayMs = lockDelayMs;
     const check = this.backend.checkServer ? () => this.checkServer() : undefined;
     core.serverGate = new ServerGate(serverChecks, check, this);
   }
@@ -147,7 +170,7 @@ export class LockClientBase<B extends LockBackend = LockBackend>
   mutex(name: string): Lock {
     return this.cached('mutex', name, (backend) => {
       const resource = this.offered('mutex', name, backend.mutex?.bind(backend))(name);
-      return this.track(new CoreLock(this.core, resource, KINDS.mutex), resource);
+      return this.track(new CoreLock(this.core, this.delayed(resource), KINDS.mutex), resource);
     });
   }
 
@@ -155,7 +178,7 @@ export class LockClientBase<B extends LockBackend = LockBackend>
   reentrant(name: string): ReentrantLock {
     return this.cached('reentrant', name, (backend) => {
       const resource = this.offered('reentrant', name, backend.reentrant?.bind(backend))(name);
-      return this.track(new CoreReentrantLock(this.core, resource, KINDS.reentrant), resource);
+      return this.track(new CoreReentrantLock(this.core, this.delayed(resource), KINDS.reentrant), resource);
     });
   }
 
@@ -163,7 +186,7 @@ export class LockClientBase<B extends LockBackend = LockBackend>
   fair(name: string): ReentrantLock {
     return this.cached('fair', name, (backend) => {
       const resource = this.offered('fair', name, backend.fair?.bind(backend))(name);
-      return this.track(new CoreReentrantLock(this.core, resource, KINDS.fair), resource);
+      return this.track(new CoreReentrantLock(this.core, this.delayed(resource), KINDS.fair), resource);
     });
   }
 
@@ -171,7 +194,7 @@ export class LockClientBase<B extends LockBackend = LockBackend>
   spin(name: string): ReentrantLock {
     return this.cached('spin', name, (backend) => {
       const resource = this.offered('spin', name, backend.spin?.bind(backend))(name);
-      return this.track(new CoreReentrantLock(this.core, resource, KINDS.spin), resource);
+      return this.track(new CoreReentrantLock(this.core, this.delayed(resource), KINDS.spin), resource);
     });
   }
 
@@ -184,8 +207,8 @@ export class LockClientBase<B extends LockBackend = LockBackend>
       const { read, write } = this.offered('read-write', name, backend.readWrite?.bind(backend))(name);
       return {
         name,
-        read: this.track(new CoreReentrantLock(this.core, read, KINDS.read), read),
-        write: this.track(new CoreReentrantLock(this.core, write, KINDS.write), write),
+        read: this.track(new CoreReentrantLock(this.core, this.delayed(read), KINDS.read), read),
+        write: this.track(new CoreReentrantLock(this.core, this.delayed(write), KINDS.write), write),
       };
     });
   }
@@ -195,7 +218,7 @@ export class LockClientBase<B extends LockBackend = LockBackend>
     const permits = validatePermits(options?.permits);
     return this.cached(`semaphore:${permits}`, name, (backend) => {
       const resource = this.offered('semaphore', name, backend.semaphore?.bind(backend))(name, permits);
-      return this.track(new CoreSemaphore(this.core, resource, KINDS.semaphore, permits), resource);
+      return this.track(new CoreSemaphore(this.core, this.delayed(resource), KINDS.semaphore, permits), resource);
     });
   }
 
@@ -205,7 +228,7 @@ export class LockClientBase<B extends LockBackend = LockBackend>
     return this.cached(`counter-semaphore:${permits}`, name, (backend) => {
       const make = this.offered('counter-semaphore', name, backend.counterSemaphore?.bind(backend));
       const resource = make(name, permits);
-      return this.track(new CoreSemaphore(this.core, resource, KINDS.counterSemaphore, permits), resource);
+      return this.track(new CoreSemaphore(this.core, this.delayed(resource), KINDS.counterSemaphore, permits), resource);
     });
   }
 
@@ -277,6 +300,11 @@ export class LockClientBase<B extends LockBackend = LockBackend>
   /** `close()`, for `await using client = new ...LockClient(...)`. */
   async [Symbol.asyncDispose](): Promise<void> {
     await this.close();
+  }
+
+  /** The resource a lock runs on: the backend's, with the lock-delay if one is set. */
+  private delayed(resource: LockResource): LockResource {
+    return withLockDelay(resource, this.lockDelayMs);
   }
 
   /** The backend's factory for `family`, or UnsupportedLockKindError with the backend's reason. */
