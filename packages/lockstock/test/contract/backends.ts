@@ -14,6 +14,7 @@ import {
   ZooKeeperServer,
   PostgresServer,
   RedisCluster,
+  RedisSentinelGroup,
   RedisServer,
   startRedisServers,
 } from '@lockstock/servers';
@@ -144,6 +145,54 @@ export function useRedisClusterBackend(client: RedisClientKind = 'ioredis'): Bac
     },
     get servers() {
       return cluster.nodes;
+    },
+  };
+}
+
+/**
+ * A private Sentinel group (a master, a replica, one sentinel); clients of `client` find the master
+ * through the sentinel, as applications under Sentinel do.
+ */
+export function useRedisSentinelBackend(client: RedisClientKind = 'ioredis'): BackendFixture {
+  let group: RedisSentinelGroup;
+  const clients: RedisLockClient[] = [];
+  const connections: Array<ReturnType<typeof openRedis>> = [];
+  beforeAll(async () => {
+    group = await RedisSentinelGroup.start();
+  });
+  afterAll(async () => {
+    await Promise.all(clients.map((c) => c.close()));
+    await Promise.all(connections.map((c) => c.close()));
+    await group.stop();
+  });
+  return {
+    name: `redis-sentinel (${client})`,
+    get processes() {
+      return processesOf(this.config);
+    },
+    get capabilities() {
+      return capabilitiesOf(this.client());
+    },
+    config: (options = {}) => ({
+      kind: 'redis-sentinel',
+      sentinels: group.sentinels,
+      name: group.masterName,
+      client,
+      holderMetadata: true,
+      ...options,
+    }),
+    client(options = {}) {
+      const connection = openRedis(client, { sentinels: group.sentinels, name: group.masterName });
+      connections.push(connection);
+      const locks = new RedisLockClient({ redis: connection.client, holderMetadata: true, ...options });
+      clients.push(locks);
+      return locks;
+    },
+    async breakHolds(client, lock) {
+      await (client as RedisLockClient).forceUnlock(lock);
+    },
+    get servers() {
+      return [group.master];
     },
   };
 }

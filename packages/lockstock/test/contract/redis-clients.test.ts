@@ -2,7 +2,7 @@ import { Cluster as ValkeyCluster } from 'iovalkey';
 import { describe, expect, it } from 'vitest';
 import { InvalidLockOptionError, RedisLockClient } from '../../src/index.js';
 import { longTier } from '../helpers/tier.js';
-import { useRedisBackend, useRedisClusterBackend } from './backends.js';
+import { useRedisBackend, useRedisClusterBackend, useRedisSentinelBackend } from './backends.js';
 import { lockContract } from './contract.js';
 
 // The lock contract through the other Redis clients lockstock accepts: node-redis (v5) and iovalkey,
@@ -14,6 +14,8 @@ const subjects = longTier ? undefined : ['mutex'];
 describe('node-redis', () => lockContract(useRedisBackend('node-redis'), subjects));
 describe('node-redis Cluster', () => lockContract(useRedisClusterBackend('node-redis'), subjects));
 describe('iovalkey', () => lockContract(useRedisBackend('iovalkey'), subjects));
+// Sentinel through node-redis's createSentinel: the long tier only (a group is three more servers).
+describe.runIf(longTier)('node-redis Sentinel', () => lockContract(useRedisSentinelBackend('node-redis')));
 
 // iovalkey's Cluster (0.4) cannot route SSUBSCRIBE (it loops on MOVED: the contract's mutex rows
 // failed with "Too many Cluster redirections"), so the lock client refuses it with a sentence.

@@ -14,6 +14,14 @@ export type BackendConfig =
       holderMetadata?: boolean;
     }
   | {
+      kind: 'redis-sentinel';
+      sentinels: Array<{ host: string; port: number }>;
+      name: string;
+      client?: RedisClientKind;
+      watchdogTimeoutMs?: number;
+      holderMetadata?: boolean;
+    }
+  | {
       kind: 'redis-cluster';
       nodes: Array<{ host: string; port: number }>;
       client?: RedisClientKind;

@@ -16,7 +16,7 @@ export const SUBJECTS = CONTRACT_SUBJECTS;
 
 /** A lock client for a backend described in JSON (fixture processes receive it on their command line). */
 export function connect(backend) {
-  if (backend.kind === 'redis' || backend.kind === 'redis-cluster') {
+  if (backend.kind === 'redis' || backend.kind === 'redis-cluster' || backend.kind === 'redis-sentinel') {
     const options = {
       watchdogTimeoutMs: backend.watchdogTimeoutMs ?? 30_000,
       holderMetadata: backend.holderMetadata ?? false,
@@ -25,7 +25,12 @@ export function connect(backend) {
     if (backend.kind === 'redis' && (backend.client ?? 'ioredis') === 'ioredis') {
       return new RedisLockClient({ redis: backend.url, ...options }); // a connection the client owns
     }
-    const target = backend.kind === 'redis' ? { url: backend.url } : { nodes: backend.nodes };
+    const target =
+      backend.kind === 'redis'
+        ? { url: backend.url }
+        : backend.kind === 'redis-sentinel'
+          ? { sentinels: backend.sentinels, name: backend.name }
+          : { nodes: backend.nodes };
     const connection = openRedis(backend.client ?? 'ioredis', target);
     const client = new RedisLockClient({ redis: connection.client, ...options });
     const close = client.close.bind(client);
