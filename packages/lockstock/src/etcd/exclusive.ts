@@ -130,9 +130,12 @@ export class ExclusiveResource extends EtcdResource implements LockResource {
   async inspect(): Promise<LockInfo> {
     const range = await this.ctx.store.range(rangeByCreation(this.dir, 'Ascend', 1));
     const holder = range.kvs[0];
-    if (holder === undefined) return { held: false, holders: 0, remainingMs: undefined, heldBy: [] };
+    if (holder === undefined)
+      return { held: false, holders: 0, remainingMs: undefined, heldBy: [], waiting: 0 };
     const remainingMs = await this.ctx.store.remainingMs([holder.lease]);
-    return { held: true, holders: 1, remainingMs, heldBy: [holderOf(this.dir, holder)] };
+    // `count` is every key of the range, the limit aside: the holder's and each waiter's.
+    const waiting = Number(range.count) - 1;
+    return { held: true, holders: 1, remainingMs, heldBy: [holderOf(this.dir, holder)], waiting };
   }
 
   /** This client's holds of `owner` (a session's holds live in its client). */

@@ -116,10 +116,13 @@ export class SemaphoreResource extends EtcdResource implements LockResource {
   /** The first N keys hold (each named in heldBy); the longest time to live among their leases. */
   async inspect(): Promise<LockInfo> {
     const range = await this.ctx.store.range(rangeByCreation(this.dir, 'Ascend', this.permits));
-    if (range.kvs.length === 0) return { held: false, holders: 0, remainingMs: undefined, heldBy: [] };
+    if (range.kvs.length === 0)
+      return { held: false, holders: 0, remainingMs: undefined, heldBy: [], waiting: 0 };
     const remainingMs = await this.ctx.store.remainingMs(range.kvs.map((kv) => kv.lease));
     const heldBy = range.kvs.map((kv) => holderOf(this.dir, kv));
-    return { held: true, holders: range.kvs.length, remainingMs, heldBy };
+    // `count` is every key of the range, the limit aside: the holders' and each waiter's.
+    const waiting = Number(range.count) - range.kvs.length;
+    return { held: true, holders: range.kvs.length, remainingMs, heldBy, waiting };
   }
 
   /** Stores a new count for every client; waiters watch it and look again. */

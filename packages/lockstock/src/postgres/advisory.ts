@@ -181,11 +181,14 @@ export class AdvisoryLockResource implements LockResource {
   }
 
   async inspect(): Promise<LockInfo> {
-    const { rows } = await this.ctx.pool.query<{ exclusive: string; shared: string }>(SQL.holders, [
-      [this.keyText],
-    ]);
+    const { rows } = await this.ctx.pool.query<{ exclusive: string; shared: string; waiting: string }>(
+      SQL.holders,
+      [[this.keyText]],
+    );
     const holders = Number(this.family.mode === 'shared' ? rows[0]?.shared : rows[0]?.exclusive);
-    return { held: holders > 0, holders, remainingMs: undefined };
+    // Only a fair lock queues every waiter on the server; the others queue one per client.
+    const waiting = this.family.serverOrder ? Number(rows[0]?.waiting) : undefined;
+    return { held: holders > 0, holders, remainingMs: undefined, waiting };
   }
 
   leave(owner: string, won: boolean): void {

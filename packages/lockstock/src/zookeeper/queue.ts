@@ -232,12 +232,20 @@ export abstract class QueueResource implements LockResource {
    */
   inspect(): Promise<LockInfo> {
     return this.nodes.session.retryRead(async () => {
-      const holding = this.holders(sortQueue(await this.nodes.children(this.parent)));
+      const queue = sortQueue(await this.nodes.children(this.parent));
+      const holding = this.holders(queue);
       const holders = holding.length;
       const heldBy = await readHolders(this.nodes.session, this.parent, holding);
-      return { held: holders > 0, holders, remainingMs: undefined, heldBy };
+      const waiting = this.countsWaiters ? queue.length - holders : undefined;
+      return { held: holders > 0, holders, remainingMs: undefined, heldBy, waiting };
     });
   }
+
+  /**
+   * Whether every node of the queue that does not hold is a waiter of this lock: not for a read-write
+   * lock, whose one queue holds both sides (a node behind a reader may be a reader that holds too).
+   */
+  protected readonly countsWaiters: boolean = true;
 
   /** The nodes that hold the lock right now (the head, for an exclusive queue). */
   protected holders(queue: readonly QueueEntry[]): QueueEntry[] {

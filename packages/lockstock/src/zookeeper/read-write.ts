@@ -24,6 +24,7 @@ export function readWriteQueues(
 }
 
 export class WriteQueue extends ExclusiveQueue {
+  protected override readonly countsWaiters = false;
   readSide!: ReadQueue;
 
   /** No upgrade: a reader asking for the write side would wait for its own read hold for ever. */
@@ -38,6 +39,7 @@ export class WriteQueue extends ExclusiveQueue {
 }
 
 export class ReadQueue extends QueueResource {
+  protected override readonly countsWaiters = false;
   protected override readonly shared = true;
   writeSide!: WriteQueue;
 

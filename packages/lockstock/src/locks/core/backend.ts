@@ -150,6 +150,15 @@ export interface LockInfo {
    * ended between the reads may be missing or left over.
    */
   readonly heldBy?: readonly LockHolderInfo[];
+  /**
+   * Waiters in the store's queue right now, of every client, where the store queues each waiter
+   * (ZooKeeper's exclusive locks, etcd's exclusive locks and semaphores, PostgreSQL's fair lock); undefined
+   * elsewhere: on Redis and PostgreSQL's other kinds one waiter per client waits on the store (the
+   * others wait in the client: the `waiters` metric of lockstock/otel), a read-write lock's queue
+   * mixes both sides, a ZooKeeper semaphore queues its waiters behind a gate (Curator's), MySQL keeps
+   * no queue it shows. Read apart from `holders`.
+   */
+  readonly waiting?: number;
 }
 
 /** Who holds an exclusive lock right now, read from the store (an election's leader). */
