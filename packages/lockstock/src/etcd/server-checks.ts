@@ -36,7 +36,8 @@ export async function checkEtcdServer(etcd: Etcd3): Promise<ServerFinding[]> {
     findings.push({
       check: 'replication',
       severity: 'info',
-      message: 'a single member: locks are as available as that one server (a cluster of 3 tolerates one failure).',
+      message:
+        'a single member: locks are as available as that one server (a cluster of 3 tolerates one failure).',
     });
   }
   for (const raised of alarms.alarms ?? []) {

@@ -116,7 +116,10 @@ function persistenceFindings(info: Map<string, string>): ServerFinding[] {
   ];
 }
 
-function replicationFindings(info: Map<string, string>, replicaAcks: ReplicaAcks | undefined): ServerFinding[] {
+function replicationFindings(
+  info: Map<string, string>,
+  replicaAcks: ReplicaAcks | undefined,
+): ServerFinding[] {
   if (info.get('role') === 'slave') {
     return [
       {

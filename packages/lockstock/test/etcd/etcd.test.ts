@@ -87,6 +87,7 @@ describe('etcd backend: what it offers and refuses', () => {
       holders: 0,
       remainingMs: undefined,
       heldBy: [],
+      waiting: 0,
     });
   });
 

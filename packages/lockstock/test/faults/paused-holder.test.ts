@@ -156,7 +156,10 @@ describe('fault: a holder paused past its lease, with lock-delay', () => {
       const resource = `resource:${name}`;
       // Another client asks at once (as before); lock-delay keeps it out past the lease.
       const second = recorder.acquire('second', name, () =>
-        env.locks().mutex(name).acquire({ owner: 'second', waitMs: LOCK_DELAY_MS + 30_000 }),
+        env
+          .locks()
+          .mutex(name)
+          .acquire({ owner: 'second', waitMs: LOCK_DELAY_MS + 30_000 }),
       );
       await new Promise((resolve) => setTimeout(resolve, 1_500)); // the pause: three leases long
       holder!.kill('SIGCONT');

@@ -82,7 +82,10 @@ describe('PostgreSQL server checks', () => {
       .finally(() => admin.end());
     expect(rows[0]?.n).toBe(0);
     // The same pooler is fine for transaction-scoped locks: reported, not a danger.
-    const transactional = await client({ postgres: transactionPooler.url, scope: 'transaction' }).checkServer();
+    const transactional = await client({
+      postgres: transactionPooler.url,
+      scope: 'transaction',
+    }).checkServer();
     expect(checks(transactional.findings, 'danger')).toEqual([]);
     expect(checks(transactional.findings, 'info')).toContain('pooler');
   });

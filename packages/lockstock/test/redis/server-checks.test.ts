@@ -42,7 +42,9 @@ describe('Redis server checks', () => {
     const report = await client(master.url).checkServer();
     expect(report.backend).toBe('redis');
     expect(checks(report.findings, 'info')).toContain('server-version');
-    expect(report.findings.find((f) => f.check === 'server-version')?.message).toMatch(/^(Redis|Valkey) \d+\.\d+/);
+    expect(report.findings.find((f) => f.check === 'server-version')?.message).toMatch(
+      /^(Redis|Valkey) \d+\.\d+/,
+    );
     expect(checks(report.findings, 'warning')).toEqual(['persistence']);
     expect(checks(report.findings, 'danger')).toEqual([]);
     // Nothing to refuse: a strict client takes its lock.
@@ -59,7 +61,10 @@ describe('Redis server checks', () => {
       expect(report.findings.find((f) => f.check === 'eviction-policy')?.message).toMatch(/allkeys-lru/);
 
       const strict = client(master.url, { serverChecks: 'strict', keyPrefix: 'strict' });
-      const refused = await strict.mutex('evicting').acquire().catch((error: unknown) => error);
+      const refused = await strict
+        .mutex('evicting')
+        .acquire()
+        .catch((error: unknown) => error);
       expect(refused).toBeInstanceOf(UnsafeServerError);
       expect((refused as UnsafeServerError).code).toBe('ERR_UNSAFE_SERVER');
       expect((refused as Error).message).toMatch(/maxmemory-policy is allkeys-lru/);
@@ -127,9 +132,13 @@ describe('Redis server checks', () => {
 
       const onMaster = await client(master.url).checkServer();
       expect(checks(onMaster.findings, 'warning')).toContain('replication');
-      const acked = await client(master.url, { replicaAcks: { replicas: 1, timeoutMs: 1_000 } }).checkServer();
+      const acked = await client(master.url, {
+        replicaAcks: { replicas: 1, timeoutMs: 1_000 },
+      }).checkServer();
       expect(checks(acked.findings, 'warning')).not.toContain('replication');
-      const tooMany = await client(master.url, { replicaAcks: { replicas: 2, timeoutMs: 1_000 } }).checkServer();
+      const tooMany = await client(master.url, {
+        replicaAcks: { replicas: 2, timeoutMs: 1_000 },
+      }).checkServer();
       expect(tooMany.findings.find((f) => f.check === 'replication')?.message).toMatch(/asks for 2/);
     } finally {
       await replicaAdmin.replicaof('NO', 'ONE');

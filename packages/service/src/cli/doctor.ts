@@ -30,7 +30,10 @@ export function registerDoctor(program: Command): void {
     .description(
       'check the servers locks depend on: eviction policy, persistence, replication, poolers, session timeouts, versions',
     )
-    .argument('<url...>', `servers to check (${SCHEMES}; several for a Cluster's masters are asked through one)`)
+    .argument(
+      '<url...>',
+      `servers to check (${SCHEMES}; several for a Cluster's masters are asked through one)`,
+    )
     .option('--strict', 'exit 2 on warnings too, not only on dangers', false)
     .option('--timeout <ms>', 'how long to wait for each server', intOption(100), 10_000)
     .option('--json [file]', JSON_OPTION_HELP.replace('the table', 'the text'))
@@ -47,9 +50,12 @@ export function registerDoctor(program: Command): void {
         const entries: DoctorEntry[] = [];
         for (const url of urls) entries.push(await diagnose(resources, url, options.timeout));
         print(entries, jsonTarget(options.json));
-        const failing = new Set<ServerFinding['severity']>(options.strict ? ['danger', 'warning'] : ['danger']);
+        const failing = new Set<ServerFinding['severity']>(
+          options.strict ? ['danger', 'warning'] : ['danger'],
+        );
         if (entries.some((entry) => entry.error !== undefined)) process.exitCode = 1;
-        else if (entries.some((entry) => entry.findings.some((f) => failing.has(f.severity)))) process.exitCode = 2;
+        else if (entries.some((entry) => entry.findings.some((f) => failing.has(f.severity))))
+          process.exitCode = 2;
       }),
     );
 }
@@ -85,7 +91,11 @@ async function clientFor(url: string): Promise<DoctorClient> {
     case 'mysql':
     case 'mariadb': {
       const { MySqlLockClient } = await import('lockstock/mysql');
-      return new MySqlLockClient({ mysql: url.replace(/^mariadb:/i, 'mysql:'), maxConnections: 2, serverChecks: 'off' });
+      return new MySqlLockClient({
+        mysql: url.replace(/^mariadb:/i, 'mysql:'),
+        maxConnections: 2,
+        serverChecks: 'off',
+      });
     }
     case 'etcd': {
       const { EtcdLockClient } = await import('lockstock/etcd');

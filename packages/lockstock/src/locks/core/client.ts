@@ -218,7 +218,10 @@ export class LockClientBase<B extends LockBackend = LockBackend>
     const permits = validatePermits(options?.permits);
     return this.cached(`semaphore:${permits}`, name, (backend) => {
       const resource = this.offered('semaphore', name, backend.semaphore?.bind(backend))(name, permits);
-      return this.track(new CoreSemaphore(this.core, this.delayed(resource), KINDS.semaphore, permits), resource);
+      return this.track(
+        new CoreSemaphore(this.core, this.delayed(resource), KINDS.semaphore, permits),
+        resource,
+      );
     });
   }
 
@@ -228,7 +231,10 @@ export class LockClientBase<B extends LockBackend = LockBackend>
     return this.cached(`counter-semaphore:${permits}`, name, (backend) => {
       const make = this.offered('counter-semaphore', name, backend.counterSemaphore?.bind(backend));
       const resource = make(name, permits);
-      return this.track(new CoreSemaphore(this.core, this.delayed(resource), KINDS.counterSemaphore, permits), resource);
+      return this.track(
+        new CoreSemaphore(this.core, this.delayed(resource), KINDS.counterSemaphore, permits),
+        resource,
+      );
     });
   }
 
