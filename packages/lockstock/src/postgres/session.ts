@@ -5,6 +5,13 @@ import { endsSession, PostgresSessionError, TransactionPoolerError } from './err
 export type Mode = 'exclusive' | 'shared';
 
 /**
+ * Each pooled connection's own application_name (pg_settings' reset_val), learned from its first
+ * unlock (unlock.sql): later unlocks set it back from here (unlock-labelled.sql) instead of reading
+ * pg_settings each time. A connection's reset value does not change while it lives.
+ */
+const ownLabels = new WeakMap<PoolClient, string>();
+
+/**
  * An owner's pinned session (see PinnedSession) holding PostgreSQL advisory locks: re-entry is counted
  * here — the server holds each mode once per session — and the tokens the owner holds are kept for
  * it. pg reports a server-side end (pg_terminate_backend, a crash, a dropped socket) as an 'error' on
@@ -33,6 +40,15 @@ export class PostgresSession extends PinnedSession<BlockingWait> {
 
   get serverPid(): number | undefined {
     return this.pid;
+  }
+
+  /** The connection's own application_name, once an unlock on it returned it (ownLabels). */
+  get ownLabel(): string | undefined {
+    return ownLabels.get(this.client);
+  }
+
+  set ownLabel(label: string) {
+    ownLabels.set(this.client, label);
   }
 
   override get usable(): boolean {

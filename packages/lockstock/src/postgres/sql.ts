@@ -9,6 +9,7 @@ export const SQL = {
   waitLock: load('wait-lock.sql'),
   waitXactLock: load('wait-xact-lock.sql'),
   unlock: load('unlock.sql'),
+  unlockLabelled: load('unlock-labelled.sql'),
   unlockAll: load('unlock-all.sql'),
   tryPermit: load('try-permit.sql'),
   tryXactPermit: load('try-xact-permit.sql'),
