@@ -79,13 +79,15 @@ export class ExclusiveResource extends EtcdResource implements LockResource {
   ): Promise<AttemptResult> {
     const keysOnly = { keysOnly: true };
     const mode = this.options.mode;
-    const { entry, ranges, created } = await this.enqueue(
+    const { entry, ranges, created, alone } = await this.enqueue(
       session,
       owner,
       mine,
       [mode, holder],
       [op.byCreation(this.dir, 'Ascend', 1, keysOnly), op.byCreation(this.dir, 'Descend', 2, keysOnly)],
+      mine === undefined, // a key found again is in the queue already: the queue is not empty
     );
+    if (alone) return this.grant(entry, 'holds', false);
     const [first, newest] = ranges as [(typeof ranges)[0], (typeof ranges)[0]];
     if (first.kvs[0] && keyOf(first.kvs[0]) === entry.key) return this.grant(entry, 'holds', false);
     // Just put, the key is the newest: the one before it is the second newest.

@@ -40,6 +40,11 @@ export interface Enqueued {
   readonly ranges: readonly IRangeResponse[];
   /** The key was put by this very transaction (it is the newest key of the lock). */
   readonly created: boolean;
+  /**
+   * The queue was empty and the key was put alone (`emptyFirst`): it holds, and `ranges` is empty —
+   * nothing was read.
+   */
+  readonly alone: boolean;
 }
 
 /**
@@ -113,6 +118,11 @@ export abstract class EtcdResource {
    * Puts the owner's key unless it has one (Go's Mutex: `If(CreateRevision(key) == 0)`), its value
    * the mode and the holder's record (value.ts), and reads `reads` in the same transaction — after the
    * put, so they see it. A key found again keeps the record of the attempt that put it.
+   *
+   * `emptyFirst` (a lock whose first key holds): the transaction first asks whether the queue is empty
+   * and then only puts the key — it is the first, so it holds — and otherwise runs the put-and-read
+   * above as a nested transaction, in the same round trip. An uncontended acquire then reads nothing:
+   * etcd sorts no range and the client decodes none.
    */
   protected async enqueue(
     session: EtcdSession,
@@ -120,27 +130,46 @@ export abstract class EtcdResource {
     mine: OwnedKey | undefined,
     [mode, holder]: readonly [KeyMode, HolderMetadata | undefined],
     reads: readonly IRequestOp[],
+    emptyFirst = false,
   ): Promise<Enqueued> {
     if (mine !== undefined) {
       const again = await this.ctx.store.txn([], [op.get(mine.key), ...reads]);
       if (rangeAt(again, 0).kvs.length > 0)
-        return { entry: mine, ranges: ranges(again, reads), created: false };
+        return { entry: mine, ranges: ranges(again, reads), created: false, alone: false };
       this.ctx.owned.delete(mine); // deleted behind our back (forceUnlock): queue again, at the end
     }
     const key = ownerKey(this.dir, session.hex, owner);
     const value = keyValue(mode, owner, holder);
-    const reply = await this.onSession(session, () =>
-      this.ctx.store.txn(
-        [cmp.createdAt(key, 0)],
-        [op.put(key, value, session.id), ...reads],
-        [op.get(key), ...reads],
-      ),
+    const put = op.put(key, value, session.id);
+    const queued = {
+      compare: [cmp.createdAt(key, 0)],
+      success: [put, ...reads],
+      failure: [op.get(key), ...reads],
+    };
+    const outer = await this.onSession(session, () =>
+      emptyFirst
+        ? this.ctx.store.txn([cmp.emptyDir(this.dir)], [put], [{ request_txn: queued }])
+        : this.ctx.store.txn(queued.compare, queued.success, queued.failure),
     );
+    // The key's create revision is the whole transaction's: a nested one reports no header of its own.
+    const putRevision = revisionOf(outer.header);
+    const record = value.slice(mode.length);
+    if (emptyFirst && outer.succeeded) {
+      const entry = this.ctx.owned.add({ dir: this.dir, owner, key, session, revision: putRevision, record });
+      return { entry, ranges: [], created: true, alone: true };
+    }
+    const reply = emptyFirst ? nestedTxn(outer) : outer;
     const existing = reply.succeeded ? undefined : rangeAt(reply, 0).kvs[0];
-    const revision = existing ? createdAt(existing) : revisionOf(reply.header);
-    const record = existing ? recordOf(existing.value) : value.slice(mode.length);
-    const entry = this.ctx.owned.add({ dir: this.dir, owner, key, session, revision, record });
-    return { entry, ranges: ranges(reply, reads), created: reply.succeeded };
+    const revision = existing ? createdAt(existing) : putRevision;
+    const entry = this.ctx.owned.add({
+      dir: this.dir,
+      owner,
+      key,
+      session,
+      revision,
+      record: existing ? recordOf(existing.value) : record,
+    });
+    return { entry, ranges: ranges(reply, reads), created: reply.succeeded, alone: false };
   }
 
   /** Puts the owner's key only if the queue is empty: a try that will not wait never queues. */
@@ -241,6 +270,13 @@ export abstract class EtcdResource {
 
 /** Events a watch reports: 'Put' or 'Delete'. */
 export const isDelete = (event: IEvent): boolean => event.type === 'Delete';
+
+/** The answer of the transaction nested as the first operation of `reply`'s failure branch. */
+function nestedTxn(reply: ITxnResponse): ITxnResponse {
+  const nested = reply.responses[0]?.response_txn;
+  if (nested === undefined) throw new Error('etcd transaction: no nested transaction response');
+  return nested;
+}
 
 /** The ranges read after the transaction's first operation (the put, or the get of the key). */
 function ranges(reply: ITxnResponse, reads: readonly IRequestOp[]): IRangeResponse[] {

@@ -165,10 +165,23 @@ export class AdvisoryLockResource implements LockResource {
     return 'expired';
   }
 
-  /** A late cancel (cancel-wait.sql's window) may hit the unlock: it is sent once more then. */
+  /**
+   * A late cancel (cancel-wait.sql's window) may hit the unlock: it is sent once more then. The first
+   * unlock on a connection reads its own application_name (unlock.sql), the later ones are given it.
+   */
   private async unlockQuery(session: PostgresSession, mode: Mode) {
-    const run = () =>
-      session.query<{ released: boolean }>(SQL.unlock, [this.keyText, mode === 'shared'], this.name);
+    const run = async () => {
+      const own = session.ownLabel;
+      const shared = mode === 'shared';
+      const rows = await session.query<{ released: boolean; label: string | null }>(
+        own === undefined ? SQL.unlock : SQL.unlockLabelled,
+        own === undefined ? [this.keyText, shared] : [this.keyText, shared, own],
+        this.name,
+      );
+      const label = rows[0]?.label;
+      if (own === undefined && typeof label === 'string') session.ownLabel = label;
+      return rows;
+    };
     return run().catch((error: unknown) => {
       if (sqlState(error) === '57014') return run();
       throw error;

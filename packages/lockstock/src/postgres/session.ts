@@ -1,8 +1,16 @@
 import { PinnedSession, ServerWait, type ConnectionEvents } from '../backend/index.js';
 import type { PoolClient } from './driver.js';
-import { endsSession, PostgresSessionError, TransactionPoolerError } from './errors.js';
+import { endsSession, PostgresSessionError, sqlState, TransactionPoolerError } from './errors.js';
+import { PREPARED } from './sql.js';
 
 export type Mode = 'exclusive' | 'shared';
+
+/**
+ * Each pooled connection's own application_name (pg_settings' reset_val), learned from its first
+ * unlock (unlock.sql): later unlocks set it back from here (unlock-labelled.sql) instead of reading
+ * pg_settings each time. A connection's reset value does not change while it lives.
+ */
+const ownLabels = new WeakMap<PoolClient, string>();
 
 /**
  * An owner's pinned session (see PinnedSession) holding PostgreSQL advisory locks: re-entry is counted
@@ -35,6 +43,15 @@ export class PostgresSession extends PinnedSession<BlockingWait> {
     return this.pid;
   }
 
+  /** The connection's own application_name, once an unlock on it returned it (ownLabels). */
+  get ownLabel(): string | undefined {
+    return ownLabels.get(this.client);
+  }
+
+  set ownLabel(label: string) {
+    ownLabels.set(this.client, label);
+  }
+
   override get usable(): boolean {
     return super.usable && !this.poisoned;
   }
@@ -55,7 +72,7 @@ export class PostgresSession extends PinnedSession<BlockingWait> {
   async query<R extends object>(text: string, values: unknown[], lockName: string): Promise<R[]> {
     let rows: unknown[];
     try {
-      ({ rows } = await this.client.query(text, values));
+      ({ rows } = await this.run(text, values));
     } catch (error) {
       // A statement failing because the session is ending (terminated, server shutting down): the
       // socket's own report comes a moment later — the holds are lost now.
@@ -81,6 +98,26 @@ export class PostgresSession extends PinnedSession<BlockingWait> {
       }
     }
     return rows as R[];
+  }
+
+  /**
+   * A statement of PREPARED as its named statement (sql.ts: only scope 'session' runs them). One the
+   * server no longer has — `DEALLOCATE ALL` or `DISCARD ALL` run by someone else on a caller's pooled
+   * connection — is refused at its bind, before it runs (SQLSTATE 26000): pg forgets it and the
+   * statement is prepared again once.
+   */
+  private run(text: string, values: unknown[]) {
+    const name = PREPARED.get(text);
+    if (name === undefined) return this.client.query(text, values);
+    return this.client.query({ name, text, values }).catch((error: unknown) => {
+      if (sqlState(error) !== '26000') throw error;
+      const parsed = (
+        this.client as unknown as { connection?: { parsedStatements?: Record<string, string> } }
+      ).connection?.parsedStatements;
+      if (parsed?.[name] === undefined) throw error;
+      delete parsed[name];
+      return this.client.query({ name, text, values });
+    });
   }
 }
 

@@ -9,6 +9,7 @@ export const SQL = {
   waitLock: load('wait-lock.sql'),
   waitXactLock: load('wait-xact-lock.sql'),
   unlock: load('unlock.sql'),
+  unlockLabelled: load('unlock-labelled.sql'),
   unlockAll: load('unlock-all.sql'),
   tryPermit: load('try-permit.sql'),
   tryXactPermit: load('try-xact-permit.sql'),
@@ -38,3 +39,15 @@ export const SCOPE_SQL: Record<'session' | 'transaction', ScopeSql> = {
   session: { tryLock: SQL.tryLock, waitLock: SQL.waitLock, tryPermit: SQL.tryPermit },
   transaction: { tryLock: SQL.tryXactLock, waitLock: SQL.waitXactLock, tryPermit: SQL.tryXactPermit },
 };
+
+/**
+ * The statements of every acquire and release in scope 'session', run as named prepared statements:
+ * parsed and planned once per connection instead of on every call (PostgreSQL's CPU per uncontended
+ * pair, measured in docs/benchmarks.md). Never in scope 'transaction': a transaction pooler lends the
+ * server connection a statement was prepared on to other clients, and may answer on another.
+ */
+export const PREPARED: ReadonlyMap<string, string> = new Map([
+  [SQL.tryLock, 'lockstock_try_lock'],
+  [SQL.unlock, 'lockstock_unlock'],
+  [SQL.unlockLabelled, 'lockstock_unlock_labelled'],
+]);

@@ -4,7 +4,8 @@
 -- serves (deadlock-check.sql would read it as that owner's).
 -- $1 key (bigint), $2 shared (boolean)
 -- Returns one row: released (false: this session did not hold it — it was a different session, which
--- only a pooler swapping server connections explains), pid.
+-- only a pooler swapping server connections explains), pid, label (the connection's own
+-- application_name: kept for the connection, whose later unlocks run unlock-labelled.sql instead).
 SELECT CASE WHEN $2::boolean THEN pg_advisory_unlock_shared($1::bigint)
             ELSE pg_advisory_unlock($1::bigint) END AS released,
        pg_backend_pid() AS pid,

@@ -118,29 +118,48 @@ const advisoryKey = (key: string): string => {
   return hash.toString();
 };
 
+/** The floor's fencing-token sequence (made once per benchmark process; it may exist already). */
+const FLOOR_SEQUENCE = 'lockstock_bench_floor_tokens';
+
 /**
  * PostgreSQL's floor: `pg_try_advisory_lock` + `pg_advisory_unlock`, raw round trips on one
  * connection per acquisition (a session lock lives in its connection: concurrent acquirers need one
  * each — connections are kept and reused, never opened per pair). A refused try waits in
- * PostgreSQL's own lock queue (`pg_advisory_lock`), not by polling.
+ * PostgreSQL's own lock queue (`pg_advisory_lock`), not by polling. The same guarantee as the lock it
+ * is the floor of includes a fencing token: a granted try draws one from a sequence in its own
+ * statement (`nextval`, no extra round trip), as etcd's floor gets its key's create revision.
  */
 export function postgresFloor(url: string): StoreLock {
   const idle: pg.Client[] = [];
   const all: pg.Client[] = [];
+  let sequence: Promise<unknown> | undefined;
   const take = async () => {
     const ready = idle.pop();
     if (ready) return ready;
     const client = new pg.Client({ connectionString: url });
     all.push(client);
     await client.connect();
+    // Processes making it at the same moment: one wins the catalog's unique index, the others fail
+    // with the sequence there all the same (23505, 42P07).
+    await (sequence ??= client
+      .query(`CREATE SEQUENCE IF NOT EXISTS ${FLOOR_SEQUENCE}`)
+      .catch((error: unknown) => {
+        const code = (error as { code?: unknown }).code;
+        if (code !== '23505' && code !== '42P07') throw error;
+      }));
     return client;
   };
   return {
     acquire: async (key) => {
       const client = await take();
       const id = advisoryKey(key);
-      const { rows } = await client.query<{ got: boolean }>('SELECT pg_try_advisory_lock($1) AS got', [id]);
-      if (!rows[0]?.got) await client.query('SELECT pg_advisory_lock($1)', [id]);
+      const { rows } = await client.query<{ token: string | null }>(
+        `SELECT CASE WHEN pg_try_advisory_lock($1) THEN nextval('${FLOOR_SEQUENCE}') END AS token`,
+        [id],
+      );
+      if (rows[0]?.token == null) {
+        await client.query(`SELECT pg_advisory_lock($1), nextval('${FLOOR_SEQUENCE}') AS token`, [id]);
+      }
       return {
         release: async () => {
           await client.query('SELECT pg_advisory_unlock($1)', [id]);
@@ -171,27 +190,53 @@ export function advisoryLock(loaded: unknown, url: string): StoreLock {
 }
 
 /**
+ * MariaDB draws the floor's fencing tokens from a sequence (CACHE 1000, as lockstock's), made once;
+ * MySQL has no sequences: its floor draws none (lockstock's upsert would cost it a row write).
+ */
+async function floorSequence(connection: mysql.Connection): Promise<boolean> {
+  const [rows] = await connection.query('SELECT VERSION() AS version');
+  if (!/mariadb/i.test(String((rows as Array<{ version: unknown }>)[0]?.version))) return false;
+  await connection
+    .query(`CREATE SEQUENCE IF NOT EXISTS ${FLOOR_SEQUENCE} CACHE 1000 ENGINE = InnoDB`)
+    .catch((error: unknown) => {
+      // Another process made it at the same moment (ER_TABLE_EXISTS_ERROR): it is there.
+      if ((error as { errno?: unknown }).errno !== 1050) throw error;
+    });
+  return true;
+}
+
+/**
  * MySQL's floor: `GET_LOCK(name, 0)` + `RELEASE_LOCK(name)`, raw round trips on one connection per
  * acquisition (a user lock lives in its session, and a session re-enters its own locks: concurrent
  * acquirers need one each — connections are kept and reused, never opened per pair). A refused try
- * waits in the server's own queue (a blocking `GET_LOCK`), not by polling.
+ * waits in the server's own queue (a blocking `GET_LOCK`), not by polling. On MariaDB a granted try
+ * draws a fencing token in its own statement, as lockstock's does (floorSequence).
  */
 export function mysqlFloor(url: string): StoreLock {
   const idle: mysql.Connection[] = [];
   const all: mysql.Connection[] = [];
+  let sequence: Promise<boolean> | undefined;
   const take = async () => {
     const ready = idle.pop();
     if (ready) return ready;
     const connection = await mysql.createConnection(url);
     all.push(connection);
+    await (sequence ??= floorSequence(connection));
     return connection;
   };
   return {
     acquire: async (key) => {
       const connection = await take();
-      const [rows] = await connection.query('SELECT GET_LOCK(?, 0) AS got', [key]);
-      if ((rows as Array<{ got: number }>)[0]?.got !== 1) {
+      // MariaDB: the token drawn in the try's own statement, only when granted (IF runs one branch).
+      const [rows] = (await sequence)
+        ? await connection.query(`SELECT IF(GET_LOCK(?, 0) = 1, NEXTVAL(${FLOOR_SEQUENCE}), NULL) AS got`, [
+            key,
+          ])
+        : await connection.query('SELECT GET_LOCK(?, 0) AS got', [key]);
+      const got = (rows as Array<{ got: number | string | null }>)[0]?.got;
+      if (got == null || Number(got) === 0) {
         await connection.query('SELECT GET_LOCK(?, 31536000) AS got', [key]); // a year: until granted
+        if (await sequence) await connection.query(`SELECT NEXTVAL(${FLOOR_SEQUENCE}) AS token`);
       }
       return {
         release: async () => {
