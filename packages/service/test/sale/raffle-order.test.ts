@@ -68,7 +68,10 @@ describe('the draw order', () => {
   it('is the verifier’s order across thousands of entries, by place and by buyer', async () => {
     const n = 2_600;
     const saleId = await pinnedRaffle(n);
-    const expected = drawOrder(SEED.toString('hex'), Array.from({ length: n }, (_, i) => hashOf(i)));
+    const expected = drawOrder(
+      SEED.toString('hex'),
+      Array.from({ length: n }, (_, i) => hashOf(i)),
+    );
     const order = await publishedOrder(saleId);
     expect(order.map((e) => e.position)).toEqual(expected.map((_, i) => i + 1));
     expect(order.map((e) => e.hash)).toEqual(expected);
