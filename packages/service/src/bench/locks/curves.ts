@@ -70,7 +70,8 @@ export interface CurvesReport {
 
 /**
  * The most holds measured on etcd by default: its acquisitions ran at ~280/s on this machine (load
- * average ~12), so 100,000 took 6 minutes, longer than the rest of the curves together.
+ * average ~12): 100,000 took 6 minutes to take and as long to release, three times the rest of the
+ * curves together.
  */
 export const ETCD_MAX_HOLDS = 10_000;
 
