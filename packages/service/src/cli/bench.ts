@@ -4,6 +4,8 @@ import { join } from 'node:path';
 import type { Command } from 'commander';
 import { testHookWarnings } from './test-hooks.js';
 import { KINDS, LIBRARIES } from '../bench/locks/libraries.js';
+import { benchCurves, CURVE_STORES, type CurveStore } from '../bench/locks/curves.js';
+import { curvesTable, writeCurvePlots } from '../bench/locks/curves-report.js';
 import { benchLocks } from '../bench/locks/run.js';
 import { SCENARIOS } from '../bench/locks/scenarios.js';
 import { lockBenchTable } from '../bench/locks/table.js';
@@ -34,7 +36,17 @@ export function registerBench(program: Command): void {
     .option('--runs <n>', 'runs per row (the report shows medians)', intOption(1, 100), 3)
     .option('--uncontended-ms <ms>', 'duration of one uncontended run', intOption(100), 3_000)
     .option('--contended-ms <ms>', 'duration of one contended run', intOption(100), 5_000)
-    .option('--scenarios <list>', `scenarios: ${SCENARIOS.join(', ')}`, listOption(SCENARIOS), [...SCENARIOS])
+    .option(
+      '--scenarios <list>',
+      `scenarios: ${SCENARIOS.join(', ')}; and curves (not by default): throughput and waits against waiters per lock, memory per hold and per waiter against held locks, on Redis and etcd`,
+      listOption([...SCENARIOS, 'curves'] as const),
+      [...SCENARIOS],
+    )
+    .option(
+      '--plots <dir>',
+      'curves: write the SVG plots into this directory (the repository keeps them in docs/img)',
+    )
+    .option('--curve-ms <ms>', 'curves: duration of each contention point', intOption(100), 2_000)
     .option(
       '--kinds <list>',
       `lockstock's kinds (each with the peers' counterparts): ${KINDS.join(', ')}`,
@@ -59,12 +71,36 @@ export function registerBench(program: Command): void {
         // No logger here: the hooks that change a run (a Redlock vote timeout) are said on stderr.
         for (const warning of testHookWarnings()) process.stderr.write(`WARNING: ${warning}\n`);
         const json = jsonOutput(resources, opts.json);
+        if (opts.scenarios.includes('curves')) {
+          if (opts.scenarios.length > 1) throw new InvalidArgumentError('--scenarios curves runs alone');
+          const stores = (opts.topologies as string[]).filter((t): t is CurveStore =>
+            (CURVE_STORES as readonly string[]).includes(t),
+          );
+          if (stores.length === 0) throw new InvalidArgumentError(`curves run on ${CURVE_STORES.join(', ')}`);
+          const report = await benchCurves({
+            stores,
+            durationMs: opts.curveMs,
+            ...json.option,
+            progress: progress(resources),
+          });
+          const plots = opts.plots ? writeCurvePlots(report, opts.plots) : [];
+          json.report(() =>
+            printReport(report.machine, curvesTable(report), opts.markdown === true, [
+              `lockstock's mutex; each contention point ${opts.curveMs} ms; x: waiters (contention), locks held, or waiting callers`,
+              ...plots.map((p) => `plot: ${p}`),
+            ]),
+          );
+          return;
+        }
+        const scenarios = (opts.scenarios as string[]).filter(
+          (s): s is (typeof SCENARIOS)[number] => s !== 'curves',
+        );
         const { machine, warnings, results } = await benchLocks({
           redisUrl: opts.redis,
           runs: opts.runs,
           uncontendedMs: opts.uncontendedMs,
           contendedMs: opts.contendedMs,
-          scenarios: opts.scenarios,
+          scenarios,
           kinds: opts.kinds,
           clients: opts.clients,
           libraries: opts.libraries,

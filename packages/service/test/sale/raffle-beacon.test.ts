@@ -313,7 +313,7 @@ describe('raffle verify against an operator who edits a beacon draw after the cl
 
   /** The operator recomputes the places with `seed` and `round` and records `round` as the one used. */
   async function redraw(saleId: string, seed: Buffer, round: BeaconRound): Promise<void> {
-    await env.db.query('DELETE FROM raffle_places WHERE sale_id = $1', [saleId]);
+    await env.db.query('DELETE FROM raffle_place_blocks WHERE sale_id = $1', [saleId]);
     await env.db.query(raffleQueries.drawOrder, [saleId, drawSeedOf(seed, round)]);
     await env.db.query('UPDATE raffles SET beacon_round = $2 WHERE sale_id = $1', [
       saleId,

@@ -74,7 +74,7 @@ async function drawnRaffle(tag: string): Promise<Drawn> {
 
 /** The operator recomputes every place from the record as it now stands (the service's own SQL). */
 async function redraw(saleId: string): Promise<void> {
-  await env.db.query('DELETE FROM raffle_places WHERE sale_id = $1', [saleId]);
+  await env.db.query('DELETE FROM raffle_place_blocks WHERE sale_id = $1', [saleId]);
   const { rows } = await env.db.query<{ seed: Buffer }>('SELECT seed FROM raffles WHERE sale_id = $1', [
     saleId,
   ]);
@@ -168,7 +168,7 @@ describe('raffle verify against an operator who edits the record after the close
   it('catches an entry deleted, the places renumbered and the close signed again without it', async () => {
     const drawn = await drawnRaffle('deleted');
     const victim = drawn.users[0]!; // place 1: a unit
-    await env.db.query('DELETE FROM raffle_places WHERE sale_id = $1', [drawn.saleId]);
+    await env.db.query('DELETE FROM raffle_place_blocks WHERE sale_id = $1', [drawn.saleId]);
     await env.db.query('DELETE FROM raffle_entries WHERE sale_id = $1 AND user_id = $2', [
       drawn.saleId,
       victim,

@@ -1,6 +1,6 @@
 import type { ScriptRunner } from 'lockstock/redis';
 import type { SaleRedis } from '../redis.js';
-import type { Database } from '../store/db.js';
+import type { Database, Queryable } from '../store/db.js';
 import { recordEntries } from './entries.js';
 import { raffleKeys, raffleQueries, raffleScripts } from './keys.js';
 import { LEAF_ENTRIES, rootOfLeaves } from './merkle.js';
@@ -68,9 +68,9 @@ interface LockedRaffle {
  *    list changed later detectable by `raffle verify`, and an entry whose receipt its holder keeps
  *    but which is not in it, a dropped entry. The record's draw is what it holds: an entry Redis
  *    accepted and lost before it was recorded is not in it (README, "Raffle sales");
- * 4. the places: every recorded entry's place inserted into raffle_places (draw-order.sql, one
- *    INSERT … SELECT row_number()) ordered by the draw seed, and the raffle marked drawn. Without a
- *    beacon this is the close's own transaction (seed = the committed seed). With one, the raffle is
+ * 4. the places: every recorded entry's place written into raffle_place_blocks (draw-order.sql, one
+ *    statement: sorted by the draw key, 1,024 places a row) ordered by the draw seed, and the raffle
+ *    marked drawn with that seed. Without a beacon this is the close's own transaction (seed = the committed seed). With one, the raffle is
  *    marked 'closed' and the places wait for the round: fetched, checked against the chain's key, and
  *    mixed in (drawSeedOf), in a second transaction under the same lock. A second caller finds it
  *    drawn and does nothing.
@@ -112,8 +112,8 @@ export async function drawRaffle(deps: DrawDeps, saleId: string): Promise<DrawOu
       await tx.query(raffleQueries.closeDone, [saleId, JSON.stringify(close)]);
       return { ...raffle, phase: 'closed', close };
     }
-    const ordered = await tx.query(raffleQueries.drawOrder, [saleId, raffle.seed]);
-    await tx.query(raffleQueries.drawDone, [saleId, ordered.rowCount, JSON.stringify(close), null]);
+    const entries = await drawPlaces(tx, saleId, raffle.seed);
+    await tx.query(raffleQueries.drawDone, [saleId, entries, JSON.stringify(close), null, raffle.seed]);
     return { ...raffle, phase: 'drawn-now', close };
   });
   if (closed?.phase === 'drawn-now') {
@@ -148,16 +148,24 @@ async function drawWithBeacon(
     const raffle = (await tx.query<LockedRaffle>(raffleQueries.lockDraw, [saleId])).rows[0];
     if (raffle?.phase !== 'closed') return { result: 'already' } as const;
     await tx.query(raffleQueries.drawSettings);
-    const ordered = await tx.query(raffleQueries.drawOrder, [saleId, drawSeedOf(raffle.seed, value)]);
+    const drawSeed = drawSeedOf(raffle.seed, value);
+    const entries = await drawPlaces(tx, saleId, drawSeed);
     const beaconRound = { round: value.round, signature: value.signature };
     await tx.query(raffleQueries.drawDone, [
       saleId,
-      ordered.rowCount,
+      entries,
       JSON.stringify(raffle.close),
       JSON.stringify(beaconRound),
+      drawSeed,
     ]);
-    return { result: 'drawn', entries: ordered.rowCount ?? 0, ms: performance.now() - started, round };
+    return { result: 'drawn', entries, ms: performance.now() - started, round };
   });
+}
+
+/** Writes the places of every recorded entry (draw-order.sql); returns how many. */
+async function drawPlaces(tx: Queryable, saleId: string, drawSeed: Buffer): Promise<number> {
+  const { rows } = await tx.query<{ entries: number }>(raffleQueries.drawOrder, [saleId, drawSeed]);
+  return rows[0]?.entries ?? 0;
 }
 
 /** The beacon round could not be had: the source failed, or answered a round its chain did not sign. */

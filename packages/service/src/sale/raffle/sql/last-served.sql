@@ -1,13 +1,9 @@
 -- The last place served: the highest place of an entrant who holds an order, in the record or among
 -- the reservations still in the orders stream ($2). The cursor goes back to the place after it.
+-- (raffle_place(): one block lookup per such entrant, migration 014.)
 -- $1 sale id, $2 user ids of the stream's reservations (text[])
 -- Returns one row: last (0 if nobody was served).
-SELECT greatest(
-         (SELECT coalesce(max(p.place), 0)
-            FROM orders o
-            JOIN raffle_places p ON p.sale_id = o.sale_id AND p.user_id = o.user_id
-           WHERE o.sale_id = $1),
-         (SELECT coalesce(max(place), 0)
-            FROM raffle_places
-           WHERE sale_id = $1 AND user_id = ANY ($2::text[]))
-       )::int AS last;
+SELECT coalesce(max(raffle_place($1, u.user_id)), 0)::int AS last
+  FROM (SELECT user_id FROM orders WHERE sale_id = $1
+        UNION
+        SELECT unnest($2::text[])) AS u;
