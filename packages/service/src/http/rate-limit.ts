@@ -55,6 +55,10 @@ export function registerRateLimits(
   return {
     perUser,
     limitUser: (request) =>
-      countUserAttempt(context, (request.params as { id: string }).id, request.caller?.userId ?? '', perUser),
+      countUserAttempt(
+        context.scripts,
+        context.keys.sale((request.params as { id: string }).id).userRate(request.caller?.userId ?? ''),
+        perUser,
+      ),
   };
 }

@@ -171,7 +171,7 @@ export class Reserver {
       request.admittedAt === undefined &&
       !entry.split;
     if (perSecond !== undefined && !countedInScript) {
-      await countUserAttempt(this.sale, saleId, userId, perSecond);
+      await countUserAttempt(this.scripts, entry.keys.userRate(userId), perSecond);
     }
     if (idempotencyKey === undefined && soldOut?.isSoldOut(saleId)) {
       // An admitted buyer told "sold out" is done for now: its active slot is freed as the script

@@ -1,5 +1,4 @@
-import { loadLuaScript } from 'lockstock/redis';
-import type { SaleContext } from './context/context.js';
+import { loadLuaScript, type ScriptRunner } from 'lockstock/redis';
 import { RateLimitedError } from './errors.js';
 
 const userRateScript = loadLuaScript(new URL('./user-rate.lua', import.meta.url));
@@ -8,20 +7,15 @@ const userRateScript = loadLuaScript(new URL('./user-rate.lua', import.meta.url)
 export const RATE_LIMITED = -13;
 
 /**
- * Counts one attempt of `userId` on `saleId` against `perSecond` (user-rate.lua) and throws
- * RateLimitedError when it is over. For the paths whose reservation does not count it in its own
- * round trip (reserve-limited.lua does, for a plain purchase).
+ * Counts one attempt against `perSecond` on `counter` (a sale's `userRate(userId)` key; user-rate.lua)
+ * and throws RateLimitedError when it is over. For the paths whose reservation does not count it in
+ * its own round trip (reserve-limited.lua does, for a plain purchase).
  */
 export async function countUserAttempt(
-  sale: SaleContext,
-  saleId: string,
-  userId: string,
+  scripts: ScriptRunner,
+  counter: string,
   perSecond: number,
 ): Promise<void> {
-  const reply = (await sale.scripts.run(
-    userRateScript,
-    [sale.keys.sale(saleId).userRate(userId)],
-    [perSecond],
-  )) as number | [number, number];
+  const reply = (await scripts.run(userRateScript, [counter], [perSecond])) as number | [number, number];
   if (Array.isArray(reply)) throw new RateLimitedError(Number(reply[1]));
 }
