@@ -5,7 +5,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -25,12 +25,58 @@ export interface HttpSample {
   p99Ms: number;
   /** Responses with another status (e.g. 5xx, or 409 limit_reached if the buyers ran out). */
   unexpected: number;
+  /**
+   * CPU per answered request, µs: the server's process (all its threads, and its children: the
+   * embedded default's own redis-server) and the bench's Redis (INFO cpu). Steadier than the rate on a loaded
+   * machine: a request costs what it costs, however long it waits for a core.
+   */
+  cpuUs?: { server: number; redis: number };
 }
+
+/** The CPU time a process has used (all threads), µs; undefined where /proc cannot say. */
+export function processCpuUs(pid: number | undefined): number | undefined {
+  if (pid === undefined) return undefined;
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // Fields after the command (which may hold spaces): state is field 3; utime 14, stime 15.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1e6) / CLOCK_TICKS;
+  } catch {
+    return undefined;
+  }
+}
+/**
+ * The CPU time of a process and of its children (the embedded default's own redis-server), µs;
+ * undefined where /proc cannot say.
+ */
+export function processTreeCpuUs(pid: number | undefined): number | undefined {
+  const own = processCpuUs(pid);
+  if (own === undefined) return undefined;
+  // Its children: the processes whose parent it is (/proc/<pid>/task/<tid>/children is not in every
+  // kernel; the parent field of /proc/<pid>/stat is).
+  const children = readdirSync('/proc')
+    .filter((name) => /^\d+$/.test(name))
+    .map(Number)
+    .filter((child) => {
+      try {
+        const stat = readFileSync(`/proc/${child}/stat`, 'utf8');
+        return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === pid;
+      } catch {
+        return false; // gone meanwhile
+      }
+    });
+  return children.reduce((sum, child) => sum + (processCpuUs(child) ?? 0), own);
+}
+
+/** Linux's USER_HZ (getconf CLK_TCK): 100 on every architecture Node runs on. */
+const CLOCK_TICKS = 100;
 
 export type LockstockMode = 'serve' | 'serve-limited' | 'embedded' | 'embedded-memory' | 'serve-processes';
 
 export interface Server {
   url: string;
+  /** The server's process (its CPU counters are read around each measurement). */
+  pid?: number | undefined;
   stop(): Promise<void>;
 }
 
@@ -59,6 +105,7 @@ async function startProcess(args: string[], env: NodeJS.ProcessEnv, probeUrl: st
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
   return {
+    pid: child.pid,
     stop: async () => {
       child.kill('SIGTERM');
       await waitForExit(child);
@@ -113,7 +160,7 @@ export async function startLockstock(
     `${url}/healthz`,
     () => rmSync(dataDir, { recursive: true, force: true }),
   );
-  return { url, stop: server.stop } satisfies Server;
+  return { url, pid: server.pid, stop: server.stop } satisfies Server;
 }
 
 /** The minimal hand-written endpoint, seeding a sale with stock and a sold-out one on `redisUrl`. */
@@ -130,14 +177,14 @@ export async function startMinimal(
     {},
     `${url}/ready`,
   );
-  return { url, open, gone, stop: server.stop };
+  return { url, pid: server.pid, open, gone, stop: server.stop };
 }
 
 export async function startHello(): Promise<Server> {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
   const server = await startProcess([helloPath, String(port)], {}, `${url}/ready`);
-  return { url, stop: server.stop };
+  return { url, pid: server.pid, stop: server.stop };
 }
 
 export async function createSale(url: string, stock: number): Promise<string> {

@@ -1,9 +1,11 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Redis } from 'ioredis';
 import { signToken } from '../../http/auth.js';
 import {
   createSale,
+  processTreeCpuUs,
   SECRET,
   sample,
   startHello,
@@ -137,6 +139,7 @@ export class HttpSession {
     private readonly tokens: RoundTokens,
     private readonly load: HttpLoad,
     private readonly exported: () => OtlpReceipt,
+    private readonly redis: Redis,
   ) {}
 
   static async start(
@@ -150,7 +153,9 @@ export class HttpSession {
     const subjects: Subject[] = [];
     const sink = await startOtlpSink();
     stops.push(() => sink.stop());
-    const session = new HttpSession(subjects, stops, tokens, load, () => sink.receipt());
+    const redis = new Redis(redisUrl);
+    stops.push(async () => void redis.disconnect());
+    const session = new HttpSession(subjects, stops, tokens, load, () => sink.receipt(), redis);
     try {
       const lockstock = async (
         name: string,
@@ -209,15 +214,38 @@ export class HttpSession {
   private async measure(subject: Subject, kind: Kind, round: number, seconds = this.load.durationSeconds) {
     const sale = kind === 'soldOut' ? subject.soldOutSale : await subject.sale(10_000_000);
     const path = subject.path ?? `/api/sales/${sale}/orders`;
+    const tokensFile = this.tokens.file(round);
+    const cpuBefore = processTreeCpuUs(subject.server.pid);
+    const redisBefore = await this.redisCpuUs();
     const result = await runWrk({
       ...this.load,
       durationSeconds: seconds,
       url: `${subject.server.url}${path}`,
-      tokensFile: this.tokens.file(round),
+      tokensFile,
       firstToken: 0,
       tokenCount: this.tokens.perRound,
     });
-    return sample(result, subject.path ? 200 : kind === 'soldOut' ? 409 : 202);
+    const cpuAfter = processTreeCpuUs(subject.server.pid);
+    const redisAfter = await this.redisCpuUs();
+    const measured = sample(result, subject.path ? 200 : kind === 'soldOut' ? 409 : 202);
+    const answered = Object.values(result.statuses).reduce((sum, n) => sum + n, 0);
+    if (cpuBefore === undefined || cpuAfter === undefined || answered === 0) return measured;
+    // wrk's own start-up (reading the tokens) falls inside the window: the server idles meanwhile.
+    const ownRedis = subject.name.startsWith('embedded') || subject.name === 'hello';
+    return {
+      ...measured,
+      cpuUs: {
+        server: (cpuAfter - cpuBefore) / answered,
+        redis: ownRedis ? 0 : (redisAfter - redisBefore) / answered,
+      },
+    };
+  }
+
+  /** The bench's Redis's CPU time so far (INFO cpu), µs. */
+  private async redisCpuUs(): Promise<number> {
+    const info = await this.redis.info('cpu');
+    const seconds = (name: string) => Number(new RegExp(`${name}:([0-9.]+)`).exec(info)?.[1] ?? 0);
+    return (seconds('used_cpu_user') + seconds('used_cpu_sys')) * 1e6;
   }
 
   /** One round (`round` 0-based): every server in turn; sold-out answers of serve and the embedded default. */

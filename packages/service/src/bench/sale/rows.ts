@@ -35,6 +35,13 @@ export interface SaleBenchResult {
   unexpected?: number;
   /** The tracing row: spans the traced server exported to the benchmark's sink, summed over the runs. */
   spansExported?: number;
+  /**
+   * CPU per request, µs (server process + the bench's Redis; medians over the runs), and the
+   * baseline's over lockstock's: the median of the runs' CPU ratios (above 1: lockstock costs less).
+   * The steadier figure on a loaded machine, where the rate follows whoever else wants the cores.
+   */
+  cpuUsPerRequest?: { library: number; baseline: number };
+  cpuRatio?: number;
 }
 
 const HELLO = 'hello-world Fastify route, same POST, same wrk load';
@@ -90,6 +97,21 @@ function httpRow(
       p99: round(median(samples.map((s) => s.p99Ms))),
     },
     unexpected: samples.reduce((sum, s) => sum + s.unexpected, 0),
+    ...cpuOf(samples, baselines),
+  };
+}
+
+const cpuTotal = (s: HttpSample) => (s.cpuUs ? s.cpuUs.server + s.cpuUs.redis : undefined);
+
+/** The CPU figures of a row, when every run of both sides has them. */
+function cpuOf(samples: HttpSample[], baselines: HttpSample[]) {
+  const library = samples.map(cpuTotal);
+  const baseline = baselines.map(cpuTotal);
+  if ([...library, ...baseline].some((v) => v === undefined || !(v > 0))) return {};
+  const [l, b] = [library as number[], baseline as number[]];
+  return {
+    cpuUsPerRequest: { library: round(median(l), 1), baseline: round(median(b), 1) },
+    cpuRatio: round(median(l.map((value, i) => (b[i] as number) / value))),
   };
 }
 
@@ -249,6 +271,8 @@ export function saleBenchTable(results: SaleBenchResult[]): TableData {
       { header: 'baseline /s', align: right },
       { header: 'ratio', align: right },
       { header: 'target', align: right },
+      { header: 'CPU µs/req', align: right },
+      { header: 'CPU ratio', align: right },
       { header: 'baseline', wrap: true },
     ],
     rows: results.map((r) => [
@@ -258,6 +282,8 @@ export function saleBenchTable(results: SaleBenchResult[]): TableData {
       r.baselineOpsPerSec.toLocaleString('en-US'),
       `${r.ratio}×`,
       r.target === undefined ? '' : `≥ ${r.target}×`,
+      r.cpuUsPerRequest ? `${r.cpuUsPerRequest.library} / ${r.cpuUsPerRequest.baseline}` : '',
+      r.cpuRatio === undefined ? '' : `${r.cpuRatio}×`,
       r.baseline +
         (r.unexpected ? ` (${r.unexpected} other answers)` : '') +
         (r.spansExported === undefined ? '' : ` (${r.spansExported.toLocaleString('en-US')} spans exported)`),
