@@ -94,10 +94,10 @@ export async function startTracing(
 }
 
 /**
- * The share of new traces sampled when OTEL_TRACES_SAMPLER is unset: 1%. Measured (issue 49, `bench
- * sale`'s tracing rows, docs/benchmarks.md): sampling every purchase cost a large share of them on a
- * 2-core machine; one in a hundred costs about what tracing off does, and still shows a sale of 10,000
- * purchases/s in 100 traces a second. A caller's sampled traceparent is always followed (parent-based).
+ * The share of new traces sampled when OTEL_TRACES_SAMPLER is unset: 1% (issue 49). Every purchase
+ * traced cost about half a purchase's CPU in `bench sale` (docs/benchmarks.md); one in a hundred
+ * still shows a sale of 10,000 purchases/s in 100 traces a second. A caller's sampled traceparent is
+ * always followed (parent-based).
  */
 export const DEFAULT_SAMPLE_RATIO = 0.01;
 
