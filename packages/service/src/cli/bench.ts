@@ -152,6 +152,10 @@ export function registerBench(program: Command): void {
       'instead: CPU profiles of serve --workers 0 and the minimal endpoint under wrk, per request, side by side (--runs rounds)',
     )
     .option(
+      '--before <cli>',
+      "also measure another build's serve --workers 0 (its dist/cli/main.js): off, with rate limits, traced, in the same rounds",
+    )
+    .option(
       '--serve-processes <n>',
       'also measure serve with N HTTP processes on one port against one (1: not measured)',
       intOption(1, 256),
@@ -198,6 +202,7 @@ export function registerBench(program: Command): void {
           pipelineOrders: opts.orders,
           serveProcesses: opts.serveProcesses,
           profile: opts.profile === true,
+          ...(opts.before ? { before: String(opts.before) } : {}),
           ...json.option,
           progress: progress(resources),
         });

@@ -172,10 +172,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     uiConfig: { docExpansion: 'list', deepLinking: true, tryItOutEnabled: false },
   });
   registerAuth(app, deps.config.jwtSecret);
-  const limitUser = await registerRateLimits(app, deps.context.redis, {
+  const { perUser, limitUser } = registerRateLimits(app, deps.context, {
     perIp: deps.config.rateLimitPerIp,
     perUser: deps.config.rateLimitPerUser,
-    keyPrefix: deps.context.prefix,
   });
   const activity = deps.activity ? { activity: deps.activity } : {};
   const room = new WaitingRoom(deps.context, deps.service.rooms, deps.config.jwtSecret);
@@ -183,7 +182,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(roomRoutes, { room });
   await app.register(ordersRoutes, {
     service: deps.service,
-    ...(limitUser ? { limitUser } : {}),
+    ...(perUser ? { perUser } : {}),
     ...activity,
     room,
   });

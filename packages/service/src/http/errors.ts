@@ -2,6 +2,7 @@ import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { Counter, type Registry } from 'prom-client';
+import { RateLimitedError } from '../sale/errors.js';
 import { unavailableDependency } from '../sale/unavailable.js';
 import type { DependencyLog } from './dependency-log.js';
 
@@ -149,7 +150,12 @@ export function createErrorHandler(registry: Registry, dependencies: DependencyL
     request: FastifyRequest,
     reply: FastifyReply,
   ): FastifyReply | Promise<FastifyReply> {
-    const known = error instanceof ApiError ? error : fromFastifyError(error);
+    const known =
+      error instanceof ApiError
+        ? error
+        : error instanceof RateLimitedError
+          ? rateLimited(reply, error)
+          : fromFastifyError(error);
     if (known?.code === 'payload_too_large' && !request.raw.complete) {
       return answerAfterBody(request, reply, known);
     }
@@ -164,6 +170,13 @@ export function createErrorHandler(registry: Registry, dependencies: DependencyL
     request.log.error({ err: error }, 'unhandled error');
     return sendError(reply, 'internal_error', 'Something went wrong on our side.');
   };
+}
+
+/** A buyer over the per-user rate limit: 429 with Retry-After, as the per-address limit answers. */
+function rateLimited(reply: FastifyReply, error: RateLimitedError): ApiError {
+  const seconds = Math.max(1, Math.ceil(error.retryInMs / 1000));
+  void reply.header('retry-after', String(seconds));
+  return new ApiError('rate_limited', `Too many purchase attempts; retry in ${seconds} s.`);
 }
 
 /** A body past the limit is still read (and dropped) up to this size, so its sender gets the 413. */

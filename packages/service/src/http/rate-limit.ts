@@ -1,47 +1,64 @@
-import type { SaleRedis } from '../sale/redis.js';
-import rateLimit from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { ApiError } from './errors.js';
+import type { SaleContext } from '../sale/context/context.js';
+import { countUserAttempt } from '../sale/user-rate.js';
+import { AddressLimiter } from './address-limit.js';
+import { sendError } from './errors.js';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** false: the per-address rate limit leaves this route alone (probes, scrapes). */
+    rateLimit?: false;
+  }
+}
+
+/** The limits as the routes take them (registerRateLimits). */
+export interface RateLimits {
+  /** Purchase attempts per second per user and sale; undefined: off. Counted by the reservation. */
+  perUser?: number;
+  /** The per-user check for routes whose work is no reservation (the waitlist); undefined: off. */
+  limitUser?: (request: FastifyRequest) => Promise<void>;
+}
 
 /**
- * Rate limits shared by every instance through Redis: per client address on every route, per user
- * on the order route (after authentication, keyed by the token's subject). Redis errors fail closed
- * (skipOnError false): an unlimited flash sale is worse than a refused request. The client address is
- * the socket's (trustProxy off), so X-Forwarded-For cannot be used to dodge the limit.
- * Returns the per-user check, or undefined when that limit is off.
+ * The rate limits, both cheap enough to leave on (issue 49: as a Redis round trip each, they halved
+ * the purchases a process answers):
+ * - per client address on every route: counted in this process's memory and reconciled through Redis
+ *   every 100 ms (AddressLimiter says what that bounds across processes). The address is the socket's
+ *   (trustProxy off), so X-Forwarded-For cannot be used to dodge it.
+ * - per user and sale, purchase attempts per second: counted in Redis by the reservation script itself
+ *   (reserve-limited.lua, one round trip for both), so shared exactly by every process; the waitlist
+ *   counts it in a script of its own (user-rate.lua) on the same counter.
+ * Over either, the answer is 429 rate_limited and nothing changes.
  */
-export async function registerRateLimits(
+export function registerRateLimits(
   app: FastifyInstance,
-  redis: SaleRedis,
-  limits: { perIp: number; perUser: number; keyPrefix: string },
-): Promise<((request: FastifyRequest) => Promise<void>) | undefined> {
-  await app.register(rateLimit, {
-    global: limits.perIp > 0,
-    max: Math.max(limits.perIp, 1),
-    timeWindow: 1000,
-    redis,
-    nameSpace: `${limits.keyPrefix}:rl:`,
-    skipOnError: false,
-    keyGenerator: (request) => `ip:${request.ip}`,
-    errorResponseBuilder: (_request, context) => ({
-      statusCode: 429,
-      error: 'rate_limited',
-      message: `Too many requests from this address; retry in ${Math.ceil(context.ttl / 1000)} s.`,
-    }),
-  });
-  if (limits.perUser <= 0) return undefined;
-  const check = app.createRateLimit({
-    max: limits.perUser,
-    timeWindow: 1000,
-    keyGenerator: (request) => `user:${request.caller?.userId ?? ''}`,
-  });
-  return async (request) => {
-    const limit = await check(request);
-    if (!limit.isAllowed && limit.isExceeded) {
-      throw new ApiError(
-        'rate_limited',
-        `Too many purchase attempts; retry in ${Math.ceil(limit.ttlInSeconds)} s.`,
-      );
-    }
+  context: SaleContext,
+  limits: { perIp: number; perUser: number },
+): RateLimits {
+  if (limits.perIp > 0) {
+    const limiter = new AddressLimiter(context.scripts, { max: limits.perIp, keyPrefix: context.prefix });
+    limiter.start();
+    app.addHook('onClose', () => limiter.stop());
+    // A callback hook: it has nothing to wait for, so it costs no promise.
+    app.addHook('onRequest', (request, reply, done) => {
+      if (request.routeOptions.config.rateLimit === false || limiter.admit(request.ip)) {
+        done();
+        return;
+      }
+      const seconds = Math.max(1, Math.ceil(limiter.msLeft() / 1000));
+      void reply.header('retry-after', String(seconds));
+      sendError(reply, 'rate_limited', `Too many requests from this address; retry in ${seconds} s.`);
+    });
+  }
+  if (limits.perUser <= 0) return {};
+  const perUser = limits.perUser;
+  return {
+    perUser,
+    limitUser: (request) =>
+      countUserAttempt(
+        context.scripts,
+        context.keys.sale((request.params as { id: string }).id).userRate(request.caller?.userId ?? ''),
+        perUser,
+      ),
   };
 }

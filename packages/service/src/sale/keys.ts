@@ -47,6 +47,11 @@ export interface SaleKeys {
   readonly legacyMeta: string;
   /** string per (user, Idempotency-Key): "<orderId>:<quantity>" */
   idempotency(userId: string, key: string): string;
+  /**
+   * string per user: the user's purchase attempts in the current second (the per-user rate limit,
+   * user-rate.lua); expires with its window.
+   */
+  userRate(userId: string): string;
 }
 
 /** Ids of users, sales and idempotency keys: short, and nothing that could change a key's meaning. */
@@ -85,6 +90,7 @@ export function keysOfTag(tag: string, prefix = DEFAULT_KEY_PREFIX): SaleKeys {
     offers: `${base}:offers`,
     legacyMeta: `${base}:meta`,
     idempotency: (userId, key) => `${base}:idem:${userId}:${key}`,
+    userRate: (userId) => `${base}:rl:user:${userId}`,
   };
 }
 

@@ -10,8 +10,11 @@ import { Transfers } from './shards/transfers.js';
 import type { SoldOutCache } from './sold-out.js';
 import type { RefusalCode, Reservation } from './types.js';
 import { PhaseWriteBatcher } from './write-batch.js';
+import { RateLimitedError } from './errors.js';
+import { countUserAttempt, RATE_LIMITED } from './user-rate.js';
 
 const reserveScript = loadLuaScript(new URL('./reserve.lua', import.meta.url));
+const reserveLimitedScript = loadLuaScript(new URL('./reserve-limited.lua', import.meta.url));
 const reserveIdempotentScript = loadLuaScript(new URL('./reserve-idempotent.lua', import.meta.url));
 const reserveAdmittedScript = loadLuaScript(new URL('./reserve-admitted.lua', import.meta.url));
 const idleScript = loadLuaScript(new URL('./room/lua/idle.lua', import.meta.url));
@@ -47,6 +50,13 @@ export interface ReserveRequest {
    * spent in the reservation's own step, on the Redis clock (one admission buys one order).
    */
   admittedAt?: number;
+  /**
+   * The per-user rate limit: attempts per second this user may make on this sale (counted on the Redis
+   * clock, shared by every process; user-rate-core.lua). Over it, reserve throws RateLimitedError and
+   * nothing is reserved. A plain purchase counts it in its reservation's own round trip
+   * (reserve-limited.lua); the other paths in one more (user-rate.lua). None: no limit.
+   */
+  attemptsPerSecond?: number;
 }
 
 /** The scripts' answer while the sale is being rebuilt from the record (a 503, not a refusal). */
@@ -81,6 +91,11 @@ export interface ReserverOptions {
 
 /** What the reservation scripts answer (see reserve.lua). */
 type Reply = number | string | [number, number];
+
+/** A script's [code, ms] table: sold out with nothing left (-4), or over the rate limit (-13). */
+function tableReply(reply: [number, number]): 'rate_limited' | 'sold_out' {
+  return Number(reply[0]) === RATE_LIMITED ? 'rate_limited' : 'sold_out';
+}
 
 /**
  * The reservation hot path: one script call, no lock. `nextOrderId` must not cost a round trip
@@ -148,6 +163,16 @@ export class Reserver {
       throw new TypeError('quantity must be a positive integer');
     const soldOut = this.soldOut;
     const entry = this.keysOf(saleId);
+    const perSecond = request.attemptsPerSecond;
+    // Only a plain purchase on a sale of one part counts its attempt inside its reservation script.
+    const countedInScript =
+      perSecond !== undefined &&
+      idempotencyKey === undefined &&
+      request.admittedAt === undefined &&
+      !entry.split;
+    if (perSecond !== undefined && !countedInScript) {
+      await countUserAttempt(this.scripts, entry.keys.userRate(userId), perSecond);
+    }
     if (idempotencyKey === undefined && soldOut?.isSoldOut(saleId)) {
       // An admitted buyer told "sold out" is done for now: its active slot is freed as the script
       // would have freed it (else a full room waits for admissions to lapse: the room's cap).
@@ -184,6 +209,10 @@ export class Reserver {
           ...(traceparent ? [traceparent] : []),
         ],
       )) as Reply;
+    } else if (countedInScript) {
+      const args = [userId, quantity, orderId, perSecond];
+      if (traceparent) args.push(traceparent);
+      reply = (await this.scripts.run(reserveLimitedScript, [...list, keys.userRate(userId)], args)) as Reply;
     } else if (idempotencyKey === undefined) {
       const args = [userId, quantity, orderId];
       if (traceparent) args.push(traceparent);
@@ -200,6 +229,7 @@ export class Reserver {
     if (reply === 1) return { ok: true, orderId, duplicate: false };
     if (typeof reply === 'string') return { ok: true, orderId: reply, duplicate: true };
     if (Array.isArray(reply)) {
+      if (tableReply(reply) === 'rate_limited') throw new RateLimitedError(Number(reply[1]));
       soldOut?.exhausted(saleId, ticket, Number(reply[1]));
       return SOLD_OUT;
     }

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { inRunOrder, measureInTurn } from '../../src/bench/sale/order.js';
+import { summarise } from '../../src/bench/sale/rows.js';
 import type { SaleBenchResult } from '../../src/bench/sale/run.js';
 import { runCli } from '../helpers/cli.js';
 import { longTier } from '../helpers/tier.js';
@@ -11,7 +12,7 @@ const dir = mkdtempSync(join(tmpdir(), 'lockstock-bench-sale-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 // A smoke test of the benchmark's wiring (wrk, the servers, the scenarios), not of anyone's speed.
-// Its twelve rows take over a minute: the long tier (npm run test:long). bench --profile, --shards
+// Its thirteen rows take over a minute: the long tier (npm run test:long). bench --profile, --shards
 // and --raffle (test/bench, test/cli/bench-shards.test.ts) keep wrk and the servers in npm test.
 describe('bench sale', () => {
   it.runIf(longTier)(
@@ -50,6 +51,7 @@ describe('bench sale', () => {
         'sold-out answers, serve --workers 0',
         'purchases, serve --workers 0, rate limits on vs off',
         'purchases, serve --workers 0, tracing on vs off',
+        'purchases, serve --workers 0, tracing every purchase vs off',
         'purchases, embedded default',
         'sold-out answers, embedded default',
         'purchases, embedded default, durability fsync vs memory',
@@ -106,5 +108,24 @@ describe('bench sale', () => {
             b,
             second.indexOf(a) > second.indexOf(b),
           ]);
+  });
+
+  it("reports each row's ratio as the median of its runs' ratios, not the ratio of the medians", () => {
+    // Three runs of a noisy machine: the sides' medians come from different runs (2,000 and 1,000:
+    // 2×), while lockstock was ahead of its baseline by 1.2× in two runs of three.
+    const [row] = summarise(
+      [
+        { library: 2_400, baseline: 2_000 },
+        { library: 2_000, baseline: 1_000 },
+        { library: 600, baseline: 500 },
+      ],
+      [],
+      [],
+      0,
+      1,
+    );
+    expect(row?.runRatios).toEqual([1.2, 2, 1.2]);
+    expect(row?.ratio).toBe(1.2);
+    expect([row?.opsPerSec, row?.baselineOpsPerSec]).toEqual([2_000, 1_000]);
   });
 });

@@ -53,6 +53,8 @@ beforeAll(async () => {
     {
       LOCKSTOCK_JWT_SECRET: SECRET,
       OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${receiverPort}`,
+      // Every purchase traced (the default samples 1% of new traces: cli/tracing.ts).
+      OTEL_TRACES_SAMPLER: 'parentbased_always_on',
       OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf',
       OTEL_SERVICE_NAME: 'lockstock-protobuf',
       OTEL_BSP_SCHEDULE_DELAY: '100',

@@ -39,6 +39,8 @@ describe('the span queue', () => {
   it('counts every span the full queue drops', async () => {
     stop = await startTracing('tool', {
       OTEL_EXPORTER_OTLP_ENDPOINT: endpoint,
+      // Every span sampled (the default samples 1% of new traces: cli/tracing.ts).
+      OTEL_TRACES_SAMPLER: 'parentbased_always_on',
       OTEL_BSP_MAX_QUEUE_SIZE: '8',
       OTEL_BSP_SCHEDULE_DELAY: '3600000',
     });

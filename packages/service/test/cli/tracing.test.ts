@@ -88,6 +88,8 @@ beforeAll(async () => {
     {
       LOCKSTOCK_JWT_SECRET: SECRET,
       OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${receiverPort}`,
+      // Every purchase traced (the default samples 1% of new traces: cli/tracing.ts).
+      OTEL_TRACES_SAMPLER: 'parentbased_always_on',
       OTEL_SERVICE_NAME: 'lockstock-under-test',
       OTEL_RESOURCE_ATTRIBUTES: 'deployment.environment.name=issue-47',
       OTEL_BSP_SCHEDULE_DELAY: '100',

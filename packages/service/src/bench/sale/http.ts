@@ -1,19 +1,25 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { once } from 'node:events';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { freePort } from '@lockstock/servers';
+import { Redis } from 'ioredis';
 import { signToken } from '../../http/auth.js';
-import { measureInTurn } from './order.js';
+import {
+  createSale,
+  processTreeCpuUs,
+  SECRET,
+  sample,
+  startHello,
+  startLockstock,
+  startMinimal,
+  type HttpSample,
+  type LockstockMode,
+  type Server,
+} from './http-servers.js';
+import { inRunOrder } from './order.js';
 import { startOtlpSink, type OtlpReceipt } from './otlp-sink.js';
-import { runWrk, type WrkResult } from './wrk.js';
+import { runWrk } from './wrk.js';
 
-const cliPath = fileURLToPath(new URL('../../cli/main.js', import.meta.url));
-const helloPath = fileURLToPath(new URL('./http-server.js', import.meta.url));
-const minimalPath = fileURLToPath(new URL('./minimal-server.js', import.meta.url));
-const SECRET = 'bench-secret-0123456789abcdef';
+export { createSale, startLockstock, startMinimal, type HttpSample } from './http-servers.js';
 
 /** The load: `connections` keep-alive connections from wrk's `threads`, for `durationSeconds`. */
 export interface HttpLoad {
@@ -22,165 +28,27 @@ export interface HttpLoad {
   durationSeconds: number;
 }
 
-/** One measured scenario: responses per second with the expected status, and latency (all responses). */
-export interface HttpSample {
-  perSec: number;
-  p50Ms: number;
-  p99Ms: number;
-  /** Responses with another status (e.g. 5xx, or 409 limit_reached if the buyers ran out). */
-  unexpected: number;
-}
-
+/** The purchase scenarios of one round, by server (purchases/s, or requests/s for hello world). */
 export interface HttpRun {
   hello: HttpSample;
   /** The minimal hand-written endpoint (minimal-server.ts) on the same Redis. */
-  minimal: { purchases: HttpSample; soldOut: HttpSample };
-  /** `serve --workers 0` with rate limits on (per user as shipped, per address too high to refuse). */
-  serveLimited: { purchases: HttpSample; soldOut: HttpSample };
-  /** `serve --workers 0` on the benchmark's Redis and PostgreSQL. */
+  minimal: HttpSample;
+  /** `serve --workers 0` on the benchmark's Redis and PostgreSQL: purchases and sold-out answers. */
   serve: { purchases: HttpSample; soldOut: HttpSample };
-  /**
-   * The same with OpenTelemetry tracing on (OTEL_EXPORTER_OTLP_ENDPOINT, the SDK's defaults
-   * otherwise), exporting to a sink that keeps nothing (otlp-sink.ts); what reached it.
-   */
-  serveTraced: { purchases: HttpSample; soldOut: HttpSample; exported: OtlpReceipt };
+  /** The same with the shipped rate limits on (per user as shipped, per address too high to refuse). */
+  serveLimited: HttpSample;
+  /** Tracing on (OTLP to a sink that keeps nothing) at the build's default sampling. */
+  serveTraced: HttpSample;
+  /** Tracing on, every purchase sampled (OTEL_TRACES_SAMPLER=parentbased_always_on). */
+  serveTracedFull: HttpSample;
   /** `serve` as `npm start` runs it: private redis-server, PGlite, the pipeline (off the HTTP loop). */
   embedded: { purchases: HttpSample; soldOut: HttpSample };
   /** The embedded default with `--durability memory` (appendfsync everysec): the cost of fsync. */
-  embeddedMemory: { purchases: HttpSample; soldOut: HttpSample };
+  embeddedMemory: HttpSample;
   /** `serve --workers 0 --processes N` (N HTTP processes on one port), when asked for. */
-  serveProcesses?: { processes: number; purchases: HttpSample; soldOut: HttpSample };
-}
-
-type LockstockMode = 'serve' | 'serve-limited' | 'embedded' | 'embedded-memory' | 'serve-processes';
-
-interface Server {
-  url: string;
-  stop(): Promise<void>;
-}
-
-async function waitForExit(child: ChildProcess): Promise<void> {
-  if (child.exitCode === null && child.signalCode === null) await once(child, 'exit');
-}
-
-/** Starts a process and waits until `probeUrl` answers 200 (or the process dies). */
-async function startProcess(args: string[], env: NodeJS.ProcessEnv, probeUrl: string, cleanup = () => {}) {
-  const child = spawn(process.execPath, args, {
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-  let stderr = '';
-  child.stderr?.on('data', (chunk: Buffer) => (stderr = (stderr + chunk.toString()).slice(-4000)));
-  for (;;) {
-    if (child.exitCode !== null) {
-      cleanup();
-      throw new Error(`benchmark server exited with ${child.exitCode}: ${stderr}`);
-    }
-    const up = await fetch(probeUrl).then(
-      (r) => r.ok,
-      () => false,
-    );
-    if (up) break;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  return {
-    stop: async () => {
-      child.kill('SIGTERM');
-      await waitForExit(child);
-      cleanup();
-    },
-  };
-}
-
-/** The `lockstock serve` CLI as a user runs it (rate limits off: one load generator address). */
-export async function startLockstock(
-  mode: LockstockMode,
-  redisUrl: string,
-  databaseUrl: string,
-  processes = 1,
-  nodeArgs: string[] = [],
-  otlpEndpoint = '',
-) {
-  const port = await freePort();
-  const url = `http://127.0.0.1:${port}`;
-  const dataDir = mkdtempSync(join(tmpdir(), 'lockstock-bench-'));
-  const args = [
-    // One HTTP process unless the row is about more: the comparisons are process against process.
-    ...['--processes', String(mode === 'serve-processes' ? processes : 1)],
-    ...(mode === 'serve' || mode === 'serve-limited' || mode === 'serve-processes'
-      ? ['--workers', '0', '--redis', redisUrl, '--database', databaseUrl]
-      : ['--data-dir', dataDir, '--durability', mode === 'embedded' ? 'fsync' : 'memory']),
-  ];
-  const env = {
-    LOCKSTOCK_JWT_SECRET: SECRET,
-    // Limited: the shipped per-user limit (each buyer sends one request: none is refused) and a per-
-    // address limit no load generator reaches, so the row shows what the limits cost, not refusals.
-    LOCKSTOCK_RATE_LIMIT_PER_IP: mode === 'serve-limited' ? '1000000000' : '0',
-    LOCKSTOCK_RATE_LIMIT_PER_USER: mode === 'serve-limited' ? '5' : '0',
-    REDIS_URL: '',
-    DATABASE_URL: '',
-    // Tracing on only where the row asks for it, whatever the benchmark's own environment says.
-    // (The traces endpoint, if set, wins over the general one: set both, or blank both.)
-    OTEL_EXPORTER_OTLP_ENDPOINT: otlpEndpoint,
-    OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: otlpEndpoint && `${otlpEndpoint}/v1/traces`,
-    OTEL_SERVICE_NAME: 'lockstock-bench',
-  };
-  const server = await startProcess(
-    [...nodeArgs, cliPath, 'serve', '--port', String(port), ...args],
-    env,
-    `${url}/healthz`,
-    () => rmSync(dataDir, { recursive: true, force: true }),
-  );
-  return { url, stop: server.stop } satisfies Server;
-}
-
-/** The minimal hand-written endpoint, seeding a sale with stock and a sold-out one on `redisUrl`. */
-export async function startMinimal(
-  redisUrl: string,
-  nodeArgs: string[] = [],
-): Promise<Server & { open: string; gone: string }> {
-  const port = await freePort();
-  const url = `http://127.0.0.1:${port}`;
-  const run = `minimal${Date.now().toString(36)}`;
-  const [open, gone] = [`${run}open`, `${run}gone`];
-  const server = await startProcess(
-    [...nodeArgs, minimalPath, String(port), redisUrl, SECRET, open, gone],
-    {},
-    `${url}/ready`,
-  );
-  return { url, open, gone, stop: server.stop };
-}
-
-async function startHello(): Promise<Server> {
-  const port = await freePort();
-  const url = `http://127.0.0.1:${port}`;
-  const server = await startProcess([helloPath, String(port)], {}, `${url}/ready`);
-  return { url, stop: server.stop };
-}
-
-export async function createSale(url: string, stock: number): Promise<string> {
-  const response = await fetch(`${url}/api/sales`, {
-    method: 'POST',
-    headers: {
-      authorization: `Bearer ${signToken(SECRET, 'bench-admin', { admin: true })}`,
-      'content-type': 'application/json',
-    },
-    body: JSON.stringify({ name: 'bench', stock }),
-  });
-  if (response.status !== 201)
-    throw new Error(`creating a sale: ${response.status} ${await response.text()}`);
-  return String(((await response.json()) as { id: string }).id);
-}
-
-function sample(result: WrkResult, expected: number): HttpSample {
-  const total = Object.values(result.statuses).reduce((sum, n) => sum + n, 0);
-  const good = result.statuses[String(expected)] ?? 0;
-  return {
-    perSec: (good * 1e6) / result.durationUs,
-    p50Ms: result.latencyUs.p50 / 1000,
-    p99Ms: result.latencyUs.p99 / 1000,
-    unexpected: total - good,
-  };
+  serveProcesses?: HttpSample;
+  /** Another build's `serve --workers 0` (`--before`): off, rate limits on, traced at its default. */
+  before?: { serve: HttpSample; limited: HttpSample; traced: HttpSample };
 }
 
 /**
@@ -216,125 +84,209 @@ export class BuyerTokens {
 }
 
 /**
- * Measures one server: warm-up, purchases on a large sale, then attempts on a sold-out one. `sales`
- * makes them (a lockstock server: through its API; the minimal endpoint has them seeded).
+ * Buyers of one round: a file of tokens per round (signed when the round first asks), so no server
+ * process ever verifies a token twice (its token cache cannot help) and every purchase is a new
+ * buyer's first. Round 0 is the warm-up's.
  */
-async function measurePurchases(
-  server: Server,
-  tokens: BuyerTokens,
-  load: HttpLoad,
-  sales: (stock: number) => Promise<string> = (stock) => createSale(server.url, stock),
-) {
-  const wrk = (path: string, range: 0 | 1 | 2, durationSeconds = load.durationSeconds) => {
-    const [firstToken, tokenCount] = tokens.range(range);
-    return runWrk({
-      ...load,
-      url: `${server.url}${path}`,
-      tokensFile: tokens.file,
-      firstToken,
-      tokenCount,
-      durationSeconds,
-    });
-  };
-  const warm = await sales(10_000_000);
-  await wrk(`/api/sales/${warm}/orders`, 0, 1); // JIT and connections warm; these buyers are spent
-  const open = await sales(10_000_000);
-  const purchases = sample(await wrk(`/api/sales/${open}/orders`, 1), 202);
-  const gone = await sales(0);
-  const soldOut = sample(await wrk(`/api/sales/${gone}/orders`, 2), 409);
-  return { purchases, soldOut };
+export class RoundTokens {
+  private readonly dir = mkdtempSync(join(tmpdir(), 'lockstock-bench-tokens-'));
+  private readonly files = new Map<number, string>();
+  private readonly run = Date.now().toString(36);
+
+  constructor(readonly perRound: number) {}
+
+  file(round: number): string {
+    let file = this.files.get(round);
+    if (!file) {
+      file = join(this.dir, `round-${round}`);
+      const first = round * this.perRound;
+      const lines = Array.from({ length: this.perRound }, (_, i) =>
+        signToken(SECRET, `b${this.run}x${first + i}`),
+      );
+      writeFileSync(file, `${lines.join('\n')}\n`);
+      this.files.set(round, file);
+    }
+    return file;
+  }
+
+  dispose(): void {
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+}
+
+type Kind = 'purchases' | 'soldOut';
+interface Subject {
+  name: string;
+  server: Server;
+  /** Its sales: a fresh one with stock per round (a new sale: the buyers' limits start over). */
+  sale(stock: number): Promise<string>;
+  soldOutSale?: string;
+  path?: string;
 }
 
 /**
- * HTTP purchases per second measured the way users will: wrk in its own process, 64 connections,
- * distinct buyers, against `lockstock serve --workers 0` (rate limits off, and on), against the
- * embedded default, against the minimal hand-written endpoint (minimal-server.ts) and against a
- * hello-world Fastify route taking the same POST (the baselines), in the same run. Each server is a
- * fresh process per run; the order in which they are measured alternates with `runIndex`, the run's
- * 0-based number (see inRunOrder).
+ * The HTTP part of `bench sale` (issue 49's one method): every server started once and warmed up
+ * (long-lived, as users run them: a fresh process measured after 1 s ran its first seconds' slower
+ * code, and lockstock's longer route warms up later than the minimal endpoint's), then rounds in
+ * which each server is measured in turn — in the listed order on even rounds, reversed on odd ones
+ * (order.ts) — by wrk in its own process. Each row's ratio is the median of its rounds' ratios, a
+ * server against its baseline measured moments apart in the same round.
  */
-export async function benchHttp(
-  redisUrl: string,
-  databaseUrl: string,
-  tokens: BuyerTokens,
-  load: HttpLoad,
-  runIndex: number,
-  options: { serveProcesses: number } = { serveProcesses: 1 },
-): Promise<HttpRun> {
-  const measureHello = async () => {
-    const hello = await startHello();
-    try {
-      const [firstToken, tokenCount] = tokens.range(1);
-      const wrk = (durationSeconds: number) =>
-        runWrk({
-          ...load,
-          url: `${hello.url}/hello`,
-          tokensFile: tokens.file,
-          firstToken,
-          tokenCount,
-          durationSeconds,
-        });
-      await wrk(1);
-      return sample(await wrk(load.durationSeconds), 200);
-    } finally {
-      await hello.stop();
-    }
-  };
-  const measureServe = async (mode: LockstockMode, otlpEndpoint?: string) => {
-    const server = await startLockstock(
-      mode,
-      redisUrl,
-      databaseUrl,
-      options.serveProcesses,
-      [],
-      otlpEndpoint,
-    );
-    try {
-      return await measurePurchases(server, tokens, load);
-    } finally {
-      await server.stop();
-    }
-  };
-  const measureTraced = async () => {
+export class HttpSession {
+  private constructor(
+    private readonly subjects: Subject[],
+    private readonly stops: Array<() => Promise<void>>,
+    private readonly tokens: RoundTokens,
+    private readonly load: HttpLoad,
+    private readonly exported: () => OtlpReceipt,
+    private readonly redis: Redis,
+  ) {}
+
+  static async start(
+    redisUrl: string,
+    databaseUrl: string,
+    load: HttpLoad,
+    options: { serveProcesses: number; before?: string; warmupSeconds: number },
+  ): Promise<HttpSession> {
+    const tokens = new RoundTokens(30_000 * Math.max(load.durationSeconds, options.warmupSeconds));
+    const stops: Array<() => Promise<void>> = [() => Promise.resolve(tokens.dispose())];
+    const subjects: Subject[] = [];
     const sink = await startOtlpSink();
+    stops.push(() => sink.stop());
+    const redis = new Redis(redisUrl);
+    stops.push(async () => void redis.disconnect());
+    const session = new HttpSession(subjects, stops, tokens, load, () => sink.receipt(), redis);
     try {
-      const measured = await measureServe('serve', sink.url);
-      // Stopping the server flushed its last batch (SIGTERM: the tracer provider shuts down).
-      const exported = sink.receipt();
-      if (exported.spans === 0) throw new Error('the traced serve exported no spans');
-      return { ...measured, exported };
-    } finally {
-      await sink.stop();
+      const lockstock = async (
+        name: string,
+        mode: LockstockMode,
+        extra: { cli?: string; env?: Record<string, string>; traced?: boolean } = {},
+      ) => {
+        const server = await startLockstock(
+          mode,
+          redisUrl,
+          databaseUrl,
+          options.serveProcesses,
+          [],
+          extra.traced ? sink.url : '',
+          extra,
+        );
+        stops.unshift(() => server.stop()); // servers first, the sink after them (their last spans)
+        subjects.push({
+          name,
+          server,
+          sale: (stock) => createSale(server.url, stock),
+          soldOutSale: await createSale(server.url, 0),
+        });
+      };
+      const hello = await startHello();
+      stops.unshift(() => hello.stop());
+      subjects.push({ name: 'hello', server: hello, sale: () => Promise.resolve(''), path: '/hello' });
+      const minimal = await startMinimal(redisUrl);
+      stops.unshift(() => minimal.stop());
+      subjects.push({ name: 'minimal', server: minimal, sale: () => Promise.resolve(minimal.open) });
+      await lockstock('serve', 'serve');
+      await lockstock('serveLimited', 'serve-limited');
+      await lockstock('serveTraced', 'serve', { traced: true });
+      await lockstock('serveTracedFull', 'serve', {
+        traced: true,
+        env: { OTEL_TRACES_SAMPLER: 'parentbased_always_on' },
+      });
+      await lockstock('embedded', 'embedded');
+      await lockstock('embeddedMemory', 'embedded-memory');
+      if (options.serveProcesses > 1) await lockstock('serveProcesses', 'serve-processes');
+      if (options.before) {
+        await lockstock('beforeServe', 'serve', { cli: options.before });
+        await lockstock('beforeLimited', 'serve-limited', { cli: options.before });
+        await lockstock('beforeTraced', 'serve', { cli: options.before, traced: true });
+      }
+      // The warm-up: each server buys for warmupSeconds on a sale of its own (round 0's buyers).
+      for (const subject of subjects) {
+        await session.measure(subject, 'purchases', 0, options.warmupSeconds);
+      }
+      return session;
+    } catch (error) {
+      await session.stop();
+      throw error;
     }
-  };
-  const measureMinimal = async () => {
-    const server = await startMinimal(redisUrl);
-    try {
-      // Its warm-up sale is the open one: its warm-up buyers are others than the measured ones.
-      const seeded = [server.open, server.open, server.gone];
-      return await measurePurchases(server, tokens, load, async () => seeded.shift() as string);
-    } finally {
-      await server.stop();
+  }
+
+  private async measure(subject: Subject, kind: Kind, round: number, seconds = this.load.durationSeconds) {
+    const sale = kind === 'soldOut' ? subject.soldOutSale : await subject.sale(10_000_000);
+    const path = subject.path ?? `/api/sales/${sale}/orders`;
+    const tokensFile = this.tokens.file(round);
+    const cpuBefore = processTreeCpuUs(subject.server.pid);
+    const redisBefore = await this.redisCpuUs();
+    const result = await runWrk({
+      ...this.load,
+      durationSeconds: seconds,
+      url: `${subject.server.url}${path}`,
+      tokensFile,
+      firstToken: 0,
+      tokenCount: this.tokens.perRound,
+    });
+    const cpuAfter = processTreeCpuUs(subject.server.pid);
+    const redisAfter = await this.redisCpuUs();
+    const measured = sample(result, subject.path ? 200 : kind === 'soldOut' ? 409 : 202);
+    const answered = Object.values(result.statuses).reduce((sum, n) => sum + n, 0);
+    if (cpuBefore === undefined || cpuAfter === undefined || answered === 0) return measured;
+    // wrk's own start-up (reading the tokens) falls inside the window: the server idles meanwhile.
+    const ownRedis = subject.name.startsWith('embedded') || subject.name === 'hello';
+    return {
+      ...measured,
+      cpuUs: {
+        server: (cpuAfter - cpuBefore) / answered,
+        redis: ownRedis ? 0 : (redisAfter - redisBefore) / answered,
+      },
+    };
+  }
+
+  /** The bench's Redis's CPU time so far (INFO cpu), µs. */
+  private async redisCpuUs(): Promise<number> {
+    const info = await this.redis.info('cpu');
+    const seconds = (name: string) => Number(new RegExp(`${name}:([0-9.]+)`).exec(info)?.[1] ?? 0);
+    return (seconds('used_cpu_user') + seconds('used_cpu_sys')) * 1e6;
+  }
+
+  /** One round (`round` 0-based): every server in turn; sold-out answers of serve and the embedded default. */
+  async round(round: number): Promise<HttpRun> {
+    const steps = this.subjects.flatMap((subject) =>
+      subject.name === 'serve' || subject.name === 'embedded'
+        ? [
+            { subject, kind: 'purchases' as Kind },
+            { subject, kind: 'soldOut' as Kind },
+          ]
+        : [{ subject, kind: 'purchases' as Kind }],
+    );
+    const got = new Map<string, HttpSample>();
+    for (const { subject, kind } of inRunOrder(steps, round)) {
+      got.set(`${subject.name}.${kind}`, await this.measure(subject, kind, round + 1));
     }
-  };
-  return measureInTurn(
-    {
-      hello: measureHello,
-      minimal: measureMinimal,
-      serve: () => measureServe('serve'),
-      serveTraced: measureTraced,
-      serveLimited: () => measureServe('serve-limited'),
-      embedded: () => measureServe('embedded'),
-      embeddedMemory: () => measureServe('embedded-memory'),
-      ...(options.serveProcesses > 1
-        ? {
-            serveProcesses: async () => ({
-              processes: options.serveProcesses,
-              ...(await measureServe('serve-processes')),
-            }),
-          }
+    const of = (name: string, kind: Kind = 'purchases') => got.get(`${name}.${kind}`) as HttpSample;
+    return {
+      hello: of('hello'),
+      minimal: of('minimal'),
+      serve: { purchases: of('serve'), soldOut: of('serve', 'soldOut') },
+      serveLimited: of('serveLimited'),
+      serveTraced: of('serveTraced'),
+      serveTracedFull: of('serveTracedFull'),
+      embedded: { purchases: of('embedded'), soldOut: of('embedded', 'soldOut') },
+      embeddedMemory: of('embeddedMemory'),
+      ...(got.has('serveProcesses.purchases') ? { serveProcesses: of('serveProcesses') } : {}),
+      ...(got.has('beforeServe.purchases')
+        ? { before: { serve: of('beforeServe'), limited: of('beforeLimited'), traced: of('beforeTraced') } }
         : {}),
-    },
-    runIndex,
-  );
+    };
+  }
+
+  /** Spans the traced servers exported so far (all of them once stopped: SIGTERM flushes). */
+  spansExported(): number {
+    return this.exported().spans;
+  }
+
+  /** Stops every server, then the sink; returns the spans exported in all. */
+  async stop(): Promise<number> {
+    for (const stop of this.stops.splice(0)) await stop().catch(() => undefined);
+    return this.exported().spans;
+  }
 }

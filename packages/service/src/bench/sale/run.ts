@@ -3,15 +3,16 @@ import { postgresDatabase } from '../../sale/store/db.js';
 import { migrate } from '../../sale/store/migrate.js';
 import { PostgresServer, RedisServer } from '@lockstock/servers';
 import { silentProgress, type StepProgress } from '../../support/progress.js';
-import type { TableData } from '../../support/table.js';
 import { watchMachine, type RunRatios } from '../conditions.js';
 import { describeMachine } from '../machine.js';
-import { median, round } from '../stats.js';
-import { benchHttp, BuyerTokens, type HttpRun, type HttpSample } from './http.js';
+import { BuyerTokens, HttpSession, type HttpRun } from './http.js';
 import { benchPipeline } from './pipeline.js';
 import { profilePurchases } from './profile.js';
 import { benchReservations } from './reservations.js';
 import { findWrk } from './wrk.js';
+import { summarise, type SaleBenchResult, type Sample } from './rows.js';
+
+export { saleBenchTable, type SaleBenchResult, type SalePath } from './rows.js';
 
 export interface BenchSaleOptions {
   runs: number;
@@ -29,51 +30,20 @@ export interface BenchSaleOptions {
    * side by side per request (profile.ts), `runs` rounds.
    */
   profile?: boolean;
+  /**
+   * Another build's CLI (its dist/cli/main.js): its `serve --workers 0` measured too, off, with rate
+   * limits and traced, in the same rounds (before/after in one run).
+   */
+  before?: string;
   json?: string;
   /** Each path × run is one step, weighted by its planned duration. */
   progress?: StepProgress;
 }
 
-export type SalePath =
-  | 'reservation script'
-  | 'purchases, serve --workers 0'
-  | 'purchases, serve --workers 0, vs hello world'
-  | 'sold-out answers, serve --workers 0'
-  | 'purchases, serve --workers 0, rate limits on vs off'
-  | 'purchases, serve --workers 0, tracing on vs off'
-  | 'purchases, embedded default'
-  | 'sold-out answers, embedded default'
-  | 'purchases, embedded default, durability fsync vs memory'
-  | `purchases, serve --workers 0 --processes ${number} vs 1`
-  | `purchases per HTTP process, serve --workers 0 --processes ${number}`
-  | 'pipeline into PostgreSQL';
-
-export interface SaleBenchResult {
-  path: SalePath;
-  /** Medians over the runs. */
-  opsPerSec: number;
-  latencyMs?: { p50: number; p99: number };
-  baselineOpsPerSec: number;
-  ratio: number;
-  /** The ratio in each run, in run order (how much the runs agree). */
-  runRatios: number[];
-  /** The ratio the issue asks for (none: no target). */
-  target?: number;
-  baseline: string;
-  /** Responses with another status than the path's, summed over the runs (should be 0). */
-  unexpected?: number;
-  /** The tracing row: spans the traced server exported to the benchmark's sink, summed over the runs. */
-  spansExported?: number;
-}
-
-const HELLO = 'hello-world Fastify route, same POST, same wrk load';
-const MINIMAL =
-  'minimal hand-written endpoint: Fastify + fast-jwt (HS256 per request) + ioredis + the hm-dianping script by EVALSHA, same Redis, same wrk load';
-
 /** What a step takes beyond its measured durations, for the plan (ms): servers starting, data set up. */
-const OVERHEAD_MS = { reservation: 200, http: 18_000, pipeline: 4_000 } as const;
-
-type Sample = { library: number; baseline: number };
+const OVERHEAD_MS = { reservation: 200, pipeline: 4_000 } as const;
+/** Each HTTP server's warm-up, once, before the first round (fresh processes ran slower for ~4 s). */
+const WARMUP_SECONDS = 5;
 
 /**
  * `lockstock bench sale`: reservations/s (library vs the bare hm-dianping script, same Redis, Node
@@ -89,11 +59,12 @@ export async function benchSale(options: BenchSaleOptions) {
   const [redisServer, postgres] = await Promise.all([RedisServer.start(), PostgresServer.start()]);
   const db = postgresDatabase(postgres.url, { max: 4 });
   const load = { connections: 64, threads: 2, durationSeconds: options.durationSeconds };
-  const tokens = new BuyerTokens(45_000 * options.durationSeconds, 40_000);
+  // The profile's buyers (the table's rounds sign their own: HttpSession).
+  const tokens = options.profile ? new BuyerTokens(45_000 * options.durationSeconds, 40_000) : undefined;
   try {
     await migrate(db);
     const machine = await describeMachine(redisServer.url);
-    if (options.profile) {
+    if (tokens) {
       const profile = await profilePurchases(redisServer.url, postgres.url, tokens, load, options.runs);
       const { conditions, warnings } = watch.finish();
       if (options.json)
@@ -103,6 +74,8 @@ export async function benchSale(options: BenchSaleOptions) {
         );
       return { machine, conditions, warnings, load, results: [] as SaleBenchResult[], profile };
     }
+    let session: HttpSession | undefined;
+    let spansExported = 0;
     const reservations: Sample[] = [];
     const pipelines: Sample[] = [];
     const http: HttpRun[] = [];
@@ -117,18 +90,21 @@ export async function benchSale(options: BenchSaleOptions) {
         },
       },
       http: {
-        // hello: warm-up + 1; minimal and each of the five lockstock servers: warm-up + 2.
-        weight: 2 * (ms + 1000) + 6 * (2 * ms + 1000) + OVERHEAD_MS.http,
+        // Every server once per round (8 purchase rows, 2 sold-out, the extra servers asked for).
+        weight: (10 + (options.before ? 3 : 0)) * (ms + 1500),
         run: async (runIndex: number) => {
-          const s = await benchHttp(redisServer.url, postgres.url, tokens, load, runIndex, {
+          session ??= await HttpSession.start(redisServer.url, postgres.url, load, {
             serveProcesses: options.serveProcesses ?? 1,
+            warmupSeconds: WARMUP_SECONDS,
+            ...(options.before ? { before: options.before } : {}),
           });
+          const s = await session.round(runIndex);
           http.push(s);
           return (
-            `HTTP/s hello ${Math.round(s.hello.perSec)}, minimal ${Math.round(s.minimal.purchases.perSec)}, ` +
+            `HTTP/s hello ${Math.round(s.hello.perSec)}, minimal ${Math.round(s.minimal.perSec)}, ` +
             `serve purchases ${Math.round(s.serve.purchases.perSec)} ` +
-            `sold out ${Math.round(s.serve.soldOut.perSec)}, traced purchases ` +
-            `${Math.round(s.serveTraced.purchases.perSec)}, embedded purchases ` +
+            `sold out ${Math.round(s.serve.soldOut.perSec)}, limited ${Math.round(s.serveLimited.perSec)}, traced ` +
+            `${Math.round(s.serveTraced.perSec)} / every purchase ${Math.round(s.serveTracedFull.perSec)}, embedded purchases ` +
             `${Math.round(s.embedded.purchases.perSec)} sold out ${Math.round(s.embedded.soldOut.perSec)}`
           );
         },
@@ -178,7 +154,8 @@ export async function benchSale(options: BenchSaleOptions) {
       paths.map((path) => ({
         label: `${path} run ${run}/${options.runs}`,
         weight: plan[path].weight,
-        // Each path measures lockstock and its baseline in turns: first one, then the other first.
+        // Each path measures lockstock and its baseline in turns: first one, then the other first
+        // (the HTTP servers in the listed order on even runs, reversed on odd ones).
         run: async () => `run ${run}/${options.runs}: ${await plan[path].run(run - 1)}`,
       })),
     );
@@ -191,8 +168,10 @@ export async function benchSale(options: BenchSaleOptions) {
       }
     } finally {
       progress.end();
+      spansExported = (await session?.stop()) ?? 0;
     }
-    const results = summarise(reservations, http, pipelines);
+    if (session && spansExported === 0) throw new Error('the traced serve exported no spans');
+    const results = summarise(reservations, http, pipelines, spansExported, options.serveProcesses ?? 1);
     const { conditions, warnings } = watch.finish(
       results.map((r): RunRatios => ({ label: `${r.path} (× ${r.baseline})`, ratios: r.runRatios })),
     );
@@ -200,192 +179,8 @@ export async function benchSale(options: BenchSaleOptions) {
     if (options.json) writeFileSync(options.json, `${JSON.stringify(report, null, 2)}\n`);
     return report;
   } finally {
-    tokens.dispose();
+    tokens?.dispose();
     await db.close();
     await Promise.all([redisServer.stop(), postgres.stop()]);
   }
-}
-
-const med = (values: number[]) => Math.round(median(values));
-
-/** Run i's ratio: lockstock's figure of run i over its baseline's of run i. */
-const byRun = (library: number[], baseline: number[]) =>
-  library.map((value, i) => round(value / (baseline[i] ?? NaN)));
-
-function httpRow(
-  path: SalePath,
-  samples: HttpSample[],
-  baselines: number[],
-  target: number | undefined,
-  baseline = HELLO,
-): SaleBenchResult {
-  const opsPerSec = med(samples.map((s) => s.perSec));
-  const baselineOpsPerSec = med(baselines);
-  return {
-    path,
-    opsPerSec,
-    latencyMs: {
-      p50: round(median(samples.map((s) => s.p50Ms))),
-      p99: round(median(samples.map((s) => s.p99Ms))),
-    },
-    baselineOpsPerSec,
-    ratio: round(opsPerSec / baselineOpsPerSec),
-    runRatios: byRun(
-      samples.map((s) => s.perSec),
-      baselines,
-    ),
-    target,
-    baseline,
-    unexpected: samples.reduce((sum, s) => sum + s.unexpected, 0),
-  };
-}
-
-function summarise(reservations: Sample[], http: HttpRun[], pipelines: Sample[]): SaleBenchResult[] {
-  const hello = http.map((r) => r.hello.perSec);
-  const results: SaleBenchResult[] = [];
-  if (reservations.length > 0) {
-    const opsPerSec = med(reservations.map((s) => s.library));
-    const baselineOpsPerSec = med(reservations.map((s) => s.baseline));
-    results.push({
-      path: 'reservation script',
-      opsPerSec,
-      baselineOpsPerSec,
-      ratio: round(opsPerSec / baselineOpsPerSec),
-      runRatios: byRun(
-        reservations.map((s) => s.library),
-        reservations.map((s) => s.baseline),
-      ),
-      target: 0.8,
-      baseline: 'bare hm-dianping script (GET, SISMEMBER, INCRBY, SADD, XADD), same Redis and client',
-    });
-  }
-  if (http.length > 0) {
-    results.push(
-      httpRow(
-        'purchases, serve --workers 0',
-        http.map((r) => r.serve.purchases),
-        http.map((r) => r.minimal.purchases.perSec),
-        1.0,
-        MINIMAL,
-      ),
-      httpRow(
-        'purchases, serve --workers 0, vs hello world',
-        http.map((r) => r.serve.purchases),
-        hello,
-        undefined,
-      ),
-      httpRow(
-        'sold-out answers, serve --workers 0',
-        http.map((r) => r.serve.soldOut),
-        hello,
-        1.0,
-      ),
-      // What turning the rate limits on costs a purchase (no target: the figure the README quotes).
-      httpRow(
-        'purchases, serve --workers 0, rate limits on vs off',
-        http.map((r) => r.serveLimited.purchases),
-        http.map((r) => r.serve.purchases.perSec),
-        undefined,
-        'purchases, serve --workers 0 (rate limits off, above)',
-      ),
-      // What tracing costs a purchase, exporting every span it keeps (no target: the README quotes it).
-      {
-        ...httpRow(
-          'purchases, serve --workers 0, tracing on vs off',
-          http.map((r) => r.serveTraced.purchases),
-          http.map((r) => r.serve.purchases.perSec),
-          undefined,
-          'purchases, serve --workers 0 (tracing off, above); traced: OTLP/HTTP to a local sink, SDK defaults',
-        ),
-        spansExported: http.reduce((sum, r) => sum + r.serveTraced.exported.spans, 0),
-      },
-      httpRow(
-        'purchases, embedded default',
-        http.map((r) => r.embedded.purchases),
-        http.map((r) => r.serve.purchases.perSec),
-        0.9,
-        'purchases, serve --workers 0 (above)',
-      ),
-      httpRow(
-        'sold-out answers, embedded default',
-        http.map((r) => r.embedded.soldOut),
-        http.map((r) => r.serve.soldOut.perSec),
-        0.9,
-        'sold-out answers, serve --workers 0 (above)',
-      ),
-      // The cost of `--durability fsync` (the default): the same embedded default with appendfsync
-      // everysec as the baseline; no target, the figure is what the README quotes.
-      httpRow(
-        'purchases, embedded default, durability fsync vs memory',
-        http.map((r) => r.embedded.purchases),
-        http.map((r) => r.embeddedMemory.purchases.perSec),
-        undefined,
-        'purchases, embedded default with --durability memory',
-      ),
-    );
-  }
-  const processes = http[0]?.serveProcesses?.processes ?? 1;
-  if (processes > 1) {
-    const many = http.flatMap((r) => (r.serveProcesses ? [r.serveProcesses.purchases] : []));
-    const one = http.map((r) => r.serve.purchases.perSec);
-    results.push(
-      httpRow(
-        `purchases, serve --workers 0 --processes ${processes} vs 1`,
-        many,
-        one,
-        undefined,
-        'purchases, serve --workers 0 (one process, above)',
-      ),
-      httpRow(
-        `purchases per HTTP process, serve --workers 0 --processes ${processes}`,
-        many.map((s) => ({ ...s, perSec: s.perSec / processes })),
-        one,
-        undefined,
-        'purchases, serve --workers 0 (one process, above)',
-      ),
-    );
-  }
-  if (pipelines.length > 0) {
-    const opsPerSec = med(pipelines.map((s) => s.library));
-    const baselineOpsPerSec = med(pipelines.map((s) => s.baseline));
-    results.push({
-      path: 'pipeline into PostgreSQL',
-      opsPerSec,
-      baselineOpsPerSec,
-      ratio: round(opsPerSec / baselineOpsPerSec),
-      runRatios: byRun(
-        pipelines.map((s) => s.library),
-        pipelines.map((s) => s.baseline),
-      ),
-      baseline: 'one transaction per order (target: 40,000 orders/s)',
-    });
-  }
-  return results;
-}
-
-/** The report table: each path against its baseline. */
-export function saleBenchTable(results: SaleBenchResult[]): TableData {
-  const right = 'right' as const;
-  return {
-    columns: [
-      { header: 'path' },
-      { header: 'lockstock /s', align: right },
-      { header: 'p50 / p99 ms', align: right },
-      { header: 'baseline /s', align: right },
-      { header: 'ratio', align: right },
-      { header: 'target', align: right },
-      { header: 'baseline', wrap: true },
-    ],
-    rows: results.map((r) => [
-      r.path,
-      r.opsPerSec.toLocaleString('en-US'),
-      r.latencyMs ? `${r.latencyMs.p50} / ${r.latencyMs.p99}` : '',
-      r.baselineOpsPerSec.toLocaleString('en-US'),
-      `${r.ratio}×`,
-      r.target === undefined ? '' : `≥ ${r.target}×`,
-      r.baseline +
-        (r.unexpected ? ` (${r.unexpected} other answers)` : '') +
-        (r.spansExported === undefined ? '' : ` (${r.spansExported.toLocaleString('en-US')} spans exported)`),
-    ]),
-  };
 }

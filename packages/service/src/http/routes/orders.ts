@@ -45,8 +45,11 @@ function sendSoldOut(reply: FastifyReply): void {
 
 export interface OrdersRouteOptions {
   service: SaleService;
-  /** Per-user rate check (after authentication); undefined when per-user limiting is off. */
-  limitUser?: (request: FastifyRequest) => Promise<void>;
+  /**
+   * Purchase attempts per second per user and sale, counted by the reservation itself (Reserver's
+   * attemptsPerSecond); undefined when per-user limiting is off.
+   */
+  perUser?: number;
   /** Counts attempts by outcome and buyers as visitors (the dashboard); none: not counted. */
   activity?: SaleActivity;
   /** Waiting rooms: a sale with one sells only to admitted buyers. None: no sale has a room. */
@@ -55,7 +58,7 @@ export interface OrdersRouteOptions {
 
 export const ordersRoutes: FastifyPluginAsyncTypebox<OrdersRouteOptions> = async (
   app,
-  { service, limitUser, activity, room },
+  { service, perUser, activity, room },
 ) => {
   let quietLogger: FastifyBaseLogger | undefined;
   const admission = room ? [requireAdmission(room)] : [];
@@ -81,7 +84,7 @@ export const ordersRoutes: FastifyPluginAsyncTypebox<OrdersRouteOptions> = async
         request.body ??= {}; // the body is optional: no body means one unit
         done();
       },
-      preHandler: [authenticate, ...(limitUser ? [limitUser] : []), ...admission],
+      preHandler: [authenticate, ...admission],
       bodyLimit: 1024,
       // Two log lines per purchase would cost more than the purchase, and so does a child logger per
       // request: one warn-level logger serves them all (errors are still logged, without a request
@@ -108,6 +111,7 @@ export const ordersRoutes: FastifyPluginAsyncTypebox<OrdersRouteOptions> = async
           quantity: request.body.quantity ?? 1,
           ...(idempotencyKey ? { idempotencyKey } : {}),
           ...(request.admittedAt === undefined ? {} : { admittedAt: request.admittedAt }),
+          ...(perUser === undefined ? {} : { attemptsPerSecond: perUser }),
         },
         traceContextOf(request),
       );
