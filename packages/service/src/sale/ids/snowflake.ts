@@ -93,7 +93,12 @@ export class SnowflakeIdGenerator {
         [this.leaseKey(workerId)],
         [this.instance, this.leaseMs],
       );
-      if (renewed !== 1) {
+      // Gone (a Redis that came back without it, before recovery's confirm()): taken back if nobody
+      // took it meanwhile, as confirm() does — the same outage must not be reported twice.
+      const retaken =
+        renewed !== 1 &&
+        (await this.redis.set(this.leaseKey(workerId), this.instance, 'PX', this.leaseMs, 'NX')) === 'OK';
+      if (renewed !== 1 && !retaken) {
         this.workerId = undefined;
         this.options.onLeaseLost?.(
           new IdGeneratorUnavailableError(`lost the lease on worker id ${workerId}`),
