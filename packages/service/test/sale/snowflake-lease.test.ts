@@ -44,6 +44,18 @@ describe('the order-id lease', () => {
     expect(lost).toEqual([]);
   });
 
+  it('found gone by two paths at once (recovery and a renewal): taken back once, nothing reported', async () => {
+    const lost: Error[] = [];
+    const { ids, redis, key } = generator(lost);
+    const workerId = await ids.start();
+    const owner = await redis.get(key(workerId));
+    await redis.flushall();
+    // Both read the lease gone before either sets it: the second's SET NX finds the first's.
+    await Promise.all([ids.confirm(), ids.confirm()]);
+    expect(await redis.get(key(workerId))).toBe(owner);
+    expect(lost).toEqual([]);
+  });
+
   it('taken by another instance meanwhile: lost, and said', async () => {
     const lost: Error[] = [];
     const { ids, redis, key } = generator(lost);

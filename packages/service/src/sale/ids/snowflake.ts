@@ -95,9 +95,7 @@ export class SnowflakeIdGenerator {
       );
       // Gone (a Redis that came back without it, before recovery's confirm()): taken back if nobody
       // took it meanwhile, as confirm() does — the same outage must not be reported twice.
-      const retaken =
-        renewed !== 1 &&
-        (await this.redis.set(this.leaseKey(workerId), this.instance, 'PX', this.leaseMs, 'NX')) === 'OK';
+      const retaken = renewed !== 1 && (await this.retake(workerId));
       if (renewed !== 1 && !retaken) {
         this.workerId = undefined;
         this.options.onLeaseLost?.(
@@ -113,6 +111,17 @@ export class SnowflakeIdGenerator {
   }
 
   /**
+   * Takes a lease that is gone back for this generator: true when the key is this generator's now —
+   * set here, or already by the other path (a renewal and recovery's confirm() may both find it gone
+   * after a Redis came back, and the second's SET NX then finds the first's).
+   */
+  private async retake(workerId: number): Promise<boolean> {
+    const key = this.leaseKey(workerId);
+    if ((await this.redis.set(key, this.instance, 'PX', this.leaseMs, 'NX')) === 'OK') return true;
+    return (await this.redis.get(key)) === this.instance;
+  }
+
+  /**
    * Makes sure the lease is still this generator's, now (recovery calls it after the Redis connection
    * came back, before anything is sold: a Redis that lost data may have lost the lease, and another
    * process could then lease the same worker id). A lease that is gone is leased again — this worker
@@ -125,7 +134,7 @@ export class SnowflakeIdGenerator {
       const renewed = await this.scripts.run(renewScript, [key], [this.instance, this.leaseMs]);
       if (renewed === 1) return;
       // Gone: take this worker id back if nobody took it meanwhile (ids stay in one sequence).
-      if ((await this.redis.set(key, this.instance, 'PX', this.leaseMs, 'NX')) === 'OK') return;
+      if (await this.retake(workerId)) return;
       this.workerId = undefined;
       this.options.onLeaseLost?.(new IdGeneratorUnavailableError(`lost the lease on worker id ${workerId}`));
     }
