@@ -72,6 +72,15 @@ export function runtimeOptions(options: ServeOptions, more: RuntimeOptions): Run
   };
 }
 
+/**
+ * The dashboard's counters on the runtime. A write Redis refuses is part of Redis's outage, said in
+ * its one line each way: as a warning it was a line with a stack every second of an outage whose last
+ * second had purchases (issue 47).
+ */
+export function dashboardCounters(runtime: Runtime): SaleActivity {
+  return new SaleActivity(runtime.context, { logger: runtime.dependencies.quiet(runtime.logger) });
+}
+
 /** Answers HTTP on the runtime: the dashboard counters, the app, the listener. Resolves with its address. */
 export async function listen(
   resources: Resources,
@@ -80,7 +89,7 @@ export async function listen(
   http: { secret: string; demoBuyers: boolean; pipelines: () => readonly PipelineHealth[] },
 ): Promise<string> {
   // Registered before the HTTP server, so it is closed after it: the last counts get written.
-  const activity = new SaleActivity(runtime.context, { logger: runtime.logger }).start();
+  const activity = dashboardCounters(runtime).start();
   resources.add('the dashboard counters', () => activity.close());
   const app = await buildApp({
     service: runtime.service,

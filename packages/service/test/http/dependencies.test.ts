@@ -1,10 +1,12 @@
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
+import type { Redis } from 'ioredis';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/http/app.js';
 import { signToken } from '../../src/http/auth.js';
 import { Resources } from '../../src/cli/lifecycle.js';
 import { startRuntime, type Runtime } from '../../src/cli/runtime.js';
+import { dashboardCounters } from '../../src/cli/serve-common.js';
 import { saleKeys } from '../../src/sale/keys.js';
 import { PostgresServer, RedisServer } from '@lockstock/servers';
 
@@ -23,6 +25,8 @@ let app: FastifyInstance;
 let unlimited: FastifyInstance;
 let saleId: string;
 const resources = new Resources();
+const logged: string[] = [];
+const show = (line: string) => process.env.TEST_LOG_LEVEL && process.stdout.write(line);
 
 const bearer = (user: string) => ({ authorization: `Bearer ${signToken(SECRET, user)}` });
 
@@ -37,7 +41,16 @@ beforeAll(async () => {
       databaseUrl: postgres.url,
       pipelines: 1,
       redisCommandTimeoutMs: 1_500, // above the pipeline's 1 s blocking read
-      logger: pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }),
+      // Every line kept (and shown with TEST_LOG_LEVEL), for what the outages may log.
+      logger: pino(
+        { level: 'info' },
+        {
+          write: (line: string) => {
+            logged.push(line);
+            show(line);
+          },
+        },
+      ),
     },
     resources,
   );
@@ -134,6 +147,58 @@ describe('Redis down', () => {
     // AOF: the reservation made before the crash is still there; the refused one never happened.
     expect(await reservedUnits('before')).toBe(1);
     expect(await reservedUnits('during')).toBe(0);
+  });
+});
+
+describe('Redis staying down', () => {
+  it('answers a purchase 503 at once while the connection is lost, not when the reconnection attempts give up', async () => {
+    expect((await buy('before-long')).statusCode).toBe(202);
+    // The next reconnection attempt a minute away, and no command timeout before it: a purchase
+    // queued for the connection would wait that minute. The sale's recovery gate refuses it first
+    // (the connection is not ready), before any command.
+    const client = runtime.redis as Redis; // one server here, not a Cluster
+    const { retryStrategy, commandTimeout } = client.options;
+    client.options.retryStrategy = () => 60_000;
+    client.options.commandTimeout = 120_000;
+    try {
+      await redis.kill();
+      await eventually(async () => expect(client.status).toBe('reconnecting'));
+      const answered = await Promise.race([
+        Promise.all([buy('lost-1'), buy('lost-2', 'lost-key')]),
+        new Promise<'waited'>((resolve) => setTimeout(resolve, 10_000, 'waited')),
+      ]);
+      expect(answered, 'the purchases waited for the connection').not.toBe('waited');
+      for (const response of answered as LightMyRequestResponse[]) expectUnavailable(response);
+    } finally {
+      client.options.retryStrategy = retryStrategy;
+      client.options.commandTimeout = commandTimeout;
+    }
+    await redis.restart();
+    client.connect().catch(() => {}); // now, not in a minute
+    await eventually(async () => expect((await buy('after-long')).statusCode).toBe(202));
+    expect(await reservedUnits('lost-1')).toBe(0);
+    expect(await reservedUnits('lost-2')).toBe(0);
+  });
+});
+
+describe('the dashboard counters through an outage', () => {
+  it("their writes Redis refuses are part of the outage's one line each way, and reach Redis once it is back", async () => {
+    const counters = dashboardCounters(runtime); // as serve makes them
+    const since = logged.length;
+    await redis.kill();
+    counters.attempt(saleId, 'reserved', 3);
+    await counters.flush(); // refused: kept for the next one
+    await counters.flush(); // refused again
+    await redis.restart();
+    await eventually(async () => expect((await buy('after-counters')).statusCode).toBe(202));
+    await counters.flush();
+    expect(Number(await runtime.redis.hget(saleKeys(saleId).outcomes, 'reserved'))).toBeGreaterThanOrEqual(3);
+    const lines = logged.slice(since).map((line) => JSON.parse(line) as { msg: string; failures?: number });
+    expect(lines.filter((l) => l.msg.startsWith('dashboard counts'))).toEqual([]);
+    expect(lines.filter((l) => l.msg.startsWith('redis unavailable'))).toHaveLength(1);
+    const back = lines.filter((l) => l.msg === 'redis is back');
+    expect(back).toHaveLength(1);
+    expect(back[0]!.failures).toBeGreaterThanOrEqual(2);
   });
 });
 
