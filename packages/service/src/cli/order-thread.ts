@@ -22,6 +22,7 @@ import { admissionRestore } from '../sale/admission/restore.js';
 import type { HostMessage, OrderThreadData, ThreadMessage } from './order-thread-host.js';
 import { lowerThisThreadPriority } from './thread-priority.js';
 import { logDestination } from './log-format.js';
+import { DependencyLog } from '../http/dependency-log.js';
 
 const data = workerData as OrderThreadData;
 const port = parentPort as MessagePort;
@@ -30,6 +31,10 @@ const post = (message: ThreadMessage) => port.postMessage(message);
 const logger = pino({ level: data.logLevel, redact: ['req.headers.authorization'] }, logDestination(1)).child(
   { thread: 'orders' },
 );
+// This thread's outages, one line each way (as the process's own: dependency-log.ts); its loops
+// that retry on their own log through `quiet`, never a line per retry.
+const dependencies = new DependencyLog(logger);
+const quiet = dependencies.quiet(logger);
 
 async function start() {
   // Buyers first: recording yields the CPU to the HTTP thread (and Redis) when every core is busy.
@@ -37,7 +42,11 @@ async function start() {
   // A thread has its own OpenTelemetry globals: the pipelines' recording spans need a provider here.
   const stopTracing = await startTracing('orders');
   const db: Database = data.databaseUrl
-    ? postgresDatabase(data.databaseUrl, { max: Math.max(2, data.pipelines + 1) })
+    ? postgresDatabase(data.databaseUrl, {
+        max: Math.max(2, data.pipelines + 1),
+        onConnectionError: (error) => dependencies.down('database', error),
+        onConnect: () => dependencies.up('database'),
+      })
     : await pgliteDatabase(data.pgliteDir, { fsync: data.pgliteFsync === true });
   const closers: Array<() => Promise<unknown>> = [() => db.close()];
   if (stopTracing) closers.push(stopTracing);
@@ -59,7 +68,8 @@ async function start() {
       for (const link of links) link.close();
     });
     const redis = connectSaleRedis(data.redisUrl, { maxRetriesPerRequest: 2, connectTimeout: 5_000 });
-    redis.on('error', (error) => logger.warn({ err: error }, 'redis connection error'));
+    redis.on('error', (error) => dependencies.down('redis', error));
+    redis.on('ready', () => dependencies.up('redis'));
     closers.unshift(() => redis.quit().catch(() => redis.disconnect()));
     // This thread's sale context: its own connection, keys, scripts (context/context.ts).
     const context = saleContext(redis);
@@ -67,7 +77,7 @@ async function start() {
     registerSpanDrops(metrics.registry);
     const pipelines = Array.from(
       { length: data.pipelines },
-      () => new OrderPipeline(context, db, { ...data.pipeline, logger, metrics }),
+      () => new OrderPipeline(context, db, { ...data.pipeline, logger: quiet, metrics }),
     );
     // The sweeper expires orders on this thread's own connection: it waits, as the HTTP thread's
     // purchases do, until that connection has seen every sale checked against the record (a Redis
@@ -78,14 +88,14 @@ async function start() {
             context,
             db,
             admission: admissionRestore(context, db),
-            logger,
+            logger: quiet,
             offerMs: offerMsFromEnv(),
           })
         : undefined;
     await recovery?.start();
     const sweeper = recovery
       ? new ExpirySweeper(context, {
-          logger,
+          logger: quiet,
           admits: (saleId) => recovery.admits(saleId),
           layouts: recordLayouts(context, db),
           offerMs: offerMsFromEnv(),

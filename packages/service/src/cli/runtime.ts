@@ -225,12 +225,13 @@ export async function startRuntime(options: RuntimeOptions, resources: Resources
     options.metricsRegistry ?? (thread ? new ThreadedRegistry(() => thread.metrics()) : undefined),
   );
   const context = saleContext(redis);
+  // For loops that retry on their own (order ids, pipelines, sweeper, recovery, raffles): a failure
+  // because a dependency is down is part of that outage's one line each way, not a line (with a
+  // stack) per retry — a Redis outage had the worker write one every 250 ms (issue 47).
+  const quiet = dependencies.quiet(logger);
   const ids = new SnowflakeIdGenerator(context, {
-    // Lost because Redis is down: part of that outage's one line, not one line per renewal.
     onLeaseLost: (error) =>
-      dependencies
-        .quiet(logger)
-        .error({ err: error }, 'snowflake worker id lease lost; orders pause until re-leased'),
+      quiet.error({ err: error }, 'snowflake worker id lease lost; orders pause until re-leased'),
   });
   if (sells) {
     // Redis may be gone already at shutdown; the worker id lease then simply expires.
@@ -246,7 +247,7 @@ export async function startRuntime(options: RuntimeOptions, resources: Resources
         context,
         db,
         admission: admissionRestore(context, db),
-        logger,
+        logger: quiet,
         offerMs: offerMsFromEnv(),
         beforeAdmitting: () => ids.confirm(),
         onRebuilt: (_saleId, cause) => metrics.rebuilds.inc({ cause }),
@@ -271,14 +272,14 @@ export async function startRuntime(options: RuntimeOptions, resources: Resources
 
   const pipelines = Array.from(
     { length: thread ? 0 : pipelineCount },
-    () => new OrderPipeline(context, db, { ...options.pipeline, logger, metrics }),
+    () => new OrderPipeline(context, db, { ...options.pipeline, logger: quiet, metrics }),
   );
   for (const pipeline of pipelines) pipeline.start();
   resources.add('the order pipelines', () => Promise.all(pipelines.map((p) => p.stop())));
   if (pipelines.length > 0) {
     // Unpaid orders expire wherever orders are recorded; any number of sweepers may run.
     const sweeper = new ExpirySweeper(context, {
-      logger,
+      logger: quiet,
       layouts: service.layouts,
       offerMs: offerMsFromEnv(),
       onTransfersFinished: (count) => metrics.transfersFinished.inc(count),
@@ -291,11 +292,9 @@ export async function startRuntime(options: RuntimeOptions, resources: Resources
   if (sells) {
     // Raffle sales: entries recorded, draws run once, winners and waitlists served; every serve
     // process runs one (each step is safe to race: raffle/runner.ts).
-    // A round fails while the database is down, raffle sales or not: that is the outage's one line,
-    // not a warning a second (dependency-log.ts).
     const raffleDeps = { context, db, nextOrderId: () => ids.next(), ...beacon.raffles };
     const raffles = new RaffleRunner(new RaffleService(raffleDeps), db, {
-      logger: dependencies.quiet(logger),
+      logger: quiet,
       ...(recovery ? { admits: (saleId: string) => recovery.admits(saleId) } : {}),
     });
     raffles.start();
@@ -367,6 +366,7 @@ async function openRecord(
     db = postgresDatabase(options.databaseUrl, {
       max: 10,
       onConnectionError: (error) => dependencies.down('database', error),
+      onConnect: () => dependencies.up('database'),
     });
   } else {
     db = thread?.db ?? (await pgliteDatabase(pgliteDir, { fsync: durability === 'fsync' }));

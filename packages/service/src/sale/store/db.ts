@@ -35,6 +35,8 @@ export interface PostgresOptions {
    * as the next query's error; this is for logs. None: not reported.
    */
   onConnectionError?: (error: Error) => void;
+  /** Told about every new connection made: after an outage, the first says the server is back. */
+  onConnect?: () => void;
 }
 
 /** Rethrows a database error, as DependencyUnavailableError when it means the database is down. */
@@ -62,6 +64,7 @@ export function postgresDatabase(url: string, options: PostgresOptions = {}): Da
   });
   const report = options.onConnectionError ?? (() => undefined);
   pool.on('error', (error) => report(error)); // an idle connection died; the pool has dropped it
+  if (options.onConnect) pool.on('connect', options.onConnect);
   const run = async <R>(client: pg.Pool | pg.PoolClient, sql: string, params?: unknown[]) => {
     const result = await client.query(sql, params).catch(rethrow);
     return { rows: result.rows as R[], rowCount: result.rowCount ?? 0 };
