@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { importCycles } from '../../lockstock/test/helpers/cycles.js';
 import { importsOf, sourceFiles } from '../../lockstock/test/helpers/layers.js';
 
 const src = new URL('../src', import.meta.url);
@@ -11,5 +12,9 @@ describe('architecture of the test servers', () => {
         .map((target) => `${file} imports ${target}`),
     );
     expect(foreign).toEqual([]);
+  });
+
+  it('has no import circles, type-only imports included', () => {
+    expect(importCycles(src)).toEqual([]);
   });
 });
