@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { assetHeaderProblems } from '../../lockstock/test/helpers/asset-headers.js';
 import { importCycles } from '../../lockstock/test/helpers/cycles.js';
 import { importsOf, sourceFiles } from '../../lockstock/test/helpers/layers.js';
 
@@ -16,5 +17,11 @@ describe('architecture of the test servers', () => {
 
   it('has no import circles, type-only imports included', () => {
     expect(importCycles(src)).toEqual([]);
+  });
+
+  it('opens every Lua and SQL file with a header naming its KEYS/ARGV or parameters and what it returns', () => {
+    // The scripts and statements are read apart from the TypeScript that runs them: the header is
+    // their signature (helpers/asset-headers.ts has the convention).
+    expect(assetHeaderProblems(src)).toEqual([]);
   });
 });
