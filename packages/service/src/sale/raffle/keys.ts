@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { loadLuaScript } from 'lockstock/redis';
-import { readAsset } from '../../support/assets.js';
+import { sqlIn } from '../../support/assets.js';
 import { saleKeys, type SaleKeys } from '../keys.js';
 
 /**
@@ -47,7 +47,7 @@ export const raffleScripts = {
   cursor: loadLuaScript(new URL('./lua/cursor.lua', import.meta.url)),
 };
 
-const sql = (name: string) => readAsset(new URL(`./sql/${name}.sql`, import.meta.url));
+const sql = sqlIn(new URL('./sql/', import.meta.url));
 
 /** The raffle's SQL (see each file's header). */
 export const raffleQueries = {
