@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { assetHeaderProblems } from './helpers/asset-headers.js';
 import { importCycles } from './helpers/cycles.js';
 import { importsOf, layerViolations, sourceFiles } from './helpers/layers.js';
 
@@ -119,5 +120,11 @@ describe('architecture of the lock library', () => {
     // A circle ties its modules together: none can be read, moved or tested alone, and a value
     // import along one can see a half-initialised module. Each entry is one circle, as a path.
     expect(importCycles(src)).toEqual([]);
+  });
+
+  it('opens every Lua and SQL file with a header naming its KEYS/ARGV or parameters and what it returns', () => {
+    // The scripts and statements are read apart from the TypeScript that runs them: the header is
+    // their signature (helpers/asset-headers.ts has the convention).
+    expect(assetHeaderProblems(src)).toEqual([]);
   });
 });

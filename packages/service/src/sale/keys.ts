@@ -1,4 +1,5 @@
 import { DEFAULT_KEY_PREFIX } from 'lockstock/redis';
+import type { Sale } from './types.js';
 
 /**
  * Redis keys of one sale. All share the hash tag `{sale:<id>}`, so every script of a sale touches one
@@ -7,7 +8,7 @@ import { DEFAULT_KEY_PREFIX } from 'lockstock/redis';
 export interface SaleKeys {
   /** string: units left to reserve. Never expires (an ended sale keeps its count for the record). */
   readonly stock: string;
-  /** exists until the sale starts (expires at startsAt, on the Redis clock) */
+  /** exists until purchases open (expires then, on the Redis clock: purchasesNotBefore) */
   readonly notBefore: string;
   /** string: the per-user limit; exists until the sale ends (expires at endsAt, on the Redis clock) */
   readonly open: string;
@@ -121,6 +122,20 @@ export function saleKeyspace(prefix: string): SaleKeyspace {
 /** The sale id in a key or channel of `saleKeys` or of a part's keys (undefined if it is not one). */
 export function saleIdOfKey(key: string): string | undefined {
   return /\{sale:([^}:]+)(?::p\d+\.\d+)?\}/.exec(key)?.[1];
+}
+
+/**
+ * When a sale's purchase route opens, for its not-before key (ms; 0: open already): never, for a
+ * raffle sale — its not-before key lives until the sale ends, so reserve.lua answers every purchase
+ * attempt "not started" and only the draw order gets units (raffle/lua/promote.lua). Here, below
+ * raffle/, because a sale's warm and recovery's rebuild both set the key and recovery knows no raffle.
+ */
+export function purchasesNotBefore(
+  sale: Pick<Sale, 'startsAt' | 'endsAt' | 'admission'>,
+  now = Date.now(),
+): number {
+  if (sale.admission === 'raffle') return sale.endsAt.getTime();
+  return sale.startsAt.getTime() <= now ? 0 : sale.startsAt.getTime();
 }
 
 /** The consumer group of the order pipeline on every sale stream. */

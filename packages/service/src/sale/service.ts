@@ -23,7 +23,6 @@ import { recordLayouts } from './shards/record-layouts.js';
 import { SplitSales } from './shards/split-sale.js';
 import { validateRoomSettings } from './room/settings.js';
 import { RoomStore } from './room/store.js';
-import { purchasesNotBefore } from './raffle/keys.js';
 import { SoldOutCache } from './sold-out.js';
 import { lineArgs, recordedLine, Waitlist } from './waitlist/waitlist.js';
 import { DEFAULT_OFFER_MS, validOfferMs } from './waitlist/settings.js';
@@ -39,6 +38,7 @@ import type {
   SaleStatus,
   SaleView,
 } from './types.js';
+import { purchasesNotBefore } from './keys.js';
 import { createGroup } from './redis.js';
 import type { BeaconChain } from './raffle/beacon.js';
 import { validateNewSale } from './new-sale.js';

@@ -22,6 +22,16 @@ export const SALE_LAYERS: ReadonlyArray<readonly string[]> = [
   ['top'],
 ];
 
+/**
+ * Imports SALE_LAYERS allows but the design does not: group → the groups below it that it must not
+ * import. Recovery rebuilds stock and parts from the record and knows no admission strategy: what a
+ * raffle or a waiting room keeps in Redis it puts back through admission/'s AdmissionRestore, so a
+ * new strategy never touches recovery/ (issue 46).
+ */
+export const SALE_FORBIDDEN: Readonly<Record<string, readonly string[]>> = {
+  recovery: ['raffle', 'room'],
+};
+
 /** The files at the top of sale/ that assemble the domain (every other file there is `base`). */
 export const SALE_TOP_FILES = new Set([
   'activity',
@@ -57,6 +67,23 @@ export function saleBackEdges(saleDir: string): string[] {
       if (rank(to) >= rank(from)) {
         edges.push(`${relative(saleDir, file)} imports ${specifier} (${from} → ${to})`);
       }
+    }
+  }
+  return edges;
+}
+
+/** Every import inside sale/ along an edge of SALE_FORBIDDEN (type-only imports count too). */
+export function saleForbiddenEdges(saleDir: string): string[] {
+  const edges: string[] = [];
+  for (const file of sourceFiles(saleDir)) {
+    const from = groupOf(saleDir, file);
+    const forbidden = SALE_FORBIDDEN[from] ?? [];
+    for (const specifier of importsOf(file).filter((s) => s.startsWith('.'))) {
+      const target = resolve(dirname(file), specifier);
+      if (relative(saleDir, target).startsWith('..')) continue;
+      const to = groupOf(saleDir, target);
+      if (forbidden.includes(to))
+        edges.push(`${relative(saleDir, file)} imports ${specifier} (${from} → ${to})`);
     }
   }
   return edges;

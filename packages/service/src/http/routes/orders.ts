@@ -123,7 +123,7 @@ export const ordersRoutes: FastifyPluginAsyncTypebox<OrdersRouteOptions> = async
       // A refusal is an answer, not an exception: no Error (and stack trace) per sold-out attempt.
       if (!result.ok) {
         // A raffle sale refuses every purchase as "not started" (its not-before is its end, see
-        // raffle/keys.ts): say why instead, and where to enter. Only this rare refusal reads the sale.
+        // sale/keys.ts): say why instead, and where to enter. Only this rare refusal reads the sale.
         if (
           result.code === 'not_started' &&
           (await service.getSale(request.params.id))?.admission === 'raffle'

@@ -48,7 +48,7 @@ export const waitlistRoutes: FastifyPluginAsyncTypebox<WaitlistRouteOptions> = a
 ) => {
   const waitlist = service.waitlist;
   const buyer = [authenticate, ...(limitUser ? [limitUser] : [])];
-  /** A raffle sale answers every purchase "not started" (raffle/keys.ts): say why instead. */
+  /** A raffle sale answers every purchase "not started" (sale/keys.ts, purchasesNotBefore): say why instead. */
   const refused = async (reply: FastifyReply, saleId: string, code: WaitlistRefusalCode) => {
     if (code === 'not_started' && (await service.getSale(saleId))?.admission === 'raffle') {
       return sendError(reply, 'raffle_sale', `Sale ${saleId} is a raffle: its own waitlist serves it.`);

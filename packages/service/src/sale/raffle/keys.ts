@@ -1,8 +1,7 @@
 import { createHash } from 'node:crypto';
 import { loadLuaScript } from 'lockstock/redis';
-import { readAsset } from '../../support/assets.js';
+import { sqlIn } from '../../support/assets.js';
 import { saleKeys, type SaleKeys } from '../keys.js';
-import type { Sale } from '../types.js';
 
 /**
  * A raffle's Redis keys: on its sale's hash tag `{sale:<id>}`, so each raffle script (and the winners'
@@ -48,20 +47,7 @@ export const raffleScripts = {
   cursor: loadLuaScript(new URL('./lua/cursor.lua', import.meta.url)),
 };
 
-/**
- * When a sale's purchase route opens, for its not-before key (ms; 0: open already): never, for a
- * raffle sale — its not-before key lives until the sale ends, so reserve.lua answers every purchase
- * attempt "not started" and only the draw order gets units (promote.lua).
- */
-export function purchasesNotBefore(
-  sale: Pick<Sale, 'startsAt' | 'endsAt' | 'admission'>,
-  now = Date.now(),
-): number {
-  if (sale.admission === 'raffle') return sale.endsAt.getTime();
-  return sale.startsAt.getTime() <= now ? 0 : sale.startsAt.getTime();
-}
-
-const sql = (name: string) => readAsset(new URL(`./sql/${name}.sql`, import.meta.url));
+const sql = sqlIn(new URL('./sql/', import.meta.url));
 
 /** The raffle's SQL (see each file's header). */
 export const raffleQueries = {

@@ -1,6 +1,5 @@
 import type { ScriptRunner } from 'lockstock/redis';
-import { purchasesNotBefore } from '../raffle/keys.js';
-import { ORDER_GROUP, type SaleKeys } from '../keys.js';
+import { ORDER_GROUP, purchasesNotBefore, type SaleKeys } from '../keys.js';
 import { deadlineMember, lifecycleScripts, SETTLED_TTL_MS } from '../lifecycle/scripts.js';
 import type { Sale } from '../types.js';
 import { recoveryScripts } from './scripts.js';

@@ -5,7 +5,7 @@ import { layoutKey, layoutKeys, layoutOf, type PartKeys } from '../shards/layout
 import { rebuildPart, type PartRebuildReport } from './rebuild-part.js';
 import type { Sale } from '../types.js';
 import { describeCondition, type RebuildCause, type SaleCondition } from './inspect.js';
-import type { RecoveryMonitorOptions } from './monitor.js';
+import type { RecoveryMonitorOptions } from './options.js';
 import { underRecoveryLock } from './recovery-lock.js';
 
 /** What the split-sale side shares with its RecoveryMonitor: its options, lock client and state. */

@@ -1,5 +1,5 @@
 import type { SaleContext } from '../context/context.js';
-import { readAsset } from '../../support/assets.js';
+import { sqlIn } from '../../support/assets.js';
 import { isRecordId } from '../ids/canonical.js';
 import { ORDER_GROUP } from '../keys.js';
 import type { SaleRedis } from '../redis.js';
@@ -7,7 +7,7 @@ import type { Queryable } from '../store/db.js';
 import { roomKeys } from './keys.js';
 import type { RoomSettings } from './settings.js';
 
-const sql = (name: string) => readAsset(new URL(`./sql/${name}.sql`, import.meta.url));
+const sql = sqlIn(new URL('./sql/', import.meta.url));
 const queries = { insertRoom: sql('insert-room'), getRoom: sql('get-room'), setPaused: sql('set-paused') };
 
 /** A sale's room as the scripts and routes need it: its settings and when the sale starts. */

@@ -1,6 +1,6 @@
-import { readAsset } from '../../support/assets.js';
+import { sqlIn } from '../../support/assets.js';
 
-const sql = (name: string) => readAsset(new URL(`./sql/${name}.sql`, import.meta.url));
+const sql = sqlIn(new URL('./sql/', import.meta.url));
 
 /** Every SQL statement of the order store, loaded once from sql/*.sql. */
 export const queries = {

@@ -1,5 +1,5 @@
 import { loadLuaScript, type ScriptRunner } from 'lockstock/redis';
-import { readAsset } from '../../support/assets.js';
+import { sqlIn } from '../../support/assets.js';
 import type { SaleContext } from '../context/context.js';
 import { ID_PATTERN, IDEMPOTENCY_TTL_SECONDS, type SaleKeys } from '../keys.js';
 import { SaleRecoveringError } from '../recovering.js';
@@ -19,7 +19,7 @@ export const rebuildOffersScript = loadLuaScript(new URL('./lua/rebuild-offers.l
 /** The fenced rebuild step that puts the recorded line back and hands units to it (recovery/). */
 export const rebuildLineScript = loadLuaScript(new URL('./lua/rebuild-line.lua', import.meta.url));
 
-const sql = (name: string) => readAsset(new URL(`./sql/${name}.sql`, import.meta.url));
+const sql = sqlIn(new URL('./sql/', import.meta.url));
 const queries = {
   recordJoin: sql('record-join'),
   recordLeave: sql('record-leave'),

@@ -1,4 +1,4 @@
-import { readAsset } from '../../../support/assets.js';
+import { sqlIn } from '../../../support/assets.js';
 
 /**
  * A statement for mysql2: its text with `?` placeholders, and which parameter (0-based) each `?`
@@ -10,7 +10,7 @@ export interface MySqlStatement {
   readonly order: readonly number[];
 }
 
-const read = (name: string) => readAsset(new URL(`./${name}.sql`, import.meta.url));
+const read = sqlIn(new URL('./', import.meta.url));
 
 /** Whole-line `--` comments go first: the headers name `$n` too. */
 const withoutComments = (text: string) =>

@@ -1,6 +1,6 @@
-import { readAsset } from '../../../support/assets.js';
+import { sqlIn } from '../../../support/assets.js';
 
-const sql = (name: string) => readAsset(new URL(`./${name}.sql`, import.meta.url));
+const sql = sqlIn(new URL('./', import.meta.url));
 
 /** The record's queries about split sales (see each file's header). */
 export const partQueries = {
