@@ -39,6 +39,7 @@ import { salesRoutes } from './routes/sales.js';
 import { ErrorBody } from './schemas.js';
 import { DependencyLog } from './dependency-log.js';
 import { silentLogger } from '../sale/logger.js';
+import { loadServiceKey } from '../sale/signing-key.js';
 
 export interface AppDeps {
   service: SaleService;
@@ -177,7 +178,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     perUser: deps.config.rateLimitPerUser,
   });
   const activity = deps.activity ? { activity: deps.activity } : {};
-  const room = new WaitingRoom(deps.context, deps.service.rooms, deps.config.jwtSecret);
+  // Admissions are signed with the service's one key, from the record (sale/signing-key.ts).
+  const serviceKey = await loadServiceKey(deps.db);
+  const room = new WaitingRoom(deps.context, deps.service.rooms, deps.config.jwtSecret, serviceKey);
   await app.register(salesRoutes, { service: deps.service, ...activity });
   await app.register(roomRoutes, { room });
   await app.register(ordersRoutes, {

@@ -53,7 +53,17 @@ const signed = <T extends ReturnType<typeof Type.Object>>(payload: T, descriptio
   Type.Object(
     {
       payload,
-      keyId: Type.String({ description: 'first 16 bytes of SHA-256 of the public key, hex' }),
+      kid: Type.Optional(
+        Type.String({
+          description: "the key's RFC 7638 thumbprint, base64url: its `kid` in GET /.well-known/jwks.json",
+        }),
+      ),
+      keyId: Type.Optional(
+        Type.String({
+          description:
+            'on documents signed before `kid` only: first 16 bytes of SHA-256 of the public key, hex',
+        }),
+      ),
       publicKey: Type.String({ description: 'Ed25519 public key, raw 32 bytes, base64url' }),
       signature: Type.String({ description: 'Ed25519 over the canonical JSON of payload, base64url' }),
     },
@@ -85,9 +95,11 @@ export const CloseStatement = signed(
   'the entry list as the draw fixed it, signed at the close',
 );
 
+/** The service's one signing key (sale/signing-key.ts): the JWKS's, admissions' and receipts' key. */
 export const SigningKey = Type.Object({
   algorithm: Type.Literal('Ed25519'),
-  keyId: Type.String(),
+  kid: Type.String({ description: 'RFC 7638 thumbprint, base64url: the `kid` of the JWKS entry' }),
+  keyId: Type.String({ description: 'the old id (first 16 bytes of SHA-256 of the key, hex)' }),
   publicKey: Type.String({ description: 'raw 32 bytes, base64url' }),
 });
 

@@ -137,9 +137,9 @@ describe('a raffle sale across three serve processes', () => {
     // Every entrant holds a receipt signed by the service's published key, with the commitment.
     const key = await call('GET', `${server(0)}/.well-known/lockstock/raffle-key`, 'anyone');
     expect(key.body).toMatchObject({ algorithm: 'Ed25519' });
-    type Receipt = { keyId: string; payload: { commitment: { seedHash: string } } };
+    type Receipt = { kid: string; payload: { commitment: { seedHash: string } } };
     const receipts = entries.map((a) => a.body.receipt as Receipt);
-    expect(receipts.every((r) => r.keyId === key.body.keyId)).toBe(true);
+    expect(receipts.every((r) => r.kid === key.body.kid)).toBe(true);
     expect(receipts.every((r) => r.payload.commitment.seedHash === seedHash)).toBe(true);
     const winnerAnswer = entries[2 * users.indexOf(winners[0]!.user_id)]!;
     const dir = mkdtempSync(join(tmpdir(), `raffle-${saleId}-`));

@@ -1,7 +1,9 @@
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, describe, expect, it } from 'vitest';
 import { freePort } from '@lockstock/servers';
 import { signToken } from '../../src/http/auth.js';
@@ -56,6 +58,27 @@ async function buy(address: string, saleId: string, token: string): Promise<Answ
   return { status: response.status, body: (await response.json()) as Answer['body'] };
 }
 
+/** One request on a connection of its own (no pooling): the primary deals connections round robin. */
+function alone(
+  method: string,
+  url: string,
+  headers: Record<string, string>,
+  body?: object,
+): Promise<{ status: number; body: Record<string, string> }> {
+  return new Promise((resolve, reject) => {
+    const sent = request(url, { method, agent: false, headers: { ...headers, connection: 'close' } });
+    sent.on('error', reject);
+    sent.on('response', (response) => {
+      let text = '';
+      response.setEncoding('utf8');
+      response.on('data', (chunk: string) => (text += chunk));
+      response.on('end', () => resolve({ status: response.statusCode ?? 0, body: JSON.parse(text) }));
+    });
+    if (body) sent.setHeader('content-type', 'application/json');
+    sent.end(body ? JSON.stringify(body) : undefined);
+  });
+}
+
 describe('serve --processes 2 (embedded Redis and record: the default on a 2-core machine)', () => {
   it('two HTTP processes sell one stock exactly, the primary records it; a killed one is replaced; all stop together', async () => {
     const cwd = mkdtempSync(join(tmpdir(), 'lockstock-processes-'));
@@ -74,11 +97,11 @@ describe('serve --processes 2 (embedded Redis and record: the default on a 2-cor
       expect(before).toHaveLength(2);
       const secret = readFileSync(join(cwd, '.lockstock', 'jwt-secret'), 'utf8').trim();
 
-      const createSale = async (stock: number): Promise<string> => {
+      const createSale = async (stock: number, more: object = {}): Promise<string> => {
         const response = await fetch(`${address}/api/sales`, {
           method: 'POST',
           headers: { authorization: `Bearer ${admin}`, 'content-type': 'application/json' },
-          body: JSON.stringify({ name: `stock ${stock}`, stock }),
+          body: JSON.stringify({ name: `stock ${stock}`, stock, ...more }),
         });
         expect(response.status).toBe(201);
         return ((await response.json()) as { id: string }).id;
@@ -123,6 +146,35 @@ describe('serve --processes 2 (embedded Redis and record: the default on a 2-cor
       const again = await rush(second, 100);
       expect(again.filter((a) => a.status === 202)).toHaveLength(40);
       expect(again.every((a) => a.status === 202 || a.body.error === 'sold_out')).toBe(true);
+
+      // Both (the replacement too) sign admissions with the service's one key, from the record: an
+      // admission one process signed sells on the other. Every request on a connection of its
+      // own, so the processes take turns; 20 buyers each ask, are admitted and buy.
+      const roomSale = await createSale(20, {
+        room: { ratePerSec: 1000, noticeSeconds: 0, shuffleSeconds: 1 },
+      });
+      const admittedBuyers = Array.from({ length: 20 }, async (_, i) => {
+        const auth = { authorization: `Bearer ${signToken(secret, `room-buyer-${i}`)}` };
+        const room = `${address}/api/sales/${roomSale}/room`;
+        let standing = (await alone('POST', `${room}/tickets`, auth)).body;
+        for (let asks = 0; standing.state !== 'admitted'; asks++) {
+          expect(asks, JSON.stringify(standing)).toBeLessThan(500);
+          await sleep(20); // how often a client asks: not synchronisation
+          standing = (await alone('POST', `${room}/check`, auth, { ticket: standing.ticket })).body;
+        }
+        const admission = String(standing.admission);
+        return alone('POST', `${address}/api/sales/${roomSale}/orders`, { ...auth, admission });
+      });
+      expect((await Promise.all(admittedBuyers)).map((a) => a.status)).toEqual(
+        Array.from({ length: 20 }, () => 202),
+      );
+      const keySets = await Promise.all(
+        Array.from({ length: 4 }, () => alone('GET', `${address}/.well-known/jwks.json`, {})),
+      );
+      const raffleKey = (await alone('GET', `${address}/.well-known/lockstock/raffle-key`, {})).body;
+      for (const keys of keySets) {
+        expect(keys.body).toEqual({ keys: [expect.objectContaining({ x: raffleKey.publicKey })] });
+      }
 
       // The primary's pipeline records what the HTTP processes sold (its /healthz, from any of them).
       await until(

@@ -10,6 +10,7 @@ import { roomKeys } from '../../src/sale/room/keys.js';
 import { leadingZeroBits, powHash, solveChallenge } from '../../src/sale/room/pow.js';
 import { AdmissionKeys, verifyAdmission, type Jwks } from '../../src/sale/room/admission-token.js';
 import { RoomSigner } from '../../src/sale/room/signed.js';
+import { generateServiceKey, loadServiceKey } from '../../src/sale/signing-key.js';
 import { SaleService } from '../../src/sale/service.js';
 import { useSaleStack } from '../helpers/sale.js';
 import { until } from '../helpers/until.js';
@@ -173,7 +174,7 @@ describe('waiting room (HTTP)', () => {
     // this buyer's to spend. Each is signed here, so only Redis can tell.
     const [seconds] = await env.redis.time();
     const redisNow = Number(seconds) * 1000;
-    const keys = new AdmissionKeys(SECRET);
+    const keys = new AdmissionKeys(await loadServiceKey(env.db)); // the service's key, from the record
     const signed = (at: number) => keys.sign({ saleId, userId: 'dan', at, validFrom: at, expiresAt: at + 1 });
     const admissionAt = async (at: number) => {
       await env.redis.hset(roomKeys(saleId).admitted, 'dan', at);
@@ -184,8 +185,8 @@ describe('waiting room (HTTP)', () => {
     const early = await admissionAt(redisNow + 60_000);
     expect((await buy(app, saleId, 'dan', early)).json().error).toBe('admission_not_yet');
     expect((await buy(app, saleId, 'dan', signed(redisNow - 1000))).json().error).toBe('admission_used');
-    // Signed with another secret's key, or an HMAC token of the room's own: not an admission.
-    const foreignKey = new AdmissionKeys('another-secret-0123456789');
+    // Signed with another key, or an HMAC token of the room's own: not an admission.
+    const foreignKey = new AdmissionKeys(generateServiceKey());
     const alien = foreignKey.sign({
       saleId,
       userId: 'dan',
@@ -248,7 +249,7 @@ describe('waiting room (HTTP)', () => {
       reason: 'bad signature',
     });
     expect((await buy(app, saleId, 'pat', forged)).json().error).toBe('admission_invalid');
-    const other = new AdmissionKeys('another-secret-0123456789').jwks;
+    const other = new AdmissionKeys(generateServiceKey()).jwks;
     expect(verifyAdmission(admission, other, { saleId, userId: 'oli' })).toMatchObject({ ok: false });
   });
 

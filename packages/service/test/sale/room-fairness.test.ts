@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { seeded } from '../../src/lab/fairness/run.js';
 import { roomKeys } from '../../src/sale/room/keys.js';
 import { WaitingRoom } from '../../src/sale/room/room.js';
+import { loadServiceKey } from '../../src/sale/signing-key.js';
 import { useSaleStack } from '../helpers/sale.js';
 
 const env = useSaleStack();
@@ -58,7 +59,12 @@ describe('waiting room fairness', () => {
       startsAt: new Date(Date.now() + opensInMs),
       room: { ratePerSec: 50, shuffleSeconds: 1 },
     });
-    const room = new WaitingRoom(env.context, env.service.rooms, 'fairness-secret-0123456789');
+    const room = new WaitingRoom(
+      env.context,
+      env.service.rooms,
+      'fairness-secret-0123456789',
+      await loadServiceKey(env.db),
+    );
     const random = seeded(39);
     const buyers = Array.from({ length: BUYERS }, (_, i) => ({
       id: `fair-${i}`,

@@ -122,7 +122,8 @@ export const raffleRoutes: FastifyPluginAsyncTypebox<RaffleRouteOptions> = async
     '/.well-known/lockstock/raffle-key',
     {
       schema: {
-        summary: 'The Ed25519 key raffle entry receipts and close statements are signed with',
+        summary:
+          "The service's Ed25519 signing key (receipts, close statements, admissions; also in /.well-known/jwks.json)",
         response: { 200: SigningKey, ...errorResponses(429, 503) },
       },
     },

@@ -132,12 +132,14 @@ export const roomRoutes: FastifyPluginAsyncTypebox<RoomRouteOptions> = async (ap
     },
   );
 
-  // Admissions are Ed25519 JWTs: any service checks them with this key set, without the secret.
+  // Admissions are Ed25519 JWTs: any service checks them with this key set, without the secret. The
+  // set holds the service's one signing key (sale/signing-key.ts), raffle receipts' key too.
   app.get(
     '/.well-known/jwks.json',
     {
       schema: {
-        summary: 'The public keys admissions are signed with (a JSON Web Key Set, EdDSA / Ed25519)',
+        summary:
+          "The service's signing keys, admissions' and raffle receipts' (a JSON Web Key Set, EdDSA / Ed25519)",
         response: { 200: JwksView },
       },
     },

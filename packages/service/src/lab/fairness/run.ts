@@ -3,6 +3,7 @@ import { SnowflakeIdGenerator } from '../../sale/ids/snowflake.js';
 import { OrderPipeline } from '../../sale/pipeline/order-pipeline.js';
 import { RaffleService } from '../../sale/raffle/raffles.js';
 import { WaitingRoom } from '../../sale/room/room.js';
+import { loadServiceKey } from '../../sale/signing-key.js';
 import { SaleService } from '../../sale/service.js';
 import { labQueries } from '../sql/queries.js';
 import type { LabEnv } from '../types.js';
@@ -89,10 +90,12 @@ export async function runFairness(env: LabEnv, input: FairnessOptions = {}): Pro
     ...input,
   };
   const context = env.sale;
+  // The room signs admissions with the service's key in the record, as serve does.
+  const serviceKey = await loadServiceKey(env.db);
   const ids = new SnowflakeIdGenerator(context);
   await ids.start();
   const service = new SaleService({ context, db: env.db, nextOrderId: () => ids.next() });
-  const room = new WaitingRoom(context, service.rooms, `lab-fairness-${Date.now()}-secret`);
+  const room = new WaitingRoom(context, service.rooms, `lab-fairness-${Date.now()}-secret`, serviceKey);
   const raffles = new RaffleService({ context, db: env.db, nextOrderId: () => ids.next() });
   const pipeline = new OrderPipeline(context, env.db);
   const deps = { env, options, service, room, raffles, pipeline };

@@ -1,15 +1,8 @@
-import {
-  createHash,
-  createPrivateKey,
-  createPublicKey,
-  generateKeyPairSync,
-  sign,
-  verify,
-} from 'node:crypto';
+import { createHash, createPublicKey, sign, verify } from 'node:crypto';
 import type { KeyObject } from 'node:crypto';
+import { jwkThumbprint, loadServiceKey, type ServiceKey } from '../signing-key.js';
 import type { Queryable } from '../store/db.js';
 import type { BeaconChain } from './beacon.js';
-import { raffleQueries } from './keys.js';
 
 /**
  * What fixes a raffle's draw before any entry, as every entry receipt carries it: the sale, the
@@ -46,12 +39,16 @@ export interface ClosePayload {
 
 /**
  * A payload signed by the service: Ed25519 over its canonical JSON (canonicalJson), with the public
- * key (raw 32 bytes, base64url) and its id (keyIdOf). The kind inside the payload keeps a signature
- * of one kind from passing as another.
+ * key (raw 32 bytes, base64url) and its id: `kid`, the key's RFC 7638 thumbprint (the `kid` of the
+ * service's JWKS and of its admissions). Documents signed before the service had one key carry
+ * `keyId` (keyIdOf) instead; verifiers accept either. Neither is signed: each is checked against the
+ * public key. The kind inside the payload keeps a signature of one kind from passing as another.
  */
 export interface Signed<T> {
   readonly payload: T;
-  readonly keyId: string;
+  readonly kid?: string;
+  /** The old id (keyIdOf), on documents signed before `kid`. */
+  readonly keyId?: string;
   readonly publicKey: string;
   readonly signature: string;
 }
@@ -59,9 +56,13 @@ export interface Signed<T> {
 export type EntryReceipt = Signed<EntryReceiptPayload>;
 export type CloseStatement = Signed<ClosePayload>;
 
-/** The published signing key (GET /.well-known/lockstock/raffle-key). */
+/**
+ * The published signing key (GET /.well-known/lockstock/raffle-key): the service's one key
+ * (signing-key.ts), the JWKS's. `keyId` is its old id, kept for the clients that read it.
+ */
 export interface PublicSigningKey {
   readonly algorithm: 'Ed25519';
+  readonly kid: string;
   readonly keyId: string;
   readonly publicKey: string;
 }
@@ -78,7 +79,7 @@ export function canonicalJson(value: unknown): string {
   return JSON.stringify(value);
 }
 
-/** A key's id: the first 16 bytes of SHA-256 of its raw public key, hex. */
+/** A key's old id (`keyId`): the first 16 bytes of SHA-256 of its raw public key, hex. */
 export function keyIdOf(publicKey: string): string {
   return createHash('sha256').update(Buffer.from(publicKey, 'base64url')).digest('hex').slice(0, 32);
 }
@@ -86,17 +87,23 @@ export function keyIdOf(publicKey: string): string {
 const publicKeyObject = (publicKey: string): KeyObject =>
   createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x: publicKey }, format: 'jwk' });
 
+/** The id a signed document names its key by: `kid`, or on an older document `keyId`. */
+export const keyNameOf = (doc: Signed<unknown>): string => doc.kid ?? doc.keyId ?? '(none)';
+
 /**
  * Whether `doc` is a well-formed signed document of `kind` whose signature is good under the key it
- * names (its key id is that key's). Which key that must be is the caller's question.
+ * names (its `kid` — or on an older document its `keyId` — is that key's; one of them at least).
+ * Which key that must be is the caller's question.
  */
 export function signatureHolds(doc: unknown, kind: string): boolean {
   if (doc === null || typeof doc !== 'object') return false;
-  const { payload, keyId, publicKey, signature } = doc as Partial<Signed<{ kind?: unknown }>>;
-  if (typeof publicKey !== 'string' || typeof signature !== 'string' || typeof keyId !== 'string')
-    return false;
+  const { payload, kid, keyId, publicKey, signature } = doc as Partial<Signed<{ kind?: unknown }>>;
+  if (typeof publicKey !== 'string' || typeof signature !== 'string') return false;
   if (payload === null || typeof payload !== 'object' || payload.kind !== kind) return false;
-  if (!/^[A-Za-z0-9_-]{43}$/.test(publicKey) || keyIdOf(publicKey) !== keyId) return false;
+  if (!/^[A-Za-z0-9_-]{43}$/.test(publicKey)) return false;
+  if (kid === undefined && keyId === undefined) return false;
+  if (kid !== undefined && kid !== jwkThumbprint(publicKey)) return false;
+  if (keyId !== undefined && keyId !== keyIdOf(publicKey)) return false;
   try {
     return verify(
       null,
@@ -110,55 +117,32 @@ export function signatureHolds(doc: unknown, kind: string): boolean {
 }
 
 /**
- * The service's signer: the Ed25519 key kept in the record (raffle_signing_key, made by the first
- * process that needs it), loaded once per process.
+ * The raffles' signer: the service's one key (signing-key.ts), loaded from the record once per
+ * process, when first needed.
  */
 export class RaffleSigner {
-  private loaded?: Promise<{ privateKey: KeyObject; key: PublicSigningKey }>;
+  private loaded?: Promise<ServiceKey>;
 
   constructor(private readonly db: Queryable) {}
 
   /** The public key receipts and close statements are signed with. */
   async publicKey(): Promise<PublicSigningKey> {
-    return (await this.load()).key;
+    const { x, kid } = await this.load();
+    return { algorithm: 'Ed25519', kid, keyId: keyIdOf(x), publicKey: x };
   }
 
   async sign<T extends { kind: string }>(payload: T): Promise<Signed<T>> {
-    const { privateKey, key } = await this.load();
+    const { privateKey, x, kid } = await this.load();
     const signature = sign(null, Buffer.from(canonicalJson(payload)), privateKey).toString('base64url');
-    return { payload, keyId: key.keyId, publicKey: key.publicKey, signature };
+    return { payload, kid, publicKey: x, signature };
   }
 
   private load() {
-    this.loaded ??= this.fetch().catch((error: unknown) => {
+    this.loaded ??= loadServiceKey(this.db).catch((error: unknown) => {
       this.loaded = undefined; // a record that was down: ask again next time
       throw error;
     });
     return this.loaded;
-  }
-
-  private async fetch() {
-    const pair = generateKeyPairSync('ed25519');
-    const made = {
-      der: pair.privateKey.export({ format: 'der', type: 'pkcs8' }),
-      x: String(pair.publicKey.export({ format: 'jwk' }).x),
-    };
-    for (let attempt = 0; attempt < 2; attempt++) {
-      const { rows } = await this.db.query<{ private_key: Buffer; public_key: string }>(
-        raffleQueries.signingKey,
-        [made.der, made.x],
-      );
-      const row = rows[0];
-      if (!row) continue;
-      const privateKey = createPrivateKey({ key: row.private_key, format: 'der', type: 'pkcs8' });
-      const key = {
-        algorithm: 'Ed25519',
-        keyId: keyIdOf(row.public_key),
-        publicKey: row.public_key,
-      } as const;
-      return { privateKey, key };
-    }
-    throw new Error('raffle_signing_key: no key made and none found');
   }
 }
 

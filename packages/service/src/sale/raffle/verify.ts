@@ -4,6 +4,7 @@ import { merkleRoot } from './merkle.js';
 import type { PublishedRaffle } from './raffles.js';
 import {
   canonicalJson,
+  keyNameOf,
   signatureHolds,
   type ClosePayload,
   type CloseStatement,
@@ -192,10 +193,10 @@ function heldCommitment(data: PublishedRaffle, inputs: VerifyInputs, check: Chec
       !signed
         ? 'the receipt is NOT signed by the key it names (or is not an entry receipt)'
         : !pinned
-          ? `the receipt is signed by key ${receipt.keyId}, NOT the key given (--key)`
+          ? `the receipt is signed by key ${keyNameOf(receipt)}, NOT the key given (--key)`
           : !sale
             ? `the receipt is for sale ${commitment?.saleId}, NOT ${data.saleId}`
-            : `receipt for entry ${receipt.payload.entryHash} signed by key ${receipt.keyId}; commitment: seed hash ${commitment?.seedHash}, entries close by ${commitment?.closesAt}`,
+            : `receipt for entry ${receipt.payload.entryHash} signed by key ${keyNameOf(receipt)}; commitment: seed hash ${commitment?.seedHash}, entries close by ${commitment?.closesAt}`,
     );
     if (!signed || !pinned || !sale || !commitment) return undefined;
     return { seedHash: commitment.seedHash, full: commitment };
@@ -233,8 +234,8 @@ function checkClose(
       : key === undefined
         ? 'the close statement is signed by a key nobody pinned (--receipt or --key)'
         : byKey
-          ? `the close statement is signed by the same key (${close.keyId})`
-          : `the close statement is signed by key ${close.keyId}, NOT the receipt's or the one given`,
+          ? `the close statement is signed by the same key (${keyNameOf(close)})`
+          : `the close statement is signed by key ${keyNameOf(close)}, NOT the receipt's or the one given`,
   );
   if (!close || !signed) return;
   const stated = close.payload.commitment;

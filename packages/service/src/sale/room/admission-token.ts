@@ -1,19 +1,14 @@
-import {
-  createHash,
-  createPrivateKey,
-  createPublicKey,
-  hkdfSync,
-  sign,
-  verify,
-  type KeyObject,
-} from 'node:crypto';
+import { createPublicKey, sign, verify, type KeyObject } from 'node:crypto';
+import { publicJwkOf, type Jwks, type ServiceKey } from '../signing-key.js';
+
+export type { Jwks, PublicJwk } from '../signing-key.js';
 
 /**
  * Admissions as standard JWTs signed with Ed25519 (JWS `EdDSA`), so that a service other than the
  * one that issued them — an edge, a checkout service — can check one with the published key set
- * (`GET /.well-known/jwks.json`) and no secret. The key pair is derived from the service's secret
- * (HKDF-SHA256, its own label), so every serve process signs with the same key without sharing
- * anything else; rotating the secret rotates the key (and its `kid`).
+ * (`GET /.well-known/jwks.json`) and no secret. The key is the service's one signing key, kept in
+ * the record (signing-key.ts), so every process on one record signs and checks with the same key,
+ * the one raffle receipts are signed with; the JWT header's `kid` is its RFC 7638 thumbprint.
  *
  * Claims: `iss` "lockstock", `sub` the buyer, `aud` "lockstock:sale:<id>", `at` when the buyer was
  * admitted (ms, Redis clock: names the admission in Redis, where the reservation checks and spends
@@ -30,42 +25,26 @@ export interface AdmissionClaims {
   readonly iat: number;
 }
 
-/** A JSON Web Key Set of Ed25519 public keys (RFC 7517, RFC 8037). */
-export interface Jwks {
-  readonly keys: Array<{
-    kty: 'OKP';
-    crv: 'Ed25519';
-    x: string;
-    kid: string;
-    use: 'sig';
-    alg: 'EdDSA';
-  }>;
-}
-
 const ISSUER = 'lockstock';
 export const audienceOf = (saleId: string) => `lockstock:sale:${saleId}`;
-const PKCS8_ED25519_PREFIX = Buffer.from('302e020100300506032b657004220420', 'hex');
 const b64 = (value: object) => Buffer.from(JSON.stringify(value)).toString('base64url');
 
-/** The service's admission key: signs admissions, publishes its public half, and checks its own. */
+/**
+ * The service's admissions: signs them with its key, publishes the key set, and checks a token
+ * against that set by the header's `kid`, as any other verifier does (one key today; a set with a
+ * retired key too would be checked the same way: docs/service.md "One signing key").
+ */
 export class AdmissionKeys {
   private readonly privateKey: KeyObject;
-  private readonly publicKey: KeyObject;
   private readonly header: string;
+  private readonly verifying: ReadonlyMap<string, KeyObject>;
   readonly jwks: Jwks;
 
-  constructor(secret: string) {
-    const seed = Buffer.from(hkdfSync('sha256', secret, 'lockstock', 'lockstock admission ed25519 v1', 32));
-    this.privateKey = createPrivateKey({
-      key: Buffer.concat([PKCS8_ED25519_PREFIX, seed]),
-      format: 'der',
-      type: 'pkcs8',
-    });
-    this.publicKey = createPublicKey(this.privateKey);
-    const x = String(this.publicKey.export({ format: 'jwk' }).x);
-    const kid = thumbprint(x);
-    this.header = b64({ alg: 'EdDSA', typ: 'JWT', kid });
-    this.jwks = { keys: [{ kty: 'OKP', crv: 'Ed25519', x, kid, use: 'sig', alg: 'EdDSA' }] };
+  constructor(key: ServiceKey) {
+    this.privateKey = key.privateKey;
+    this.header = b64({ alg: 'EdDSA', typ: 'JWT', kid: key.kid });
+    this.jwks = { keys: [publicJwkOf(key)] };
+    this.verifying = new Map([[key.kid, key.publicKey]]);
   }
 
   sign(admission: {
@@ -90,7 +69,8 @@ export class AdmissionKeys {
 
   /** The claims of an admission this service signed for this buyer and sale; undefined otherwise. */
   open(token: string, saleId: string, userId: string): AdmissionClaims | undefined {
-    const claims = claimsSignedBy(token, this.publicKey);
+    const key = this.verifying.get(signingKidOf(token) ?? '');
+    const claims = key && claimsSignedBy(token, key);
     return claims && bindsTo(claims, saleId, userId) ? claims : undefined;
   }
 }
@@ -106,10 +86,9 @@ export function verifyAdmission(
   jwks: Jwks,
   expected: { saleId: string; userId: string; now?: number; leewayMs?: number },
 ): { ok: true; claims: AdmissionClaims } | { ok: false; reason: string } {
-  const header = decodePart(token.split('.')[0] ?? '');
-  const jwk = jwks.keys.find((k) => k.kid === header?.kid);
-  if (!header || header.alg !== 'EdDSA' || !jwk)
-    return { ok: false, reason: 'not signed by a published key' };
+  const kid = signingKidOf(token);
+  const jwk = jwks.keys.find((k) => k.kid === kid);
+  if (kid === undefined || !jwk) return { ok: false, reason: 'not signed by a published key' };
   const claims = claimsSignedBy(token, createPublicKey({ key: jwk, format: 'jwk' }));
   if (!claims) return { ok: false, reason: 'bad signature' };
   if (!bindsTo(claims, expected.saleId, expected.userId)) {
@@ -120,6 +99,13 @@ export function verifyAdmission(
   if (now + leeway < claims.nbf * 1000) return { ok: false, reason: 'not valid yet' };
   if (now - leeway >= claims.exp * 1000) return { ok: false, reason: 'expired' };
   return { ok: true, claims };
+}
+
+/** The `kid` of a token's header, if it says EdDSA. */
+function signingKidOf(token: string): string | undefined {
+  if (token.length > 2048) return undefined;
+  const header = decodePart(token.split('.', 1)[0] ?? '');
+  return header?.alg === 'EdDSA' && typeof header.kid === 'string' ? header.kid : undefined;
 }
 
 function claimsSignedBy(token: string, key: KeyObject): AdmissionClaims | undefined {
@@ -150,9 +136,4 @@ function decodePart(part: string): Record<string, unknown> | undefined {
   } catch {
     return undefined;
   }
-}
-
-/** RFC 7638 thumbprint of an Ed25519 public key: the key's id. */
-function thumbprint(x: string): string {
-  return createHash('sha256').update(`{"crv":"Ed25519","kty":"OKP","x":"${x}"}`).digest('base64url');
 }

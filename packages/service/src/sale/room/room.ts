@@ -3,6 +3,7 @@ import { loadLuaScript, type ScriptRunner } from 'lockstock/redis';
 import type { SaleContext } from '../context/context.js';
 import { roomKeys } from './keys.js';
 import { checkProofOfWork, issueChallenge, type PowChallenge } from './pow.js';
+import type { ServiceKey } from '../signing-key.js';
 import { AdmissionKeys } from './admission-token.js';
 import { RoomSigner } from './signed.js';
 import type { Room, RoomStore } from './store.js';
@@ -86,14 +87,20 @@ export class WaitingRoom {
   readonly admissions: AdmissionKeys;
   private readonly prefix: string;
 
+  /**
+   * `secret` signs what only this service reads back (queue tickets, proof-of-work challenges:
+   * HMAC); `key` is the service's signing key from the record (loadServiceKey), which admissions
+   * are signed with, so that every process on the record checks every other's.
+   */
   constructor(
     context: SaleContext,
     readonly rooms: RoomStore,
     secret: string,
+    key: ServiceKey,
   ) {
     this.scripts = context.scripts;
     this.signer = new RoomSigner(secret);
-    this.admissions = new AdmissionKeys(secret);
+    this.admissions = new AdmissionKeys(key);
     this.prefix = context.prefix;
   }
 
