@@ -87,7 +87,12 @@ export async function startTracing(
   // by hand (support/tracing.ts says why).
   provider.register({ contextManager: null });
   setTracingOn(true);
+  // The locks this process takes (recovery's per-sale rebuild locks, the pipeline's), traced by the
+  // library's own instrumentation, as an application of it would: `lock.acquire` and `lock.hold` spans.
+  const { instrumentLocks } = await import('lockstock/otel');
+  const stopLocks = instrumentLocks({ tracerProvider: provider });
   return async () => {
+    stopLocks();
     setTracingOn(false);
     await provider.shutdown().catch(() => undefined); // a collector gone at exit loses its last spans only
   };

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
+import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort, PostgresServer, RedisServer } from '@lockstock/servers';
 import { spawnCli, waitUntilHealthy, type CliProcess } from '../helpers/cli.js';
@@ -211,6 +212,35 @@ describe('traces of a purchase (OTEL_EXPORTER_OTLP_ENDPOINT set)', () => {
       (s) => s.traceId === record.traceId && s.name === 'POST /api/sales/:id/orders',
     );
     expect(server?.parentSpanId ?? '').toBe(''); // a root: the trace began at the server
+  });
+
+  it("traces the locks the service takes: a sale Redis lost is rebuilt under its recovery lock, seen as lockstock's lock spans", async () => {
+    const sale = (await (
+      await fetch(`${url}/api/sales`, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${signToken(SECRET, 'admin', { admin: true })}`,
+          'content-type': 'application/json',
+        },
+        body: JSON.stringify({ name: 'lost and rebuilt', stock: 5 }),
+      })
+    ).json()) as { id: string };
+    const lockName = `sale:${sale.id}:recovery`;
+    expect(received.some((s) => attribute(s, 'lockstock.lock.name') === lockName)).toBe(false);
+    const client = new Redis(redis.url);
+    try {
+      await client.flushall(); // Redis loses every sale: the next check rebuilds them under their locks
+    } finally {
+      client.disconnect();
+    }
+    await until(
+      'the recovery lock traced',
+      async () =>
+        ['lock.acquire', 'lock.hold'].every((name) =>
+          received.some((s) => s.name === name && attribute(s, 'lockstock.lock.name') === lockName),
+        ),
+      60_000,
+    );
   });
 
   it('traces no scrape or probe', async () => {
