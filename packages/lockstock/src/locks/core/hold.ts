@@ -28,6 +28,11 @@ export interface HoldBackend {
   ended(hold: Hold): void;
   /** Called once when the hold is found lost: report it (the client's `lost` event). */
   lost(hold: Hold, error: LockLostError): void;
+  /**
+   * Whether the hold's owner holds the lock again through a newer hold of this client (a re-entry
+   * made after this one was lost): a release by owner would then end that one.
+   */
+  heldAgain(hold: Hold): boolean;
   /** The hold's lease is no longer renewed (stopRenewal): take it off the watchdog. */
   stopRenewing(hold: Hold): void;
   /** A background failure (the release of an abandoned hold): the client's `connectionError`. */
@@ -207,7 +212,16 @@ export class Hold implements LockHandle {
       clearTimer(this.leaseEndTimer);
       clearTimer(this.budgetTimer);
       if (!this.lostWith) this.backend.ended(this);
-      const releasing = leftMs > 0 && !this.lostWith ? this.keepFor(leftMs) : this.backend.release(this);
+      // A lost hold is released in the store too (the store may not know it is gone yet), unless its
+      // owner holds the lock again: the store releases by owner, and would end the newer hold behind
+      // its back (the simulation's long run found it: re-entered after a session loss, then the lost
+      // outer handle released — another client was granted while the inner one still held).
+      const releasing =
+        leftMs > 0 && !this.lostWith
+          ? this.keepFor(leftMs)
+          : this.lostWith && this.backend.heldAgain(this)
+            ? Promise.resolve<ReleaseOutcome>('expired')
+            : this.backend.release(this);
       // Observed only when someone listens: otherwise the release costs no extra promise.
       this.releasing =
         releaseChannel.hasSubscribers || (holdChannel.hasSubscribers && !this.lostWith)

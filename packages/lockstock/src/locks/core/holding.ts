@@ -59,6 +59,10 @@ export abstract class HoldingLock implements HoldBackend {
     else if (hold.lease === undefined) this.core.sessionHolds.delete(hold);
   }
 
+  heldAgain(hold: Hold): boolean {
+    return this.kind.reentrant && this.core.holds.has(this.resource.waitKey, hold.owner);
+  }
+
   stopRenewing(hold: Hold): void {
     this.core.watchdog.delete(hold);
   }
