@@ -1,18 +1,12 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { bls12_381 } from '@noble/curves/bls12-381.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SnowflakeIdGenerator } from '../../src/sale/ids/snowflake.js';
 import {
-  BEACON_DST,
   drawSeedOf,
   HttpBeaconSource,
   QUICKNET,
-  randomnessOf,
   roundAfter,
   roundHolds,
-  roundMessage,
   type BeaconChain,
   type BeaconRound,
   type BeaconSource,
@@ -23,74 +17,14 @@ import { RaffleRunner } from '../../src/sale/raffle/runner.js';
 import type { EntryReceipt } from '../../src/sale/raffle/signing.js';
 import { drawOrder, verifyRaffle, type VerifyInputs } from '../../src/sale/raffle/verify.js';
 import { SaleService } from '../../src/sale/service.js';
+import { ownChain, QUICKNET_123, quicknetAt123, Relay } from '../helpers/beacon.js';
 import { useSaleStack } from '../helpers/sale.js';
 import { until } from '../helpers/until.js';
 
 // Issue 44: the draw mixes in a drand round nobody knew when entries closed. No test touches a
 // network: drand's quicknet is stood in for by a relay on loopback serving a round recorded from the
-// real chain (round 123, from drand-verify's documentation of
-// https://api3.drand.sh/52db9ba70e0cc0f6eaf7803dd07447a1f5477735fd3f661792ba94600c84e971/public/123),
-// and, where an operator needs two valid rounds of one chain, by a chain whose key the test holds.
-
-const QUICKNET_123: BeaconRound = {
-  round: 123,
-  signature:
-    'b75c69d0b72a5d906e854e808ba7e2accb1542ac355ae486d591aa9d43765482e26cd02df835d3546d23c4b13e0dfc92',
-};
-
-/**
- * Quicknet's key with a genesis and period that make round 123 the first after `closesAt`: the
- * recorded round then is the one a raffle closing then fixes (unchained rounds sign their number
- * only, so the real signature holds under the real key).
- */
-function quicknetAt123(closesAt: Date): BeaconChain {
-  const period = 86_400;
-  const genesisTime = Math.floor(closesAt.getTime() / 1000 - 121.5 * period);
-  return { ...QUICKNET, chainHash: 'quicknet-key-test-genesis', genesisTime, period };
-}
-
-/** A chain whose key the test holds (an operator's view: any round, signed). */
-function ownChain(): { chain: BeaconChain; sign(round: number): BeaconRound } {
-  const bls = bls12_381.shortSignatures;
-  const { secretKey, publicKey } = bls.keygen();
-  return {
-    chain: {
-      chainHash: 'test-chain',
-      publicKey: Buffer.from(publicKey.toBytes()).toString('hex'),
-      genesisTime: 1_700_000_000,
-      period: 3,
-      scheme: 'bls-unchained-g1-rfc9380',
-    },
-    sign: (round) => ({
-      round,
-      signature: Buffer.from(
-        bls.sign(bls.hash(roundMessage(round), BEACON_DST), secretKey).toBytes(),
-      ).toString('hex'),
-    }),
-  };
-}
-
-/** A drand relay on loopback: GET /public/<round> from `rounds` (404 while a round is not there). */
-class Relay {
-  readonly rounds = new Map<number, BeaconRound>();
-  private server?: Server;
-  url = '';
-
-  async start(): Promise<void> {
-    this.server = createServer((req, res) => {
-      const round = this.rounds.get(Number(/\/public\/(\d+)$/.exec(req.url ?? '')?.[1]));
-      if (!round) return void res.writeHead(404).end();
-      const body = { round: round.round, randomness: randomnessOf(round), signature: round.signature };
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(body));
-    });
-    await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
-    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}/chain`;
-  }
-
-  close(): Promise<void> {
-    return new Promise((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
-  }
-}
+// real chain (round 123), and, where an operator needs two valid rounds of one chain, by a chain
+// whose key the test holds (test/helpers/beacon.ts).
 
 const env = useSaleStack();
 const relay = new Relay();
