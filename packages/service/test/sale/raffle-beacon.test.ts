@@ -7,6 +7,7 @@ import {
   QUICKNET,
   roundAfter,
   roundHolds,
+  roundTime,
   type BeaconChain,
   type BeaconRound,
   type BeaconSource,
@@ -142,7 +143,12 @@ describe('a raffle drawn with a beacon, through a relay on loopback', () => {
     const { saleId, raffles } = entered;
 
     // The round is not out: the list is closed and signed, naming round 123; no place yet.
-    expect(await raffles.drawNow(saleId)).toMatchObject({ result: 'awaiting_beacon', round: 123 });
+    expect(await raffles.drawNow(saleId)).toMatchObject({
+      result: 'awaiting_beacon',
+      round: 123,
+      roundAt: new Date(roundTime(quicknetAt123(entered.closesAt), 123)),
+      reason: 'round_not_out',
+    });
     let published = (await raffles.published(saleId))!;
     expect(published.phase).toBe('closed');
     expect(published.close?.payload).toMatchObject({ round: 123, entries: ENTRANTS });
@@ -194,8 +200,8 @@ describe('a raffle drawn with a beacon, through a relay on loopback', () => {
     const sourceless: BeaconSource = { chain: QUICKNET, round: () => Promise.reject(new Error('unused')) };
     const { saleId, raffles } = await beaconRaffle('no-source', quicknetAt123, () => sourceless);
     const outcome = await raffles.drawNow(saleId);
-    expect(outcome).toMatchObject({ result: 'awaiting_beacon', round: 123 });
-    expect(outcome.reason).toMatch(/no source of beacon/);
+    expect(outcome).toMatchObject({ result: 'awaiting_beacon', round: 123, reason: 'no_beacon_source' });
+    expect(outcome.message).toMatch(/no source of beacon/);
   });
 });
 
