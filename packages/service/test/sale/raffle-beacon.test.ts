@@ -12,13 +12,14 @@ import {
   type BeaconRound,
   type BeaconSource,
 } from '../../src/sale/raffle/beacon.js';
+import { chainOfInfo } from '../../src/sale/raffle/chain-info.js';
 import { entryHash, raffleQueries } from '../../src/sale/raffle/keys.js';
 import { RaffleService, type PublishedRaffle } from '../../src/sale/raffle/raffles.js';
 import { RaffleRunner } from '../../src/sale/raffle/runner.js';
 import type { EntryReceipt } from '../../src/sale/raffle/signing.js';
 import { drawOrder, verifyRaffle, type VerifyInputs } from '../../src/sale/raffle/verify.js';
 import { SaleService } from '../../src/sale/service.js';
-import { ownChain, QUICKNET_123, quicknetAt123, Relay } from '../helpers/beacon.js';
+import { chainInfo, ownChain, QUICKNET_123, quicknetAt123, Relay } from '../helpers/beacon.js';
 import { useSaleStack } from '../helpers/sale.js';
 import { until } from '../helpers/until.js';
 
@@ -133,6 +134,26 @@ describe('a drand round, checked offline (beacon.ts)', () => {
       .update(createHash('sha256').update(Buffer.from(QUICKNET_123.signature, 'hex')).digest())
       .digest();
     expect(drawSeedOf(seed, QUICKNET_123)).toEqual(expected);
+  });
+});
+
+describe('a chain given by hand: its drand /info (chain-info.ts)', () => {
+  it('reads the chain a drand /info names, and refuses what is not one this code speaks', () => {
+    const own = ownChain();
+    expect(chainOfInfo(chainInfo(own.chain))).toEqual(own.chain);
+    const quicknet = chainOfInfo({ ...chainInfo(QUICKNET), hash: QUICKNET.chainHash });
+    expect(quicknet).toEqual(QUICKNET);
+    const refused = (info: object) => () => chainOfInfo(info, 'chain.json');
+    expect(refused({ ...chainInfo(own.chain), schemeID: 'pedersen-bls-chained' })).toThrow(
+      /chain\.json .*schemeID "pedersen-bls-chained": only bls-unchained-g1-rfc9380/,
+    );
+    // quicknet's name over the operator's key would read as quicknet in a verifier's output
+    expect(refused({ ...chainInfo(own.chain), hash: QUICKNET.chainHash })).toThrow(/quicknet's chain hash/);
+    expect(refused({ ...chainInfo(own.chain), public_key: `00${own.chain.publicKey.slice(2)}` })).toThrow(
+      /not a point of BLS12-381 G2/,
+    );
+    expect(refused({ ...chainInfo(own.chain), period: 0 })).toThrow(/period/);
+    expect(refused({ ...chainInfo(own.chain), hash: 'test-chain' })).toThrow(/hash is not 64 hex digits/);
   });
 });
 
