@@ -1,9 +1,12 @@
 import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
+import { sameChain, type BeaconChain } from '../sale/raffle/beacon.js';
+import { readChainInfo } from '../sale/raffle/chain-info.js';
 import { entryHash } from '../sale/raffle/keys.js';
 import type { PublishedRaffle } from '../sale/raffle/raffles.js';
 import type { CloseStatement, EntryReceipt } from '../sale/raffle/signing.js';
 import { verifyRaffle } from '../sale/raffle/verify.js';
+import { TRUSTED_CHAINS } from '../sale/raffle/verify-beacon.js';
 
 interface VerifyOptions {
   sale?: string;
@@ -12,13 +15,15 @@ interface VerifyOptions {
   seedHash?: string;
   key?: string;
   close?: string;
+  trustChain: string[];
 }
 
 /**
  * `lockstock raffle verify`: checks a raffle sale's draw from its published data — the running
  * service's GET /api/sales/:id/raffle/entries, or that document saved to a file — against a
  * commitment held apart from it: an entry receipt (`--receipt`) or a seed hash (`--seed-hash`), never
- * the document's own. Exits 0 when the draw is the one committed to, 1 when it is not (or not drawn
+ * the document's own. A beacon draw's chain must be drand quicknet, or one given with `--trust-chain`
+ * (said in a TRUST line: lockstock does not vouch for it). Exits 0 when the draw is the one committed to, 1 when it is not (or not drawn
  * yet, or nothing is held to check it against), 2 when the data cannot be read.
  */
 export function registerRaffle(program: Command): void {
@@ -44,11 +49,19 @@ export function registerRaffle(program: Command): void {
       'the close statement saved when the raffle closed (the "close" of GET /api/sales/:id/raffle/entries then)',
     )
     .option('--user <id>', 'also find this user\'s entry (its hash is SHA-256 of "<sale id>:<user id>")')
+    .option(
+      '--trust-chain <file>',
+      "also trust this drand chain (its /info JSON: public_key, period, genesis_time, hash, schemeID) besides quicknet; only for a chain whose key you know is not the operator's (repeatable)",
+      (file: string, files: string[]) => [...files, file],
+      [] as string[],
+    )
     .action(async (source: string, options: VerifyOptions) => {
       let data: PublishedRaffle;
       let receipt: EntryReceipt | undefined;
       let savedClose: CloseStatement | undefined;
+      const handGiven: BeaconChain[] = [];
       try {
+        for (const file of options.trustChain) handGiven.push(await readChainInfo(file));
         receipt = options.receipt === undefined ? undefined : await readReceipt(options.receipt);
         savedClose = options.close === undefined ? undefined : await readClose(options.close);
         data = await readPublished(source, options.sale ?? receipt?.payload.commitment.saleId);
@@ -56,6 +69,14 @@ export function registerRaffle(program: Command): void {
         process.stderr.write(`error: ${error instanceof Error ? error.message : String(error)}\n`);
         process.exit(2);
       }
+      handGiven.forEach((chain, i) => {
+        const pinned = TRUSTED_CHAINS.some((c) => sameChain(c, chain));
+        process.stdout.write(
+          pinned
+            ? `note ${options.trustChain[i]} is drand chain ${chain.chainHash}, pinned already\n`
+            : `TRUST drand chain ${chain.chainHash} (key ${chain.publicKey.slice(0, 16)}…, genesis ${chain.genesisTime}, period ${chain.period} s) from ${options.trustChain[i]}, given by hand: NOT pinned by lockstock — a draw with it is only as fair as whoever holds its key\n`,
+        );
+      });
       const hash = options.user === undefined ? undefined : entryHash(data.saleId, options.user);
       const verdict = verifyRaffle(data, {
         ...(receipt ? { receipt } : {}),
@@ -63,6 +84,7 @@ export function registerRaffle(program: Command): void {
         ...(options.key === undefined ? {} : { publicKey: options.key }),
         ...(savedClose ? { savedClose } : {}),
         ...(hash === undefined || receipt ? {} : { entryHash: hash }),
+        trustedChains: [...TRUSTED_CHAINS, ...handGiven],
       });
       for (const check of verdict.checks)
         process.stdout.write(`${check.ok ? 'ok  ' : 'FAIL'} ${check.line}\n`);

@@ -22,7 +22,7 @@ import { SaleService } from '../sale/service.js';
 import { pgliteDatabase, postgresDatabase, type Database } from '../sale/store/db.js';
 import { migrate } from '../sale/store/migrate.js';
 import { RedisServer } from '@lockstock/servers';
-import { readRecordFsync, type DurabilityReport } from '../sale/health.js';
+import { readDurability, readRecordFsync, type DurabilityReport } from '../sale/health.js';
 import { RaffleService } from '../sale/raffle/raffles.js';
 import { RaffleRunner } from '../sale/raffle/runner.js';
 import { beaconSetting } from './beacon.js';
@@ -106,6 +106,11 @@ export interface Runtime {
   readonly redisUrl: string;
   /** The recovery gate of this process (absent when it does not sell). */
   readonly recovery?: RecoveryMonitor;
+  /**
+   * Raffle sales with this process's beacon source: one service for its raffle runner and its HTTP
+   * API, so an operator's draw gets the round as the runner does (absent when it does not sell).
+   */
+  readonly raffles?: RaffleService;
   readonly durability: DurabilityReport;
   /** A new link to the embedded store in the order thread (undefined when there is none). */
   openDatabaseLink(): MessagePort | undefined;
@@ -289,16 +294,17 @@ export async function startRuntime(options: RuntimeOptions, resources: Resources
     sweeper.start();
     resources.add('the expiry sweeper', () => sweeper.stop());
   }
+  let raffles: RaffleService | undefined;
   if (sells) {
     // Raffle sales: entries recorded, draws run once, winners and waitlists served; every serve
     // process runs one (each step is safe to race: raffle/runner.ts).
-    const raffleDeps = { context, db, nextOrderId: () => ids.next(), ...beacon.raffles };
-    const raffles = new RaffleRunner(new RaffleService(raffleDeps), db, {
+    raffles = new RaffleService({ context, db, nextOrderId: () => ids.next(), ...beacon.raffles });
+    const runner = new RaffleRunner(raffles, db, {
       logger: quiet,
       ...(recovery ? { admits: (saleId: string) => recovery.admits(saleId) } : {}),
     });
-    raffles.start();
-    resources.add('the raffle runner', () => raffles.stop());
+    runner.start();
+    resources.add('the raffle runner', () => runner.stop());
   }
 
   const pipelineHealth = () => [...pipelines.map((p) => p.health), ...(thread?.pipelines() ?? [])];
@@ -320,6 +326,7 @@ export async function startRuntime(options: RuntimeOptions, resources: Resources
     embedded: { redis: redisServer !== undefined, database: !options.databaseUrl },
     openDatabaseLink: () => thread?.openDatabaseLink(),
     ...(recovery ? { recovery } : {}),
+    ...(raffles ? { raffles } : {}),
     durability: { ...durabilityReport, recordFsync },
   };
 }
@@ -378,21 +385,4 @@ async function openRecord(
   resources.add('the order store', () => db.close());
   const applied = thread ? thread.applied : await migrate(db);
   return { db, thread, applied };
-}
-
-/** Reads how the Redis server persists writes, against what `setting` promises. */
-async function readDurability(redis: SaleRedis, setting: Durability): Promise<DurabilityReport> {
-  let redisAppendfsync: DurabilityReport['redisAppendfsync'] = 'unknown';
-  try {
-    // On a Cluster the first master answers for all: the harness and operators configure them alike.
-    const node = 'nodes' in redis ? (redis.nodes('master')[0] ?? redis) : redis;
-    const [, appendonly] = (await node.config('GET', 'appendonly')) as string[];
-    const [, appendfsync] = (await node.config('GET', 'appendfsync')) as string[];
-    redisAppendfsync =
-      appendonly !== 'yes' ? 'off' : ((appendfsync as DurabilityReport['redisAppendfsync']) ?? 'unknown');
-  } catch {
-    // CONFIG disabled (managed Redis): unknown, reported as such.
-  }
-  const honoured = setting === 'memory' || redisAppendfsync === 'always';
-  return { setting, redisAppendfsync, honoured };
 }

@@ -102,6 +102,8 @@ export async function listen(
     logger: runtime.logger,
     pipelines: http.pipelines,
     ...(runtime.recovery ? { recovering: () => runtime.recovery?.recovering ?? [] } : {}),
+    // The runner's own service, with the beacon source: POST …/raffle/draw can then draw with the round.
+    ...(runtime.raffles ? { raffles: runtime.raffles } : {}),
     durability: runtime.durability,
     dependencies: runtime.dependencies,
   });

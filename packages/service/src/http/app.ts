@@ -59,7 +59,10 @@ export interface AppDeps {
   pipelines?: () => readonly PipelineHealth[];
   /** Sales this process does not sell now (being rebuilt from the record), for /healthz. */
   recovering?: () => readonly string[];
-  /** Raffle sales (none: one is made on `redis` and `db`). */
+  /**
+   * Raffle sales, with the process's beacon source (none: one is made on `context` and `db`, without
+   * a beacon: a draw waiting for its round then stays `awaiting_beacon` here).
+   */
   raffles?: RaffleService;
   /** What a 202 means here, for /healthz. */
   durability?: DurabilityReport;

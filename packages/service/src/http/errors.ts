@@ -53,6 +53,9 @@ export const ERROR_STATUS = {
   headers_too_large: 431,
   internal_error: 500,
   service_unavailable: 503,
+  // A raffle's draw could not have its beacon round (routes/raffle.ts): the relay is unreachable or
+  // answered a round its chain did not sign. Nothing was drawn; the runner tries again.
+  beacon_unavailable: 503,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;

@@ -1,4 +1,5 @@
 import { Type } from '@fastify/type-provider-typebox';
+import { AWAITING_REASONS } from '../sale/raffle/draw.js';
 
 /** Schemas of the raffle routes (routes/raffle.ts). */
 
@@ -144,9 +145,30 @@ export const EntryView = Type.Object({
 });
 
 export const DrawResult = Type.Object({
-  result: Type.Union([Type.Literal('drawn'), Type.Literal('already'), Type.Literal('awaiting_beacon')], {
-    description: 'awaiting_beacon: the entries are closed and signed, the draw waits for its beacon round',
+  result: Type.Union([Type.Literal('drawn'), Type.Literal('already')], {
+    description: 'drawn: this call drew; already: the raffle had been drawn (by the runner or another call)',
   }),
   entries: Type.Optional(Type.Integer({ description: 'entries this call drew' })),
-  round: Type.Optional(Type.Integer({ description: 'the beacon round awaited or used' })),
+  round: Type.Optional(Type.Integer({ description: 'the beacon round the draw mixed in' })),
 });
+
+/** 202: the entries are closed and signed; the draw runs once its beacon round is had. */
+export const DrawAwaiting = Type.Object(
+  {
+    result: Type.Literal('awaiting_beacon'),
+    round: Type.Integer({ description: 'the drand round the draw waits for: the first after closesAt' }),
+    roundAt: Type.String({
+      format: 'date-time',
+      description: "when the round is due by its chain's schedule (genesis + (round − 1) × period)",
+    }),
+    reason: Type.Enum(AWAITING_REASONS, {
+      description:
+        'round_not_out: the relay has no such round yet; no_beacon_source: this process has no relay of the chain (another serve may draw it)',
+    }),
+    message: Type.String({ description: 'the same, for humans' }),
+  },
+  {
+    description:
+      'the entries are closed and signed; the draw waits for its beacon round (the raffle runner draws it once out, or call again)',
+  },
+);

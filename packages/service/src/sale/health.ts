@@ -4,6 +4,7 @@ import type { SaleContext } from './context/context.js';
 import { ORDER_GROUP } from './keys.js';
 import type { PipelineHealth } from './pipeline/order-pipeline.js';
 import { isSplit, LayoutCache, layoutKeys } from './shards/layout.js';
+import type { SaleRedis } from './redis.js';
 import type { Database } from './store/db.js';
 import { queries } from './store/queries.js';
 
@@ -36,6 +37,26 @@ export interface DurabilityReport {
    * acknowledged on the stream, so with 'off' a crash of the machine can lose recorded orders.
    */
   readonly recordFsync?: 'on' | 'off' | 'unknown';
+}
+
+/** Reads how the Redis server persists writes, against what `setting` promises (at start). */
+export async function readDurability(
+  redis: SaleRedis,
+  setting: DurabilityReport['setting'],
+): Promise<DurabilityReport> {
+  let redisAppendfsync: DurabilityReport['redisAppendfsync'] = 'unknown';
+  try {
+    // On a Cluster the first master answers for all: the harness and operators configure them alike.
+    const node = 'nodes' in redis ? (redis.nodes('master')[0] ?? redis) : redis;
+    const [, appendonly] = (await node.config('GET', 'appendonly')) as string[];
+    const [, appendfsync] = (await node.config('GET', 'appendfsync')) as string[];
+    redisAppendfsync =
+      appendonly !== 'yes' ? 'off' : ((appendfsync as DurabilityReport['redisAppendfsync']) ?? 'unknown');
+  } catch {
+    // CONFIG disabled (managed Redis): unknown, reported as such.
+  }
+  const honoured = setting === 'memory' || redisAppendfsync === 'always';
+  return { setting, redisAppendfsync, honoured };
 }
 
 /** Whether the record's database syncs commits to the disk, as it reports it (`recordFsync`). */

@@ -15,6 +15,7 @@ import { activeTestHooks, TEST_HOOKS, testHookWarnings } from '../../src/cli/tes
 const src = fileURLToPath(new URL('../../src', import.meta.url));
 /** The service's configuration variables: what a deployment sets, not a test. */
 const CONFIGURATION = new Set([
+  'LOCKSTOCK_BEACON_CHAIN',
   'LOCKSTOCK_BEACON_URL',
   'LOCKSTOCK_DEMO',
   'LOCKSTOCK_DURABILITY',

@@ -6,9 +6,14 @@ import { spawnCli, waitUntilHealthy, type CliProcess } from './cli.js';
 /**
  * `count` `serve` processes (one HTTP process each, rate limits off) on one real redis-server and one
  * PostgreSQL, started for the calling test file and stopped after it, with a pool on the record for
- * judging what was recorded. `server(i)` is the i-th process's base URL (modulo `count`).
+ * judging what was recorded. `server(i)` is the i-th process's base URL (modulo `count`). `env`: more
+ * of their environment, asked for when they start (after the file's earlier beforeAll hooks).
  */
-export function useServeProcesses(count: number, secret: string) {
+export function useServeProcesses(
+  count: number,
+  secret: string,
+  env: () => Record<string, string> = () => ({}),
+) {
   const state = { servers: [] as string[], processes: [] as CliProcess[] } as {
     redis: RedisServer;
     postgres: PostgresServer;
@@ -20,16 +25,17 @@ export function useServeProcesses(count: number, secret: string) {
     [state.redis, state.postgres] = await Promise.all([RedisServer.start(), PostgresServer.start()]);
     state.db = new pg.Pool({ connectionString: state.postgres.url, max: 2 });
     state.db.on('error', () => undefined); // idle connections see the server shut down at the end
-    const env = {
+    const processEnv = {
       LOCKSTOCK_JWT_SECRET: secret,
       LOCKSTOCK_RATE_LIMIT_PER_IP: '0',
       LOCKSTOCK_RATE_LIMIT_PER_USER: '0',
       LOCKSTOCK_PROCESSES: '1',
+      ...env(),
     };
     for (let i = 0; i < count; i++) {
       const port = await freePort();
       const urls = ['--redis', state.redis.url, '--database', state.postgres.url];
-      state.processes.push(spawnCli(['serve', '--port', String(port), ...urls], env));
+      state.processes.push(spawnCli(['serve', '--port', String(port), ...urls], processEnv));
       state.servers.push(`http://127.0.0.1:${port}`);
       await waitUntilHealthy(`${state.servers[i]}/healthz`); // one at a time: they migrate the same database
     }

@@ -1,96 +1,32 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { bls12_381 } from '@noble/curves/bls12-381.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SnowflakeIdGenerator } from '../../src/sale/ids/snowflake.js';
 import {
-  BEACON_DST,
   drawSeedOf,
   HttpBeaconSource,
   QUICKNET,
-  randomnessOf,
   roundAfter,
   roundHolds,
-  roundMessage,
+  roundTime,
   type BeaconChain,
   type BeaconRound,
   type BeaconSource,
 } from '../../src/sale/raffle/beacon.js';
+import { chainOfInfo } from '../../src/sale/raffle/chain-info.js';
 import { entryHash, raffleQueries } from '../../src/sale/raffle/keys.js';
 import { RaffleService, type PublishedRaffle } from '../../src/sale/raffle/raffles.js';
 import { RaffleRunner } from '../../src/sale/raffle/runner.js';
 import type { EntryReceipt } from '../../src/sale/raffle/signing.js';
 import { drawOrder, verifyRaffle, type VerifyInputs } from '../../src/sale/raffle/verify.js';
 import { SaleService } from '../../src/sale/service.js';
+import { chainInfo, ownChain, QUICKNET_123, quicknetAt123, Relay } from '../helpers/beacon.js';
 import { useSaleStack } from '../helpers/sale.js';
 import { until } from '../helpers/until.js';
 
 // Issue 44: the draw mixes in a drand round nobody knew when entries closed. No test touches a
 // network: drand's quicknet is stood in for by a relay on loopback serving a round recorded from the
-// real chain (round 123, from drand-verify's documentation of
-// https://api3.drand.sh/52db9ba70e0cc0f6eaf7803dd07447a1f5477735fd3f661792ba94600c84e971/public/123),
-// and, where an operator needs two valid rounds of one chain, by a chain whose key the test holds.
-
-const QUICKNET_123: BeaconRound = {
-  round: 123,
-  signature:
-    'b75c69d0b72a5d906e854e808ba7e2accb1542ac355ae486d591aa9d43765482e26cd02df835d3546d23c4b13e0dfc92',
-};
-
-/**
- * Quicknet's key with a genesis and period that make round 123 the first after `closesAt`: the
- * recorded round then is the one a raffle closing then fixes (unchained rounds sign their number
- * only, so the real signature holds under the real key).
- */
-function quicknetAt123(closesAt: Date): BeaconChain {
-  const period = 86_400;
-  const genesisTime = Math.floor(closesAt.getTime() / 1000 - 121.5 * period);
-  return { ...QUICKNET, chainHash: 'quicknet-key-test-genesis', genesisTime, period };
-}
-
-/** A chain whose key the test holds (an operator's view: any round, signed). */
-function ownChain(): { chain: BeaconChain; sign(round: number): BeaconRound } {
-  const bls = bls12_381.shortSignatures;
-  const { secretKey, publicKey } = bls.keygen();
-  return {
-    chain: {
-      chainHash: 'test-chain',
-      publicKey: Buffer.from(publicKey.toBytes()).toString('hex'),
-      genesisTime: 1_700_000_000,
-      period: 3,
-      scheme: 'bls-unchained-g1-rfc9380',
-    },
-    sign: (round) => ({
-      round,
-      signature: Buffer.from(
-        bls.sign(bls.hash(roundMessage(round), BEACON_DST), secretKey).toBytes(),
-      ).toString('hex'),
-    }),
-  };
-}
-
-/** A drand relay on loopback: GET /public/<round> from `rounds` (404 while a round is not there). */
-class Relay {
-  readonly rounds = new Map<number, BeaconRound>();
-  private server?: Server;
-  url = '';
-
-  async start(): Promise<void> {
-    this.server = createServer((req, res) => {
-      const round = this.rounds.get(Number(/\/public\/(\d+)$/.exec(req.url ?? '')?.[1]));
-      if (!round) return void res.writeHead(404).end();
-      const body = { round: round.round, randomness: randomnessOf(round), signature: round.signature };
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(body));
-    });
-    await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
-    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}/chain`;
-  }
-
-  close(): Promise<void> {
-    return new Promise((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
-  }
-}
+// real chain (round 123), and, where an operator needs two valid rounds of one chain, by a chain
+// whose key the test holds (test/helpers/beacon.ts).
 
 const env = useSaleStack();
 const relay = new Relay();
@@ -201,6 +137,26 @@ describe('a drand round, checked offline (beacon.ts)', () => {
   });
 });
 
+describe('a chain given by hand: its drand /info (chain-info.ts)', () => {
+  it('reads the chain a drand /info names, and refuses what is not one this code speaks', () => {
+    const own = ownChain();
+    expect(chainOfInfo(chainInfo(own.chain))).toEqual(own.chain);
+    const quicknet = chainOfInfo({ ...chainInfo(QUICKNET), hash: QUICKNET.chainHash });
+    expect(quicknet).toEqual(QUICKNET);
+    const refused = (info: object) => () => chainOfInfo(info, 'chain.json');
+    expect(refused({ ...chainInfo(own.chain), schemeID: 'pedersen-bls-chained' })).toThrow(
+      /chain\.json .*schemeID "pedersen-bls-chained": only bls-unchained-g1-rfc9380/,
+    );
+    // quicknet's name over the operator's key would read as quicknet in a verifier's output
+    expect(refused({ ...chainInfo(own.chain), hash: QUICKNET.chainHash })).toThrow(/quicknet's chain hash/);
+    expect(refused({ ...chainInfo(own.chain), public_key: `00${own.chain.publicKey.slice(2)}` })).toThrow(
+      /not a point of BLS12-381 G2/,
+    );
+    expect(refused({ ...chainInfo(own.chain), period: 0 })).toThrow(/period/);
+    expect(refused({ ...chainInfo(own.chain), hash: 'test-chain' })).toThrow(/hash is not 64 hex digits/);
+  });
+});
+
 describe('a raffle drawn with a beacon, through a relay on loopback', () => {
   it('signs the close with the round it fixes, waits for it, draws with it; verify checks it offline', async () => {
     const source = (chain: BeaconChain) => new HttpBeaconSource(relay.url, chain);
@@ -208,7 +164,12 @@ describe('a raffle drawn with a beacon, through a relay on loopback', () => {
     const { saleId, raffles } = entered;
 
     // The round is not out: the list is closed and signed, naming round 123; no place yet.
-    expect(await raffles.drawNow(saleId)).toMatchObject({ result: 'awaiting_beacon', round: 123 });
+    expect(await raffles.drawNow(saleId)).toMatchObject({
+      result: 'awaiting_beacon',
+      round: 123,
+      roundAt: new Date(roundTime(quicknetAt123(entered.closesAt), 123)),
+      reason: 'round_not_out',
+    });
     let published = (await raffles.published(saleId))!;
     expect(published.phase).toBe('closed');
     expect(published.close?.payload).toMatchObject({ round: 123, entries: ENTRANTS });
@@ -260,8 +221,8 @@ describe('a raffle drawn with a beacon, through a relay on loopback', () => {
     const sourceless: BeaconSource = { chain: QUICKNET, round: () => Promise.reject(new Error('unused')) };
     const { saleId, raffles } = await beaconRaffle('no-source', quicknetAt123, () => sourceless);
     const outcome = await raffles.drawNow(saleId);
-    expect(outcome).toMatchObject({ result: 'awaiting_beacon', round: 123 });
-    expect(outcome.reason).toMatch(/no source of beacon/);
+    expect(outcome).toMatchObject({ result: 'awaiting_beacon', round: 123, reason: 'no_beacon_source' });
+    expect(outcome.message).toMatch(/no source of beacon/);
   });
 });
 

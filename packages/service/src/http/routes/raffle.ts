@@ -1,11 +1,13 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { BeaconError } from '../../sale/raffle/draw.js';
 import type { EntryRefusal } from '../../sale/raffle/entries.js';
 import type { RaffleService, RaffleView as RaffleViewType } from '../../sale/raffle/raffles.js';
 import { SaleRecoveringError } from '../../sale/recovering.js';
 import { authenticate, requireAdmin } from '../auth.js';
-import { ApiError } from '../errors.js';
+import { ApiError, RETRY_AFTER_SECONDS } from '../errors.js';
 import {
+  DrawAwaiting,
   DrawResult,
   EntryAccepted,
   EntryView,
@@ -136,16 +138,29 @@ export const raffleRoutes: FastifyPluginAsyncTypebox<RaffleRouteOptions> = async
       preHandler: requireAdmin,
       bodyLimit: 1024,
       schema: {
-        summary: 'Close the entries now and draw (admin; once: a drawn raffle answers already)',
+        summary:
+          'Close the entries now and draw (admin; once: a drawn raffle answers already; 202 while the draw waits for its beacon round; 503 beacon_unavailable when the relay fails or lies)',
         security: [{ bearer: [] }],
         params: SaleIdParams,
-        response: { 200: DrawResult, ...errorResponses(400, 401, 403, 404, 429, 503) },
+        response: { 200: DrawResult, 202: DrawAwaiting, ...errorResponses(400, 401, 403, 404, 429, 503) },
       },
     },
-    async (request) => {
-      const outcome = await raffles.drawNow(request.params.id);
+    async (request, reply) => {
+      const outcome = await raffles.drawNow(request.params.id).catch((error: unknown) => {
+        throw error instanceof BeaconError ? beaconUnavailable(error, request, reply) : error;
+      });
       if (outcome.result === 'not_found') throw notRaffle(request.params.id);
       if (outcome.result === 'not_due') throw new Error('a raffle closed now was not due'); // cannot happen
+      if (outcome.result === 'awaiting_beacon') {
+        const { round, roundAt, reason, message } = outcome;
+        if (round === undefined || !roundAt || !reason || !message) throw new Error('a wait unexplained'); // draw.ts sets all four
+        // Accepted: the entries are closed now; the draw completes without the caller once the round
+        // is out (the raffle runner draws it). Retry-After: when the round is due.
+        if (reason === 'round_not_out') reply.header('retry-after', String(secondsUntil(roundAt)));
+        return reply
+          .code(202)
+          .send({ result: 'awaiting_beacon', round, roundAt: roundAt.toISOString(), reason, message });
+      }
       return {
         result: outcome.result,
         ...(outcome.entries === undefined ? {} : { entries: outcome.entries }),
@@ -154,3 +169,21 @@ export const raffleRoutes: FastifyPluginAsyncTypebox<RaffleRouteOptions> = async
     },
   );
 };
+
+/** Whole seconds from now until `at`, at least 1 (a Retry-After). */
+const secondsUntil = (at: Date) => Math.max(1, Math.ceil((at.getTime() - Date.now()) / 1000));
+
+/**
+ * A draw whose beacon round could not be had: 503, nothing drawn, the raffle still closed (the runner
+ * tries again). What the relay said goes to the log, not to the client (its address is the operator's).
+ */
+function beaconUnavailable(error: BeaconError, request: FastifyRequest, reply: FastifyReply): ApiError {
+  request.log.error({ err: error }, 'raffle not drawn: its beacon round');
+  void reply.header('retry-after', String(RETRY_AFTER_SECONDS));
+  return new ApiError(
+    'beacon_unavailable',
+    error.kind === 'forged'
+      ? `The randomness beacon's relay answered round ${error.round} with a signature its chain did not make: nothing was drawn with it. The draw waits for a true round.`
+      : `The randomness beacon's relay did not answer for round ${error.round}: nothing was drawn. The draw waits for the round; try again shortly.`,
+  );
+}

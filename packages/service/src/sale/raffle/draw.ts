@@ -8,6 +8,7 @@ import {
   drawSeedOf,
   roundAfter,
   roundHolds,
+  roundTime,
   sameChain,
   type BeaconChain,
   type BeaconSource,
@@ -25,12 +26,18 @@ export interface DrawDeps {
   keyPrefix?: string;
 }
 
+/**
+ * Why a closed raffle's draw waits: its beacon round is not out yet (the relay has none), or this
+ * process has no source of the raffle's chain (LOCKSTOCK_BEACON_URL unset, or a relay of another chain).
+ */
+export const AWAITING_REASONS = ['round_not_out', 'no_beacon_source'] as const;
+export type AwaitingReason = (typeof AWAITING_REASONS)[number];
+
 /** What one call to `drawRaffle` did. */
 export interface DrawOutcome {
   /**
    * 'drawn': this call ran the draw; 'already': someone had; 'not_due': the entry window is open;
-   * 'awaiting_beacon': the entries are closed, the beacon round the draw needs is not out yet (or no
-   * source of this raffle's beacon is configured here: `reason`).
+   * 'awaiting_beacon': the entries are closed, the draw waits for its beacon round (`reason`).
    */
   readonly result: 'drawn' | 'already' | 'not_due' | 'not_found' | 'awaiting_beacon';
   /** Entries the draw ordered (this call's draw only). */
@@ -39,7 +46,11 @@ export interface DrawOutcome {
   readonly ms?: number;
   /** The beacon round awaited or used. */
   readonly round?: number;
-  readonly reason?: string;
+  /** When the awaited round is due, by its chain's schedule (awaiting_beacon). */
+  readonly roundAt?: Date;
+  /** Why the draw waits (awaiting_beacon), and that said in a sentence (`message`). */
+  readonly reason?: AwaitingReason;
+  readonly message?: string;
 }
 
 interface LockedRaffle {
@@ -131,17 +142,38 @@ async function drawWithBeacon(
   close: CloseStatement,
 ): Promise<DrawOutcome> {
   const round = roundAfter(chain, Date.parse(close.payload.commitment.closesAt));
+  const roundAt = new Date(roundTime(chain, round));
   const source = deps.beacon;
   if (!source || !sameChain(source.chain, chain)) {
-    return { result: 'awaiting_beacon', round, reason: `no source of beacon ${chain.chainHash} here` };
+    return {
+      result: 'awaiting_beacon',
+      round,
+      roundAt,
+      reason: 'no_beacon_source',
+      message: `no source of beacon ${chain.chainHash} here: the draw waits for round ${round} from a process that has one (LOCKSTOCK_BEACON_URL, LOCKSTOCK_BEACON_CHAIN)`,
+    };
   }
   const value = await source.round(round).catch((error: unknown) => {
-    throw new BeaconError(`beacon round ${round} could not be fetched: ${String(error)}`, { cause: error });
+    throw new BeaconError(
+      `beacon round ${round} could not be fetched: ${String(error)}`,
+      round,
+      'unreachable',
+      {
+        cause: error,
+      },
+    );
   });
-  if (!value) return { result: 'awaiting_beacon', round };
+  if (!value) {
+    const message = `drand round ${round} is not out yet (due ${roundAt.toISOString()}): the draw runs once it is`;
+    return { result: 'awaiting_beacon', round, roundAt, reason: 'round_not_out', message };
+  }
   if (!roundHolds(chain, value)) {
     // A relay that answers with a bad signature is not used (the draw tries again next time).
-    throw new BeaconError(`beacon round ${round} from the source is NOT signed by the chain's key`);
+    throw new BeaconError(
+      `beacon round ${round} from the source is NOT signed by the chain's key`,
+      round,
+      'forged',
+    );
   }
   const started = performance.now();
   return deps.db.transaction(async (tx) => {
@@ -171,6 +203,16 @@ async function drawPlaces(tx: Queryable, saleId: string, drawSeed: Buffer): Prom
 /** The beacon round could not be had: the source failed, or answered a round its chain did not sign. */
 export class BeaconError extends Error {
   override readonly name = 'BeaconError';
+  constructor(
+    message: string,
+    /** The round the draw needs. */
+    readonly round: number,
+    /** 'unreachable': the source did not answer; 'forged': it answered a signature the chain did not make. */
+    readonly kind: 'unreachable' | 'forged',
+    options?: ErrorOptions,
+  ) {
+    super(message, options);
+  }
 }
 
 /**

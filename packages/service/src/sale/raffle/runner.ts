@@ -72,13 +72,12 @@ export class RaffleRunner {
               { saleId: raffle.sale_id, entries: outcome.entries, ms: outcome.ms },
               'raffle drawn',
             );
-          } else if (
-            outcome.result === 'awaiting_beacon' &&
-            outcome.reason &&
-            !this.warned.has(raffle.sale_id)
-          ) {
+          } else if (outcome.reason === 'no_beacon_source' && !this.warned.has(raffle.sale_id)) {
             this.warned.add(raffle.sale_id); // once per raffle, not every 250 ms
-            this.logger.warn({ saleId: raffle.sale_id, round: outcome.round }, outcome.reason);
+            this.logger.warn(
+              { saleId: raffle.sale_id, round: outcome.round },
+              outcome.message ?? outcome.reason,
+            );
           }
         }
       } else {

@@ -46,11 +46,14 @@ export function checkBeacon(
     };
   }
   const known = trusted.some((c) => sameChain(c, chain));
+  const pinned = TRUSTED_CHAINS.some((c) => sameChain(c, chain));
   check(
     known,
-    known
-      ? `the commitment's beacon is drand chain ${chain.chainHash}, pinned by this verifier`
-      : `the commitment's beacon (chain ${chain.chainHash}, key ${chain.publicKey.slice(0, 16)}…) is NOT a chain this verifier trusts: its key could be the operator's`,
+    !known
+      ? `the commitment's beacon (chain ${chain.chainHash}, key ${chain.publicKey.slice(0, 16)}…) is NOT a chain this verifier trusts: its key could be the operator's (trust it only knowing whose it is: --trust-chain <its drand /info>)`
+      : pinned
+        ? `the commitment's beacon is drand chain ${chain.chainHash}, pinned by this verifier`
+        : `the commitment's beacon is drand chain ${chain.chainHash}, NOT pinned by lockstock: trusted only because it was given by hand`,
   );
   const expected = roundAfter(chain, Date.parse(commitment.closesAt));
   const stated = data.close?.payload.round;
