@@ -33,13 +33,14 @@ import { ordersRoutes } from './routes/orders.js';
 import { roomRoutes } from './routes/room.js';
 import { waitlistRoutes } from './routes/waitlist.js';
 import { WaitingRoom } from '../sale/room/room.js';
+import { purchaseAdmission } from '../sale/admission/purchase.js';
 import { raffleRoutes } from './routes/raffle.js';
 import { RaffleService } from '../sale/raffle/raffles.js';
 import { salesRoutes } from './routes/sales.js';
 import { ErrorBody } from './schemas.js';
 import { DependencyLog } from './dependency-log.js';
 import { silentLogger } from '../sale/logger.js';
-import { loadServiceKey } from '../sale/signing-key.js';
+import { loadServiceKey } from '../sale/store/signing-key.js';
 
 export interface AppDeps {
   service: SaleService;
@@ -181,19 +182,27 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     perUser: deps.config.rateLimitPerUser,
   });
   const activity = deps.activity ? { activity: deps.activity } : {};
-  // Admissions are signed with the service's one key, from the record (sale/signing-key.ts).
+  // Admissions are signed with the service's one key, from the record (sale/store/signing-key.ts).
   const serviceKey = await loadServiceKey(deps.db);
   const room = new WaitingRoom(deps.context, deps.service.rooms, deps.config.jwtSecret, serviceKey);
   await app.register(salesRoutes, { service: deps.service, ...activity });
   await app.register(roomRoutes, { room });
+  // The purchase side of every sale's admission: the routes never ask which one a sale runs.
+  const admission = purchaseAdmission(room, {
+    isRaffle: async (saleId) => (await deps.service.getSale(saleId))?.admission === 'raffle',
+  });
   await app.register(ordersRoutes, {
     service: deps.service,
     ...(perUser ? { perUser } : {}),
     ...activity,
-    room,
+    admission,
   });
   await app.register(orderActionsRoutes, { service: deps.service });
-  await app.register(waitlistRoutes, { service: deps.service, ...(limitUser ? { limitUser } : {}), room });
+  await app.register(waitlistRoutes, {
+    service: deps.service,
+    ...(limitUser ? { limitUser } : {}),
+    admission,
+  });
   const raffles = deps.raffles ?? new RaffleService({ context: deps.context, db: deps.db });
   await app.register(raffleRoutes, { raffles });
   await app.register(healthRoutes, {

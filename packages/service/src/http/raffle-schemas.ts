@@ -96,7 +96,7 @@ export const CloseStatement = signed(
   'the entry list as the draw fixed it, signed at the close',
 );
 
-/** The service's one signing key (sale/signing-key.ts): the JWKS's, admissions' and receipts' key. */
+/** The service's one signing key (sale/store/signing-key.ts): the JWKS's, admissions' and receipts' key. */
 export const SigningKey = Type.Object({
   algorithm: Type.Literal('Ed25519'),
   kid: Type.String({ description: 'RFC 7638 thumbprint, base64url: the `kid` of the JWKS entry' }),

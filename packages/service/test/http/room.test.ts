@@ -10,7 +10,7 @@ import { roomKeys } from '../../src/sale/room/keys.js';
 import { leadingZeroBits, powHash, solveChallenge } from '../../src/sale/room/pow.js';
 import { AdmissionKeys, verifyAdmission, type Jwks } from '../../src/sale/room/admission-token.js';
 import { RoomSigner } from '../../src/sale/room/signed.js';
-import { generateServiceKey, loadServiceKey } from '../../src/sale/signing-key.js';
+import { generateServiceKey, loadServiceKey } from '../../src/sale/store/signing-key.js';
 import { SaleService } from '../../src/sale/service.js';
 import { useSaleStack } from '../helpers/sale.js';
 import { until } from '../helpers/until.js';

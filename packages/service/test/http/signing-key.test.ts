@@ -7,7 +7,7 @@ import type { PublishedRaffle } from '../../src/sale/raffle/raffles.js';
 import { keyIdOf, signatureHolds, type Signed } from '../../src/sale/raffle/signing.js';
 import { verifyRaffle } from '../../src/sale/raffle/verify.js';
 import { verifyAdmission, type Jwks } from '../../src/sale/room/admission-token.js';
-import { jwkThumbprint } from '../../src/sale/signing-key.js';
+import { jwkThumbprint } from '../../src/sale/store/signing-key.js';
 import { useSaleStack } from '../helpers/sale.js';
 
 // Issue 44: the service has one signing key, kept in the record. Admissions (JWTs) and raffle

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { seeded } from '../../src/lab/fairness/run.js';
 import { roomKeys } from '../../src/sale/room/keys.js';
 import { WaitingRoom } from '../../src/sale/room/room.js';
-import { loadServiceKey } from '../../src/sale/signing-key.js';
+import { loadServiceKey } from '../../src/sale/store/signing-key.js';
 import { useSaleStack } from '../helpers/sale.js';
 
 const env = useSaleStack();

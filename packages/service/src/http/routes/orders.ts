@@ -5,8 +5,8 @@ import { outcomeOf } from '../../sale/outcomes.js';
 import type { SaleService } from '../../sale/service.js';
 import type { Order, RefusalCode } from '../../sale/types.js';
 import { authenticate } from '../auth.js';
-import type { WaitingRoom } from '../../sale/room/room.js';
-import { requireAdmission } from './room.js';
+import type { PurchaseAdmission } from '../../sale/admission/purchase.js';
+import { requireAdmission } from '../admission.js';
 import { ApiError, sendError } from '../errors.js';
 import { traceContextOf } from '../tracing.js';
 import {
@@ -52,16 +52,19 @@ export interface OrdersRouteOptions {
   perUser?: number;
   /** Counts attempts by outcome and buyers as visitors (the dashboard); none: not counted. */
   activity?: SaleActivity;
-  /** Waiting rooms: a sale with one sells only to admitted buyers. None: no sale has a room. */
-  room?: WaitingRoom;
+  /**
+   * What each sale's admission asks of a purchase (a waiting room's admission) and how it explains a
+   * refusal (a raffle's). None: every sale is first come.
+   */
+  admission?: PurchaseAdmission;
 }
 
 export const ordersRoutes: FastifyPluginAsyncTypebox<OrdersRouteOptions> = async (
   app,
-  { service, perUser, activity, room },
+  { service, perUser, activity, admission },
 ) => {
   let quietLogger: FastifyBaseLogger | undefined;
-  const admission = room ? [requireAdmission(room)] : [];
+  const admitted = admission ? [requireAdmission(admission)] : [];
   app.post(
     '/api/sales/:id/orders',
     {
@@ -84,7 +87,7 @@ export const ordersRoutes: FastifyPluginAsyncTypebox<OrdersRouteOptions> = async
         request.body ??= {}; // the body is optional: no body means one unit
         done();
       },
-      preHandler: [authenticate, ...admission],
+      preHandler: [authenticate, ...admitted],
       bodyLimit: 1024,
       // Two log lines per purchase would cost more than the purchase, and so does a child logger per
       // request: one warn-level logger serves them all (errors are still logged, without a request
@@ -122,20 +125,17 @@ export const ordersRoutes: FastifyPluginAsyncTypebox<OrdersRouteOptions> = async
       }
       // A refusal is an answer, not an exception: no Error (and stack trace) per sold-out attempt.
       if (!result.ok) {
-        // A raffle sale refuses every purchase as "not started" (its not-before is its end, see
-        // sale/keys.ts): say why instead, and where to enter. Only this rare refusal reads the sale.
-        if (
-          result.code === 'not_started' &&
-          (await service.getSale(request.params.id))?.admission === 'raffle'
-        ) {
+        // As the sale's admission explains it: a raffle sale refuses every purchase "not started".
+        const code = admission ? await admission.explain(request.params.id, result.code) : result.code;
+        if (code === 'raffle_sale') {
           const id = request.params.id;
           return sendError(
             reply,
-            'raffle_sale',
+            code,
             `Sale ${id} is a raffle: enter at POST /api/sales/${id}/raffle/entries.`,
           );
         }
-        return sendError(reply, result.code, REFUSAL_MESSAGES[result.code]);
+        return sendError(reply, code, REFUSAL_MESSAGES[code]);
       }
       return reply.code(202).send({ orderId: result.orderId, status: 'reserved' as const });
     },

@@ -133,7 +133,7 @@ export const roomRoutes: FastifyPluginAsyncTypebox<RoomRouteOptions> = async (ap
   );
 
   // Admissions are Ed25519 JWTs: any service checks them with this key set, without the secret. The
-  // set holds the service's one signing key (sale/signing-key.ts), raffle receipts' key too.
+  // set holds the service's one signing key (sale/store/signing-key.ts), raffle receipts' key too.
   app.get(
     '/.well-known/jwks.json',
     {
@@ -180,49 +180,3 @@ export const roomRoutes: FastifyPluginAsyncTypebox<RoomRouteOptions> = async (ap
     );
   }
 };
-
-declare module 'fastify' {
-  interface FastifyRequest {
-    /** The admitted-at of the buyer's admission, for a sale with a waiting room (requireAdmission). */
-    admittedAt?: number;
-  }
-}
-
-/**
- * preHandler of the purchase route: a sale with a waiting room sells only to buyers with an
- * admission signed here for them (header `Admission`), so the room cannot be bypassed; the
- * reservation then checks it is valid now and spends it, on the Redis clock (one admission, one
- * order). A sale known to have no room costs a Map lookup; the first purchase of a sale in a process
- * looks its room up (room/store.ts).
- */
-export function requireAdmission(room: WaitingRoom) {
-  const check = (
-    request: FastifyRequest,
-    found: Exclude<ReturnType<typeof room.rooms.remembered>, undefined> | 'no_sale',
-  ) => {
-    if (found === 'none') return undefined;
-    const { id } = request.params as { id: string };
-    if (found === 'no_sale') return new ApiError('not_found', 'There is no such sale.');
-    const admission = request.headers.admission;
-    const checked = room.checkAdmission(
-      id,
-      callerOf(request).userId,
-      typeof admission === 'string' ? admission : undefined,
-    );
-    if (!checked.ok) return new ApiError(checked.code, checked.message);
-    request.admittedAt = checked.admittedAt;
-    return undefined;
-  };
-  return (request: FastifyRequest, _reply: FastifyReply, done: (error?: Error) => void) => {
-    const { id } = request.params as { id: string };
-    const known = room.rooms.remembered(id);
-    if (known !== undefined) {
-      done(check(request, known));
-      return;
-    }
-    room.rooms.roomOf(id).then(
-      (found) => done(check(request, found)),
-      (error: Error) => done(error),
-    );
-  };
-}

@@ -2,19 +2,19 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { SaleService } from '../../sale/service.js';
 import type { WaitlistRefusalCode, WaitlistStanding } from '../../sale/waitlist/waitlist.js';
-import type { WaitingRoom } from '../../sale/room/room.js';
+import type { PurchaseAdmission } from '../../sale/admission/purchase.js';
 import { authenticate } from '../auth.js';
 import { sendError } from '../errors.js';
 import { errorResponses, ReservedBody, SaleIdParams, OrderHeaders } from '../schemas.js';
 import { OfferHeaders, WaitlistLeftView, WaitlistStandingView } from '../waitlist-schemas.js';
-import { requireAdmission } from './room.js';
+import { requireAdmission } from '../admission.js';
 
 export interface WaitlistRouteOptions {
   service: SaleService;
   /** Per-user rate check (after authentication); undefined when per-user limiting is off. */
   limitUser?: (request: FastifyRequest) => Promise<void>;
-  /** A sale with a waiting room lets only admitted buyers join its line (their admission, unspent). */
-  room?: WaitingRoom;
+  /** What each sale's admission asks (a waiting room's sale lets only admitted buyers join its line: their admission, unspent). */
+  admission?: PurchaseAdmission;
 }
 
 const MESSAGES: Record<WaitlistRefusalCode, string> = {
@@ -44,13 +44,13 @@ const callerOf = (request: FastifyRequest) => request.caller as NonNullable<Fast
  */
 export const waitlistRoutes: FastifyPluginAsyncTypebox<WaitlistRouteOptions> = async (
   app,
-  { service, limitUser, room },
+  { service, limitUser, admission },
 ) => {
   const waitlist = service.waitlist;
   const buyer = [authenticate, ...(limitUser ? [limitUser] : [])];
   /** A raffle sale answers every purchase "not started" (sale/keys.ts, purchasesNotBefore): say why instead. */
   const refused = async (reply: FastifyReply, saleId: string, code: WaitlistRefusalCode) => {
-    if (code === 'not_started' && (await service.getSale(saleId))?.admission === 'raffle') {
+    if ((admission ? await admission.explain(saleId, code) : code) === 'raffle_sale') {
       return sendError(reply, 'raffle_sale', `Sale ${saleId} is a raffle: its own waitlist serves it.`);
     }
     return sendError(reply, code, MESSAGES[code]);
@@ -59,7 +59,7 @@ export const waitlistRoutes: FastifyPluginAsyncTypebox<WaitlistRouteOptions> = a
   app.post(
     '/api/sales/:id/waitlist',
     {
-      preHandler: [...buyer, ...(room ? [requireAdmission(room)] : [])],
+      preHandler: [...buyer, ...(admission ? [requireAdmission(admission)] : [])],
       schema: {
         summary: 'Join the waitlist of a sold-out sale (one place per buyer; asking again keeps it)',
         description:

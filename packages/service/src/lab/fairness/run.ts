@@ -3,7 +3,7 @@ import { SnowflakeIdGenerator } from '../../sale/ids/snowflake.js';
 import { OrderPipeline } from '../../sale/pipeline/order-pipeline.js';
 import { RaffleService } from '../../sale/raffle/raffles.js';
 import { WaitingRoom } from '../../sale/room/room.js';
-import { loadServiceKey } from '../../sale/signing-key.js';
+import { loadServiceKey } from '../../sale/store/signing-key.js';
 import { SaleService } from '../../sale/service.js';
 import { labQueries } from '../sql/queries.js';
 import type { LabEnv } from '../types.js';

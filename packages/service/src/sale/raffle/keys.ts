@@ -60,7 +60,6 @@ export const raffleQueries = {
   closeDone: sql('close-done'),
   drawSettings: sql('draw-settings'),
   drawnLeaves: sql('drawn-leaves'),
-  signingKey: sql('signing-key'),
   closeNow: sql('close-now'),
   activeRaffles: sql('active-raffles'),
   getRaffle: sql('get-raffle'),

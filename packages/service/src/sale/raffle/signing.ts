@@ -1,6 +1,6 @@
 import { createHash, createPublicKey, sign, verify } from 'node:crypto';
 import type { KeyObject } from 'node:crypto';
-import { jwkThumbprint, loadServiceKey, type ServiceKey } from '../signing-key.js';
+import { jwkThumbprint, loadServiceKey, type ServiceKey } from '../store/signing-key.js';
 import type { Queryable } from '../store/db.js';
 import type { BeaconChain } from './beacon.js';
 

@@ -1,7 +1,7 @@
 import { createPublicKey, sign, verify, type KeyObject } from 'node:crypto';
-import { publicJwkOf, type Jwks, type ServiceKey } from '../signing-key.js';
+import { publicJwkOf, type Jwks, type ServiceKey } from '../store/signing-key.js';
 
-export type { Jwks, PublicJwk } from '../signing-key.js';
+export type { Jwks, PublicJwk } from '../store/signing-key.js';
 
 /**
  * Admissions as standard JWTs signed with Ed25519 (JWS `EdDSA`), so that a service other than the

@@ -3,7 +3,7 @@ import { loadLuaScript, type ScriptRunner } from 'lockstock/redis';
 import type { SaleContext } from '../context/context.js';
 import { roomKeys } from './keys.js';
 import { checkProofOfWork, issueChallenge, type PowChallenge } from './pow.js';
-import type { ServiceKey } from '../signing-key.js';
+import type { ServiceKey } from '../store/signing-key.js';
 import { AdmissionKeys } from './admission-token.js';
 import { RoomSigner } from './signed.js';
 import type { Room, RoomStore } from './store.js';

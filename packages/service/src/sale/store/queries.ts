@@ -5,6 +5,8 @@ const sql = sqlIn(new URL('./sql/', import.meta.url));
 /** Every SQL statement of the order store, loaded once from sql/*.sql. */
 export const queries = {
   insertSale: sql('insert-sale'),
+  /** The service's one signing key (signing-key.ts). */
+  signingKey: sql('signing-key'),
   getSale: sql('get-sale'),
   listOpenSales: sql('list-open-sales'),
   listSales: sql('list-sales'),

@@ -5,8 +5,8 @@ import {
   generateKeyPairSync,
   type KeyObject,
 } from 'node:crypto';
-import { raffleQueries } from './raffle/keys.js';
-import type { Queryable } from './store/db.js';
+import type { Queryable } from './db.js';
+import { queries } from './queries.js';
 
 /**
  * The service's one signing key (issue 44): Ed25519, kept in the record (`raffle_signing_key`,
@@ -80,10 +80,10 @@ export async function loadServiceKey(db: Queryable): Promise<ServiceKey> {
   const made = generateServiceKey();
   const der = made.privateKey.export({ format: 'der', type: 'pkcs8' });
   for (let attempt = 0; attempt < 2; attempt++) {
-    const { rows } = await db.query<{ private_key: Uint8Array; public_key: string }>(
-      raffleQueries.signingKey,
-      [der, made.x],
-    );
+    const { rows } = await db.query<{ private_key: Uint8Array; public_key: string }>(queries.signingKey, [
+      der,
+      made.x,
+    ]);
     const row = rows[0];
     if (!row) continue; // lost the race, and the winner's row is not in this statement's snapshot
     const key = serviceKeyOf(row.private_key);
