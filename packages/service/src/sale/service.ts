@@ -279,7 +279,7 @@ export class SaleService {
     const gate = this.deps.gate;
     const admitted = gate?.admit(request.saleId);
     if (admitted) await admitted;
-    const result = await this.reserver.reserve(request);
+    const result = await this.reserver.reserve(request).catch((e: unknown) => this.rooms.rethrow(e));
     if (!result.ok && result.code === 'not_found' && gate?.missing(request.saleId)) {
       throw new SaleRecoveringError(request.saleId);
     }

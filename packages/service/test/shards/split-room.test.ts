@@ -2,16 +2,21 @@ import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 import type { RedisServer } from '@lockstock/servers';
 import { admissionRestore } from '../../src/sale/admission/restore.js';
+import { SaleRecoveringError } from '../../src/sale/recovering.js';
 import type { RebuildCause } from '../../src/sale/recovery/inspect.js';
 import { RecoveryMonitor } from '../../src/sale/recovery/monitor.js';
 import { roomKeys } from '../../src/sale/room/keys.js';
+import { WaitingRoom, type RoomRefusal, type RoomStanding } from '../../src/sale/room/room.js';
 import { layoutKey, layoutKeys, layoutOf, type PartKeys } from '../../src/sale/shards/layout.js';
+import type { SaleService } from '../../src/sale/service.js';
 import type { NewSale, SaleView } from '../../src/sale/types.js';
 import { useClusterSaleStack } from '../helpers/cluster-sale.js';
+import { until } from '../helpers/until.js';
 
 // A split sale's waiting room on a Redis Cluster: the room lives on the sale's own slot, its parts on
 // others (one per master, placement.ts), so Redis can lose the room with a part, or alone.
 const env = useClusterSaleStack(3);
+const SECRET = 'split-room-secret-0123456789abcdef';
 /** Admits at once from the end of a 1 s shuffle window, with no notice. */
 const ROOM = { ratePerSec: 1000, noticeSeconds: 0, shuffleSeconds: 1 };
 
@@ -68,6 +73,37 @@ async function recover(): Promise<Array<{ saleId: string; why: RebuildCause }>> 
   return rebuilt;
 }
 
+/** Joins `room` and asks until admitted; the admission's admitted-at (what the purchase carries). */
+async function admit(room: WaitingRoom, saleId: string, userId: string): Promise<number> {
+  const joined = await room.join(saleId, userId);
+  if (!joined.ok) throw new Error(`${userId} could not join: ${joined.code}`);
+  let standing: RoomStanding | RoomRefusal = joined;
+  await until(
+    `${userId} to be admitted`,
+    async () => {
+      if (standing.ok && standing.state === 'admitted') return true;
+      standing = await room.check(saleId, userId, joined.ticket);
+      return standing.ok && standing.state === 'admitted';
+    },
+    30_000,
+  );
+  return (standing as Extract<RoomStanding, { state: 'admitted' }>).admittedAt;
+}
+
+/** HSETs a Redis node has run (its own and its scripts'). */
+async function hsets(master: RedisServer): Promise<number> {
+  const node = new Redis(master.url);
+  try {
+    const info = await node.info('commandstats');
+    return Number(/cmdstat_hset:calls=(\d+)/.exec(info)?.[1] ?? 0);
+  } finally {
+    node.disconnect();
+  }
+}
+
+const buy = (service: SaleService, saleId: string, userId: string, admittedAt: number) =>
+  service.buy({ saleId, userId, quantity: 1, admittedAt });
+
 describe("a split sale's waiting room when Redis loses it", () => {
   it('a part rebuilt after its master lost it brings the room back (the room sat on that master)', async () => {
     // 3 parts on 3 masters: the room's master holds a part too.
@@ -98,5 +134,44 @@ describe("a split sale's waiting room when Redis loses it", () => {
     expect((await recover()).filter((r) => r.saleId === sale.id)).toEqual([]); // no part to rebuild
     expect(await env.redis.get(layoutKey(sale.id))).toBe((sale.partTags ?? []).join(','));
     expect(await env.redis.hgetall(roomKeys(sale.id).config)).toEqual(config);
+  });
+
+  it('a room lost alone is put back by the first purchase that finds it gone: one restore per process, then purchases go on', async () => {
+    const sale = await saleWithRoomApart(ROOM);
+    const second = await env.instance();
+    const one = new WaitingRoom(env.context, env.service.rooms, SECRET);
+    const two = new WaitingRoom(second.context, second.service.rooms, SECRET);
+    // Each process learns the room (and remembers it) as its buyers join.
+    const ann = await admit(one, sale.id, 'ann');
+    const bob = await admit(two, sale.id, 'bob');
+
+    // Redis loses the room's settings alone. Every purchase is refused 503 (never sold without its
+    // room); the processes that met the loss put the room back from the record: one restore each,
+    // however many purchases found it gone.
+    const config = roomKeys(sale.id).config;
+    const settings = await env.redis.hgetall(config);
+    const roomMaster = await masterOfKey(config);
+    await env.redis.del(config);
+    const before = await hsets(roomMaster);
+    const answers = await Promise.allSettled([
+      ...Array.from({ length: 10 }, () => buy(env.service, sale.id, 'ann', ann)),
+      ...Array.from({ length: 10 }, () => buy(second.service, sale.id, 'bob', bob)),
+    ]);
+    for (const answer of answers) {
+      expect(answer.status).toBe('rejected');
+      expect((answer as PromiseRejectedResult).reason).toBeInstanceOf(SaleRecoveringError);
+    }
+    expect((await hsets(roomMaster)) - before).toBe(2);
+    expect(await env.redis.hgetall(config)).toEqual(settings);
+
+    // The next purchases find the room: each admission buys its order.
+    expect(await buy(env.service, sale.id, 'ann', ann)).toMatchObject({ ok: true });
+    expect(await buy(second.service, sale.id, 'bob', bob)).toMatchObject({ ok: true });
+
+    // Lost again, the room is found gone by a join: a 503 (not "this sale has no room"), and back.
+    await env.redis.del(config);
+    await expect(two.join(sale.id, 'cat')).rejects.toBeInstanceOf(SaleRecoveringError);
+    expect(await env.redis.hgetall(config)).toEqual(settings);
+    expect(await two.join(sale.id, 'cat')).toMatchObject({ ok: true });
   });
 });
