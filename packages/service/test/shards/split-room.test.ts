@@ -7,7 +7,7 @@ import type { RebuildCause } from '../../src/sale/recovery/inspect.js';
 import { RecoveryMonitor } from '../../src/sale/recovery/monitor.js';
 import { roomKeys } from '../../src/sale/room/keys.js';
 import { WaitingRoom, type RoomRefusal, type RoomStanding } from '../../src/sale/room/room.js';
-import { layoutKey, layoutKeys, layoutOf, type PartKeys } from '../../src/sale/shards/layout.js';
+import { layoutKey, layoutKeys, layoutOf, partOfUser, type PartKeys } from '../../src/sale/shards/layout.js';
 import type { SaleService } from '../../src/sale/service.js';
 import type { NewSale, SaleView } from '../../src/sale/types.js';
 import { useClusterSaleStack } from '../helpers/cluster-sale.js';
@@ -101,6 +101,15 @@ async function hsets(master: RedisServer): Promise<number> {
   }
 }
 
+/** `count` user ids (`prefix` + n) whose purchases go to `part` of a sale of `parts`. */
+function usersOf(part: number, parts: number, count: number, prefix: string): string[] {
+  const users: string[] = [];
+  for (let i = 0; users.length < count; i++) {
+    if (partOfUser(`${prefix}${i}`, parts) === part) users.push(`${prefix}${i}`);
+  }
+  return users;
+}
+
 const buy = (service: SaleService, saleId: string, userId: string, admittedAt: number) =>
   service.buy({ saleId, userId, quantity: 1, admittedAt });
 
@@ -173,5 +182,109 @@ describe("a split sale's waiting room when Redis loses it", () => {
     await expect(two.join(sale.id, 'cat')).rejects.toBeInstanceOf(SaleRecoveringError);
     expect(await env.redis.hgetall(config)).toEqual(settings);
     expect(await two.join(sale.id, 'cat')).toMatchObject({ ok: true });
+  });
+});
+
+describe("a split sale's waiting room: capacity", () => {
+  it('one active-buyer budget across the parts and the processes: a purchase frees a slot, a refusal keeps it', async () => {
+    const sale = await env.service.createSale({
+      name: 'capped split',
+      stock: 10,
+      shards: 2,
+      perUserLimit: 1,
+      room: { ...ROOM, maxActive: 2 },
+    });
+    const second = await env.instance();
+    const processes = [
+      { service: env.service, room: new WaitingRoom(env.context, env.service.rooms, SECRET) },
+      { service: second.service, room: new WaitingRoom(second.context, second.service.rooms, SECRET) },
+    ] as const;
+    // Two buyers of each part, one of each on each process, all in the first shuffle window.
+    const [a0, b0] = usersOf(0, 2, 2, 'cap');
+    const [a1, b1] = usersOf(1, 2, 2, 'cap');
+    const buyers = [
+      { user: a0 as string, on: processes[0] },
+      { user: a1 as string, on: processes[0] },
+      { user: b0 as string, on: processes[1] },
+      { user: b1 as string, on: processes[1] },
+    ];
+    const tickets = new Map<string, string>();
+    for (const { user, on } of buyers) {
+      const joined = await on.room.join(sale.id, user);
+      expect(joined).toMatchObject({ ok: true }); // waiting, or admitted if the window ended already
+      tickets.set(user, (joined as RoomStanding).ticket);
+    }
+    const standing = new Map<string, RoomStanding | RoomRefusal>();
+    /** Every buyer asks where they stand (each on its own process): the room admits what it may. */
+    const askAll = async () => {
+      for (const { user, on } of buyers) {
+        standing.set(user, await on.room.check(sale.id, user, tickets.get(user) as string));
+      }
+    };
+    const keys = roomKeys(sale.id);
+    const admittedNow = async () => env.redis.hgetall(keys.admitted);
+    await until(
+      'the first window to end and the room to admit',
+      async () => {
+        await askAll();
+        return Object.keys(await admittedNow()).length > 0;
+      },
+      30_000,
+    );
+    await askAll();
+    await askAll();
+    // At 1000/s the pace would admit all four; the cap admits two, whatever their parts.
+    const firstTwo = Object.keys(await admittedNow());
+    expect(firstTwo).toHaveLength(2);
+    expect(await env.redis.zcard(keys.active)).toBe(2);
+    const [x, y] = firstTwo as [string, string];
+    const admittedAt = async (user: string) => Number((await admittedNow())[user]);
+    const other = (user: string) => (buyers.find((b) => b.user === user)?.on === processes[0] ? 1 : 0);
+
+    // X buys (on the other process than it joined on): its slot is free, one more is admitted.
+    const xOn = processes[other(x)];
+    expect(await buy(xOn.service, sale.id, x, await admittedAt(x))).toMatchObject({ ok: true });
+    await askAll();
+    expect(Object.keys(await admittedNow())).toHaveLength(3);
+    expect(await env.redis.zcard(keys.active)).toBe(2);
+
+    // Y is refused (over the per-user limit): its admission is given back whole, slot included, so
+    // the last buyer still waits; Y then buys, and the last buyer is admitted.
+    const yOn = processes[other(y)];
+    const refused = await yOn.service.buy({
+      saleId: sale.id,
+      userId: y,
+      quantity: 2,
+      admittedAt: await admittedAt(y),
+    });
+    expect(refused).toEqual({ ok: false, code: 'limit_reached' });
+    await askAll();
+    await askAll();
+    expect(Object.keys(await admittedNow())).toHaveLength(3);
+    expect(await env.redis.zcard(keys.active)).toBe(2);
+    expect(await buy(yOn.service, sale.id, y, await admittedAt(y))).toMatchObject({ ok: true });
+    await askAll();
+    expect(Object.keys(await admittedNow())).toHaveLength(4);
+    expect([...standing.values()].filter((s) => s.ok && s.state === 'waiting')).toEqual([]);
+  });
+
+  it('an admission that lapses unspent frees its slot: the next buyer is admitted when it ends, not before', async () => {
+    const admissionSeconds = 3;
+    const sale = await env.service.createSale({
+      name: 'lapsing split',
+      stock: 10,
+      shards: 2,
+      room: { ...ROOM, maxActive: 1, admissionSeconds },
+    });
+    const room = new WaitingRoom(env.context, env.service.rooms, SECRET);
+    const dee = await admit(room, sale.id, 'dee');
+    const joined = await room.join(sale.id, 'eli');
+    expect(joined).toMatchObject({ ok: true, state: 'waiting', position: 1 });
+    // Eli asks until admitted: only Dee's admission ending (unspent) can free the one slot.
+    const eli = await admit(room, sale.id, 'eli');
+    expect(eli).toBeGreaterThanOrEqual(dee + admissionSeconds * 1000); // both on the Redis clock
+    expect(await buy(env.service, sale.id, 'dee', dee)).toEqual({ ok: false, code: 'admission_expired' });
+    expect(await room.stats(sale.id)).toMatchObject({ active: 1, admitted: 2, waiting: 0 });
+    expect(await buy(env.service, sale.id, 'eli', eli)).toMatchObject({ ok: true });
   });
 });
