@@ -62,7 +62,7 @@ export const RoomSettingsBody = Type.Object(
         minimum: 0,
         maximum: MAX_ACTIVE,
         description:
-          'admissions pause while the order pipeline has more than this many of the sale’s reservations not yet recorded (0: off; default 0)',
+          'admissions pause while the order pipeline has more than this many of the sale’s reservations not yet recorded (0: off; default 0). Refused on a split sale (`shards` > 1): its orders go to its parts’ streams, which the room does not watch',
       }),
     ),
   },

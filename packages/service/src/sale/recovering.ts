@@ -15,3 +15,16 @@ export class SaleRecoveringError extends DependencyUnavailableError {
     super('redis', new Error(why));
   }
 }
+
+/**
+ * A sale with a waiting room whose room is not in Redis (its settings' key was lost, with the slot's
+ * data or alone): a 503, never a sale without its room. The process that meets it puts the room back
+ * from the record (RoomStore.lost), so the next purchase finds it.
+ */
+export class RoomMissingError extends SaleRecoveringError {
+  override readonly name: string = 'RoomMissingError';
+
+  constructor(saleId: string) {
+    super(saleId, `sale ${saleId}'s waiting room is not in Redis; it is put back from the record`);
+  }
+}

@@ -3,7 +3,7 @@ import type { SaleContext } from './context/context.js';
 import { ID_PATTERN, IDEMPOTENCY_TTL_SECONDS, type SaleKeys } from './keys.js';
 import { roomKeys } from './room/keys.js';
 import { AdmittedSplitPurchase } from './room/split-admission.js';
-import { SaleRecoveringError } from './recovering.js';
+import { RoomMissingError, SaleRecoveringError } from './recovering.js';
 import { LayoutCache, isSplit } from './shards/layout.js';
 import { SplitReserver, type SplitSale, type TransferWaitOutcome } from './shards/split-reserver.js';
 import { Transfers } from './shards/transfers.js';
@@ -234,8 +234,7 @@ export class Reserver {
       return SOLD_OUT;
     }
     if (reply === RECOVERING) throw new SaleRecoveringError(saleId);
-    if (reply === ROOM_MISSING)
-      throw new SaleRecoveringError(saleId, `sale ${saleId}'s waiting room is not in Redis`);
+    if (reply === ROOM_MISSING) throw new RoomMissingError(saleId);
     if (reply === NOT_FOUND) {
       // A split sale has no stock on its own tag: learnt here, once per sale and process.
       const layout = await this.layouts.get(saleId);

@@ -8,7 +8,6 @@ import {
   type Context,
 } from '../support/tracing.js';
 import type { SaleContext } from './context/context.js';
-import { SaleInputError } from './errors.js';
 import { isRecordId } from './ids/canonical.js';
 import { actOnOrder } from './lifecycle/actions.js';
 import { OrderSettler } from './lifecycle/settle.js';
@@ -21,7 +20,7 @@ import { isSplit, layoutKeys, layoutOf } from './shards/layout.js';
 import { placeParts } from './shards/placement.js';
 import { recordLayouts } from './shards/record-layouts.js';
 import { SplitSales } from './shards/split-sale.js';
-import { validateRoomSettings } from './room/settings.js';
+import { validateSaleRoom } from './room/settings.js';
 import { RoomStore } from './room/store.js';
 import { SoldOutCache } from './sold-out.js';
 import { lineArgs, recordedLine, Waitlist } from './waitlist/waitlist.js';
@@ -133,10 +132,7 @@ export class SaleService {
    */
   async createSale(input: NewSale): Promise<SaleView> {
     const { shards, ...sale } = validateNewSale(input, this.deps.beacon);
-    const room = input.room === undefined ? undefined : validateRoomSettings(input.room);
-    if (room && input.admission === 'raffle') {
-      throw new SaleInputError('a raffle sale has no waiting room: its entries are drawn, not raced for');
-    }
+    const room = validateSaleRoom(input, shards);
     const created =
       shards > 1 || room
         ? await this.deps.db.transaction(async (tx) => {
@@ -279,7 +275,7 @@ export class SaleService {
     const gate = this.deps.gate;
     const admitted = gate?.admit(request.saleId);
     if (admitted) await admitted;
-    const result = await this.reserver.reserve(request);
+    const result = await this.reserver.reserve(request).catch((e: unknown) => this.rooms.rethrow(e));
     if (!result.ok && result.code === 'not_found' && gate?.missing(request.saleId)) {
       throw new SaleRecoveringError(request.saleId);
     }

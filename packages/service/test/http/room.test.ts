@@ -481,6 +481,20 @@ describe('waiting room (HTTP)', () => {
       payload: { name: 'raffle with a room', stock: 1, admission: 'raffle', room: { ratePerSec: 5 } },
     });
     expect([raffleWithRoom.statusCode, raffleWithRoom.json().error]).toEqual([400, 'bad_request']);
+    // A split sale's orders go to its parts' streams, which the room does not watch: pacing it by
+    // the pipeline's backlog would do nothing, so it is refused (and nothing is recorded).
+    const newest = async () =>
+      (await app.inject({ method: 'GET', url: '/api/sales?limit=1' })).json().sales[0]?.id as unknown;
+    const before = await newest();
+    const splitPaced = await app.inject({
+      method: 'POST',
+      url: '/api/sales',
+      headers: bearer('admin', true),
+      payload: { name: 'split, paced', stock: 4, shards: 2, room: { ratePerSec: 5, maxBacklog: 10 } },
+    });
+    expect([splitPaced.statusCode, splitPaced.json().error]).toEqual([400, 'bad_request']);
+    expect(splitPaced.json().message).toMatch(/maxBacklog cannot pace a split sale/);
+    expect(await newest()).toBe(before);
     const noRoom = await createSale(undefined);
     const stats = await app.inject({ method: 'GET', url: `/api/sales/${noRoom}/room` });
     expect([stats.statusCode, stats.json().error]).toEqual([404, 'no_room']);

@@ -1,4 +1,5 @@
 import type { ScriptRunner } from 'lockstock/redis';
+import type { AdmissionRestore } from '../admission/restore.js';
 import type { SaleContext } from '../context/context.js';
 import { parsePartEntry } from '../pipeline/stream.js';
 import { fencePipelines, type PipelineFenceOptions } from './fence.js';
@@ -51,9 +52,16 @@ export interface PartRebuildReport extends RebuildReport {
  * (a credit implies the debit); one given and not known to be credited goes back to its pending
  * transfers, for anyone to finish (the receiver's `credits` answers "credited" if it was). The other
  * parts go on selling meanwhile; a transfer into this part waits until it is done (`recovering`).
+ * The sale's admission state (its waiting room, on the sale's own slot) goes back first, as in
+ * rebuildSale: a part Redis lost may have taken the room with it.
  */
 export async function rebuildPart(
-  deps: { context: SaleContext; db: Database; pipelineFence?: PipelineFenceOptions },
+  deps: {
+    context: SaleContext;
+    db: Database;
+    admission: AdmissionRestore;
+    pipelineFence?: PipelineFenceOptions;
+  },
   sale: Sale,
   layout: SaleLayout,
   part: number,
@@ -64,6 +72,7 @@ export async function rebuildPart(
   const parts = layout.tags.length;
   const keys = partKeys(layout.tags[part] as string, part, prefix);
   await scripts.run(recoveryScripts.begin, [keys.recovering], [token]);
+  await deps.admission.restore(sale);
   const pipelines = await fencePipelines(db, deps.pipelineFence);
 
   const entries = await readWholeStream(redis, keys.stream, (raw) => parsePartEntry(sale.id, part, raw));

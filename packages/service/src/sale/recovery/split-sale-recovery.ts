@@ -40,10 +40,14 @@ export class SplitSaleRecovery {
       .map((keys, i) => ({ keys, condition: conditions[i] as SaleCondition }))
       .filter(({ condition }) => condition.kind !== 'ok');
     if (damaged.length === 0) {
-      // The layout key is what reservers learn the parts from: put back if Redis lost it.
+      // The layout key is what reservers learn the parts from: put back if Redis lost it. It lives on
+      // the sale's own slot, with the room: that slot's master may hold no part, so losing it damages
+      // no part, and the room (its admission state) goes back here too, before the layout.
       const key = layoutKey(sale.id, this.deps.context.prefix);
-      if ((await this.deps.context.redis.exists(key)) === 0)
+      if ((await this.deps.context.redis.exists(key)) === 0) {
+        await this.deps.admission.restore(sale);
         await this.deps.context.redis.set(key, (sale.partTags ?? []).join(','));
+      }
       if (this.deps.blocked.delete(sale.id)) this.deps.logger.info({ saleId: sale.id }, 'sale selling again');
       return;
     }

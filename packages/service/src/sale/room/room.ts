@@ -152,7 +152,7 @@ export class WaitingRoom {
       [userId, fraction.toFixed(15), spent.until],
     )) as Array<number | string>;
     const status = Number(reply[0]);
-    if (status === -1) return NO_ROOM;
+    if (status === -1) return this.rooms.lost(saleId); // Redis lost the room `room` says it has
     if (status === -2) return refuse('pow_invalid', 'This proof-of-work challenge was used already.');
     // Admitted at once (or asking again once admitted): the ticket's place no longer matters.
     const admitted = status === 1;
@@ -191,7 +191,7 @@ export class WaitingRoom {
       [userId, payload.q],
     )) as Array<number | string>;
     const status = Number(reply[0]);
-    if (status === -1) return NO_ROOM;
+    if (status === -1) return this.rooms.lost(saleId); // Redis lost the room `room` says it has
     if (status === 2) {
       return refuse('admission_expired', 'Your admission lapsed unused: join the room again.');
     }

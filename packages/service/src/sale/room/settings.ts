@@ -1,5 +1,5 @@
 import { SaleInputError } from '../errors.js';
-import type { RoomSettings } from '../types.js';
+import type { NewSale, RoomSettings } from '../types.js';
 
 // The settings' type is in types.ts (with Sale, which carries them), so types.ts imports no folder.
 export type { RoomSettings };
@@ -58,4 +58,23 @@ export function validateRoomSettings(input: Partial<RoomSettings>): RoomSettings
     maxActive: settings.maxActive,
     maxBacklog: settings.maxBacklog,
   };
+}
+
+/**
+ * A new sale's room, checked (undefined: none). A raffle has no room. A split sale's room cannot be
+ * paced by the pipeline's backlog (`maxBacklog`): its orders go to its parts' streams, on other
+ * Cluster slots than the room's scripts can read, so the setting would do nothing; it is refused.
+ */
+export function validateSaleRoom(input: NewSale, shards: number): RoomSettings | undefined {
+  if (input.room === undefined) return undefined;
+  const room = validateRoomSettings(input.room);
+  if (input.admission === 'raffle') {
+    throw new SaleInputError('a raffle sale has no waiting room: its entries are drawn, not raced for');
+  }
+  if (shards > 1 && room.maxBacklog > 0) {
+    throw new SaleInputError(
+      "room.maxBacklog cannot pace a split sale (shards > 1): its orders go to its parts' streams, which the room does not watch; leave it 0 or sell in one part",
+    );
+  }
+  return room;
 }

@@ -1,6 +1,6 @@
 import { loadLuaScript, type ScriptRunner } from 'lockstock/redis';
 import type { SaleRedis } from '../redis.js';
-import { SaleRecoveringError } from '../recovering.js';
+import { RoomMissingError } from '../recovering.js';
 import { partOfUser, type PartKeys } from '../shards/layout.js';
 import type { RefusalCode, Reservation } from '../types.js';
 import { roomKeys } from './keys.js';
@@ -43,9 +43,7 @@ export class AdmittedSplitPurchase {
     const keys = [room.config, room.admitted, room.spent, room.active];
     const admittedAt = String(request.admittedAt);
     const spent = Number(await this.scripts.run(spendScript, keys, [userId, admittedAt, 'spend']));
-    if (spent === ROOM_MISSING) {
-      throw new SaleRecoveringError(saleId, `sale ${saleId}'s waiting room is not in Redis`);
-    }
+    if (spent === ROOM_MISSING) throw new RoomMissingError(saleId);
     const refusal = REFUSALS[spent];
     if (refusal) return { ok: false, code: refusal };
     const giveBack = (mode = 'return') => this.scripts.run(spendScript, keys, [userId, admittedAt, mode]);

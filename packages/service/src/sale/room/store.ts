@@ -2,6 +2,7 @@ import type { SaleContext } from '../context/context.js';
 import { sqlIn } from '../../support/assets.js';
 import { isRecordId } from '../ids/canonical.js';
 import { ORDER_GROUP } from '../keys.js';
+import { RoomMissingError } from '../recovering.js';
 import type { SaleRedis } from '../redis.js';
 import type { Queryable } from '../store/db.js';
 import { roomKeys } from './keys.js';
@@ -45,6 +46,8 @@ const NO_SALE_MS = 1000;
 export class RoomStore {
   private readonly known = new Map<string, Room | 'none'>();
   private readonly missing = new Map<string, number>();
+  /** The restores under way of rooms Redis lost (`lost`): one per sale, however many requests met it. */
+  private readonly restoring = new Map<string, Promise<unknown>>();
   private readonly prefix: string;
   private readonly redis: SaleRedis;
 
@@ -161,6 +164,31 @@ export class RoomStore {
     };
     await this.open(saleId, room, row.paused === true);
     return room;
+  }
+
+  /**
+   * A script found no room in Redis for a sale this process knows has one (Redis lost the room's key:
+   * with its slot's data, which for a split sale may be on a master that holds none of its parts, or
+   * alone). The room goes back from the record — one restore at a time per sale, shared by every
+   * request that meets it — and the request is answered 503 (RoomMissingError); the next finds it.
+   * With the record down the room stays out, and every purchase of the sale is a 503: fail closed.
+   */
+  async lost(saleId: string): Promise<never> {
+    let restoring = this.restoring.get(saleId);
+    if (!restoring) {
+      restoring = this.restore(saleId)
+        .catch(() => undefined) // the record is down: the next request that meets it tries again
+        .finally(() => this.restoring.delete(saleId));
+      this.restoring.set(saleId, restoring);
+    }
+    await restoring;
+    throw new RoomMissingError(saleId);
+  }
+
+  /** For a purchase's errors: a room Redis lost (RoomMissingError) is put back first (`lost`). */
+  async rethrow(error: unknown): Promise<never> {
+    if (error instanceof RoomMissingError) return this.lost(error.saleId);
+    throw error;
   }
 
   /**
