@@ -22,7 +22,14 @@ export function releaseOwnership(
   const invokes = new Map<string, HistoryEvent>();
   const releasing = new Map<
     string,
-    { lock: string; owner: string; at: bigint; holders: string[] | undefined }
+    {
+      lock: string;
+      owner: string;
+      at: bigint;
+      holders: string[] | undefined;
+      /** Another process's grant of the same owner, ended only if this release took effect. */
+      shared: { owner: string; proc: string } | undefined;
+    }
   >();
   const violations: ReleaseViolation[] = [];
   for (const event of client) {
@@ -45,11 +52,15 @@ export function releaseOwnership(
         event.owner !== undefined
           ? String(event.owner)
           : (lastOwner.get(`${event.proc}\u0000${lock}`) ?? event.proc);
-      const mine = grants.findLastIndex((g) => g.owner === owner);
+      const mine = grants.findLastIndex((g) => g.owner === owner && g.proc === event.proc);
       // Held: its grant ends with this release (Maelstrom's rule), whatever the service answers.
-      const holders = mine >= 0 ? undefined : [...new Set(grants.map((g) => g.owner))];
       if (mine >= 0) grants.splice(mine, 1);
-      releasing.set(event.proc, { lock, owner, at: t, holders });
+      // Not held by this process, but by its owner through another (a re-entry taken after this
+      // process's hold was lost): the service releases by owner, so that grant ends only if this
+      // release took effect — a release the service refused ('expired') changed nothing of it.
+      const shared = mine >= 0 ? undefined : grants.findLast((g) => g.owner === owner);
+      const holders = mine >= 0 || shared ? undefined : [...new Set(grants.map((g) => g.owner))];
+      releasing.set(event.proc, { lock, owner, at: t, holders, shared });
       continue;
     }
     const invoke = invokes.get(event.proc);
@@ -67,6 +78,10 @@ export function releaseOwnership(
       const release = releasing.get(event.proc);
       releasing.delete(event.proc);
       const tookEffect = event.type === 'ok' && !REFUSED_RELEASES.has(String(event.outcome));
+      if (release?.shared && tookEffect) {
+        const shared = grants.indexOf(release.shared);
+        if (shared >= 0) grants.splice(shared, 1);
+      }
       if (release?.holders && tookEffect) {
         violations.push({
           lock: release.lock,

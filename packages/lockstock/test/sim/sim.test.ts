@@ -124,4 +124,41 @@ describe('what the simulation found', () => {
       expect(result.failed, describeFailure(result)).toEqual([]);
     }
   });
+
+  // That fix answers the lost outer handle's release `expired` without asking the store, and the
+  // checker's ownership rule read an `expired` as ending the owner's grant — the one the re-entry
+  // (another process of the same owner) held — then flagged the re-entry's own release as one "while
+  // nobody held it". The rule now ends another process's grant of the owner only if the release took
+  // effect (lockstock/checker, ownership.ts). Failed before it.
+  it("a refused release by a lost hold's process ends nothing of its owner's re-entry (checker, reentrant-handoff 106)", async () => {
+    const result = await runSchedule({ kind: 'reentrant-handoff', seed: 106 });
+    expect(result.failed, describeFailure(result)).toEqual([]);
+  });
+
+  // Found by the long run too: a hand-off to a local waiter answered after its lease had passed. The
+  // releasing client's reply came 640 ms late (it was paused); the store's lease of the hand-off
+  // (the waiter's own lease) ran out meanwhile and another client was granted, yet the core gave the
+  // waiter a hold trusted from the release's request time (reentrant-handoff seed 668: p3.0 handed
+  // token 5 at 1116 ms, p1.1 granted token 6 at 1445, p3.0's handle delivered at 1760). A try's late
+  // grant was already confirmed or given back (late-grant.ts); a hand-off's now is too (core/lock.ts,
+  // lateHandOff). All four seeds failed before.
+  it('a hand-off answered after its lease passed is confirmed or given back (reentrant-handoff 668, 884, 1573; semaphore-handoff 276)', async () => {
+    for (const [kind, seed] of [
+      ['reentrant-handoff', 668],
+      ['reentrant-handoff', 884],
+      ['reentrant-handoff', 1573],
+      ['semaphore-handoff', 276],
+    ] as const) {
+      const result = await runSchedule({ kind, seed });
+      expect(result.failed, describeFailure(result)).toEqual([]);
+    }
+  });
+
+  // Not diagnosed yet (the long run's last finding): an election's mutex is still held in the store
+  // 48 ms after every process ended, in lease mode — left to expire with its lease rather than
+  // released. Pinned so that a fix shows (this test then fails: turn it into a plain it).
+  it.fails('an election leaves no hold behind (election, seed 1431, lease mode): a known leak', async () => {
+    const result = await runSchedule({ kind: 'election', seed: 1431 });
+    expect(result.failed, describeFailure(result)).toEqual([]);
+  });
 });
