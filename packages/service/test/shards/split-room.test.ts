@@ -291,3 +291,24 @@ describe("a split sale's waiting room: capacity", () => {
     expect(await buy(env.service, sale.id, 'eli', eli)).toMatchObject({ ok: true });
   });
 });
+
+describe("a split sale's waitlist", () => {
+  // Chosen, not built: a unit that comes back to a split sale returns to its own part, where the
+  // waitlist (one line on one slot) cannot offer it atomically; the join says so instead of queueing
+  // a buyer nobody would serve (docs/service.md, waitlists).
+  it('is refused with waitlist_unavailable, sold out or not, and queues nobody', async () => {
+    const sale = await env.service.createSale({ name: 'split, no waitlist', stock: 2, shards: 2 });
+    expect(await env.service.waitlist.join(sale.id, 'early')).toEqual({
+      ok: false,
+      code: 'waitlist_unavailable',
+    });
+    for (const user of ['u1', 'u2', 'u3', 'u4', 'u5', 'u6'])
+      await env.service.buy({ saleId: sale.id, userId: user, quantity: 1 });
+    expect((await env.service.getSale(sale.id))?.remaining).toBe(0);
+    expect(await env.service.waitlist.join(sale.id, 'late')).toEqual({
+      ok: false,
+      code: 'waitlist_unavailable',
+    });
+    expect(await env.service.waitlist.standing(sale.id, 'late')).toEqual({ state: 'none' });
+  });
+});
