@@ -29,6 +29,8 @@ export function releaseOwnership(
       holders: string[] | undefined;
       /** Another process's grant of the same owner, ended only if this release took effect. */
       shared: { owner: string; proc: string } | undefined;
+      /** This process's grant the release ended at its invoke, given back if the service refused it. */
+      own: { owner: string; proc: string } | undefined;
     }
   >();
   const violations: ReleaseViolation[] = [];
@@ -53,14 +55,17 @@ export function releaseOwnership(
           ? String(event.owner)
           : (lastOwner.get(`${event.proc}\u0000${lock}`) ?? event.proc);
       const mine = grants.findLastIndex((g) => g.owner === owner && g.proc === event.proc);
-      // Held: its grant ends with this release (Maelstrom's rule), whatever the service answers.
-      if (mine >= 0) grants.splice(mine, 1);
+      // Held: its grant ends with this release (Maelstrom's rule) — unless the service refuses it:
+      // a refused release changed nothing, and the grant it was taken for may be a re-entry's, made
+      // after this handle's own hold was lost (the core answers such a release `expired` without
+      // asking the service: it would end the re-entry's hold, the service releasing by owner).
+      const own = mine >= 0 ? grants.splice(mine, 1)[0] : undefined;
       // Not held by this process, but by its owner through another (a re-entry taken after this
       // process's hold was lost): the service releases by owner, so that grant ends only if this
       // release took effect — a release the service refused ('expired') changed nothing of it.
       const shared = mine >= 0 ? undefined : grants.findLast((g) => g.owner === owner);
       const holders = mine >= 0 || shared ? undefined : [...new Set(grants.map((g) => g.owner))];
-      releasing.set(event.proc, { lock, owner, at: t, holders, shared });
+      releasing.set(event.proc, { lock, owner, at: t, holders, shared, own });
       continue;
     }
     const invoke = invokes.get(event.proc);
@@ -82,6 +87,7 @@ export function releaseOwnership(
         const shared = grants.indexOf(release.shared);
         if (shared >= 0) grants.splice(shared, 1);
       }
+      if (release?.own && event.type === 'ok' && !tookEffect) grants.push(release.own);
       if (release?.holders && tookEffect) {
         violations.push({
           lock: release.lock,
