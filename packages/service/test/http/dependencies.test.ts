@@ -312,7 +312,10 @@ describe('PostgreSQL down (pg_ctl stop -m immediate)', () => {
 /** One line when `dependency` went, one when it came back, and no failure logged per retry. */
 function expectOneLineEachWay(lines: string[], dependency: 'redis' | 'database') {
   const messages = lines.map((line) => (JSON.parse(line) as { msg: string }).msg);
-  expect(messages.filter((m) => m.startsWith(`${dependency} unavailable`)), lines.join("\n")).toHaveLength(1);
+  expect(
+    messages.filter((m) => m.startsWith(`${dependency} unavailable`)),
+    lines.join('\n'),
+  ).toHaveLength(1);
   expect(messages.filter((m) => m === `${dependency} is back`)).toHaveLength(1);
   expect(
     messages.filter((m) => / failed|not written/.test(m)),
