@@ -3,6 +3,7 @@ import { formatHistory } from '../../src/checker/index.js';
 import { Hold } from '../../src/locks/core/hold.js';
 import { hunt, MUTATIONS, type Mutation } from './mutations.js';
 import { describeFailure, runSchedule, SIM_KINDS } from './run.js';
+import { redisWorld } from './redis/world.js';
 
 /**
  * The quick row of the deterministic simulation (test/sim/): a fixed budget of seeds per lock kind,
@@ -142,24 +143,30 @@ describe('what the simulation found', () => {
     }
   });
 
-  // Found by the long run too: a hand-off to a local waiter answered after its lease had passed. The
-  // releasing client's reply came 640 ms late (it was paused); the store's lease of the hand-off
-  // (the waiter's own lease) ran out meanwhile and another client was granted, yet the core gave the
-  // waiter a hold trusted from the release's request time (reentrant-handoff seed 668: p3.0 handed
-  // token 5 at 1116 ms, p1.1 granted token 6 at 1445, p3.0's handle delivered at 1760). A try's late
-  // grant was already confirmed or given back (late-grant.ts); a hand-off's now is too (core/lock.ts,
-  // lateHandOff). All four seeds failed before.
-  it('a hand-off answered after its lease passed is confirmed or given back (reentrant-handoff 668, 884, 1573; semaphore-handoff 276)', async () => {
-    for (const [kind, seed] of [
-      ['reentrant-handoff', 668],
-      ['reentrant-handoff', 884],
-      ['reentrant-handoff', 1573],
-      ['semaphore-handoff', 276],
-    ] as const) {
-      const result = await runSchedule({ kind, seed });
-      expect(result.failed, describeFailure(result)).toEqual([]);
-    }
-  });
+  // Found by the long run too, and open: a hand-off to a local waiter answered after its lease had
+  // passed. The releasing client's reply came 640 ms late (it was paused); the store's lease of the
+  // hand-off (the waiter's own lease) ran out meanwhile and another client was granted, yet the core
+  // gave the waiter a hold trusted from the release's request time (reentrant-handoff seed 668: p3.0
+  // handed token 5 at 1116 ms, p1.1 granted token 6 at 1445, p3.0's handle delivered at 1760). A
+  // fix that confirmed such a hand-off or gave it back, as a try's late grant is (late-grant.ts),
+  // made these seeds pass but failed the real Redis scripts under simulation (reentrant seed 238
+  // with --redis): the give-back, by owner, raced the waiter's own retry under the same owner and
+  // ended its new hold. Reverted; it needs a give-back the waiter's retry cannot overtake. Pinned so
+  // a fix shows: this then fails.
+  it.fails(
+    'a hand-off answered after its lease passed is not delivered as trusted (reentrant-handoff 668, 884, 1573; semaphore-handoff 276)',
+    async () => {
+      for (const [kind, seed] of [
+        ['reentrant-handoff', 668],
+        ['reentrant-handoff', 884],
+        ['reentrant-handoff', 1573],
+        ['semaphore-handoff', 276],
+      ] as const) {
+        const result = await runSchedule({ kind, seed });
+        expect(result.failed, describeFailure(result)).toEqual([]);
+      }
+    },
+  );
 
   // The long run's open finding: an acquire whose reply was lost (the call timed out, its outcome
   // unknown) is not given back, so a hold the store did grant stays there until its lease ends — in
@@ -178,6 +185,16 @@ describe('what the simulation found', () => {
     'an acquire whose reply was lost leaves no hold behind (multi-lock, seed 1431, lease mode)',
     async () => {
       const result = await runSchedule({ kind: 'multi-lock', seed: 1431 });
+      expect(result.failed, describeFailure(result)).toEqual([]);
+    },
+  );
+  // The same family over the real Lua (--redis): the re-entry's acquire outcome unknown (its reply
+  // lost), the lost outer handle's release went to the store — the core did not know its owner held
+  // again — and ended the re-entry's grant (reentrant seed 139: ownership).
+  it.fails(
+    'a lost outer handle ends no re-entry whose outcome was unknown (reentrant, seed 139, Redis scripts)',
+    async () => {
+      const result = await runSchedule({ kind: 'reentrant', seed: 139, world: redisWorld() });
       expect(result.failed, describeFailure(result)).toEqual([]);
     },
   );

@@ -313,20 +313,12 @@ export class CoreLock extends HoldingLock implements Lock {
       throw backendError(this.name, error);
     }
     if (result.handedOffToken !== undefined) {
-      let trustedFrom: number | undefined = requestedAt;
-      if (this.lateHandOff(next.leaseMs, requestedAt)) {
-        trustedFrom = await confirmLateGrant(this.resource, next.owner, next.leaseMs!, this.core.reportError);
-        if (trustedFrom === undefined) {
-          waiters.notGranted(key); // given back: the head tries again itself
-          return result.outcome;
-        }
-      }
       const granted = this.newHold(
         next.owner,
         result.handedOffToken,
         next.leaseMs,
         next.renewed,
-        trustedFrom,
+        requestedAt,
         next.budget,
         next,
       );
@@ -351,24 +343,8 @@ export class CoreLock extends HoldingLock implements Lock {
     }
     const next = claim.ticket;
     const { leaseMs, renewed, budget } = next;
-    const deliver = (trustedFrom: number | undefined) => {
-      if (trustedFrom === undefined) return waiters.notGranted(key); // given back: the waiter tries again
-      const granted = this.newHold(next.owner, token, leaseMs, renewed, trustedFrom, budget, next);
-      if (!waiters.granted(key, claim, granted)) granted.release().catch(report);
-      else if (observingHandoffs()) publishHandoff(this, from, granted, 'server');
-    };
-    if (!this.lateHandOff(leaseMs, requestedAt)) deliver(requestedAt);
-    else void confirmLateGrant(this.resource, owner, leaseMs!, report).then(deliver, report);
-  }
-
-  /**
-   * Whether a hand-off's answer came after the lease it granted could be trusted: the release's reply
-   * was late (a paused client, a slow link), the lease ran out in the store meanwhile, and another
-   * owner may hold the lock. Confirmed or given back, as a late grant of a try is (late-grant.ts):
-   * the simulation's long run found a waiter handed a hold whose lease had passed (reentrant with
-   * hand-off, lease mode, seeds 668 and 884: the release's reply came 640 ms late).
-   */
-  private lateHandOff(leaseMs: number | undefined, requestedAt: number): boolean {
-    return leaseMs !== undefined && monotonicNow() >= validUntil(requestedAt, leaseMs);
+    const granted = this.newHold(next.owner, token, leaseMs, renewed, requestedAt, budget, next);
+    if (!waiters.granted(key, claim, granted)) granted.release().catch(report);
+    else if (observingHandoffs()) publishHandoff(this, from, granted, 'server');
   }
 }
