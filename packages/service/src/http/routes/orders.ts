@@ -126,7 +126,8 @@ export const ordersRoutes: FastifyPluginAsyncTypebox<OrdersRouteOptions> = async
       // A refusal is an answer, not an exception: no Error (and stack trace) per sold-out attempt.
       if (!result.ok) {
         // As the sale's admission explains it: a raffle sale refuses every purchase "not started".
-        const code = admission ? await admission.explain(request.params.id, result.code) : result.code;
+        const explained = admission ? admission.explain(request.params.id, result.code) : result.code;
+        const code = typeof explained === 'string' ? explained : await explained;
         if (code === 'raffle_sale') {
           const id = request.params.id;
           return sendError(

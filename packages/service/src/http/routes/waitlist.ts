@@ -50,7 +50,8 @@ export const waitlistRoutes: FastifyPluginAsyncTypebox<WaitlistRouteOptions> = a
   const buyer = [authenticate, ...(limitUser ? [limitUser] : [])];
   /** A raffle sale answers every purchase "not started" (sale/keys.ts, purchasesNotBefore): say why instead. */
   const refused = async (reply: FastifyReply, saleId: string, code: WaitlistRefusalCode) => {
-    if ((admission ? await admission.explain(saleId, code) : code) === 'raffle_sale') {
+    const explained = admission ? admission.explain(saleId, code) : code;
+    if ((typeof explained === 'string' ? explained : await explained) === 'raffle_sale') {
       return sendError(reply, 'raffle_sale', `Sale ${saleId} is a raffle: its own waitlist serves it.`);
     }
     return sendError(reply, code, MESSAGES[code]);

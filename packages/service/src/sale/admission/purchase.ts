@@ -28,9 +28,10 @@ export interface PurchaseAdmission {
   /**
    * A refusal of the reservation as the sale's admission explains it: a raffle sale answers every
    * purchase "not started" (its not-before key lives until it ends: keys.ts, purchasesNotBefore), and
-   * is `raffle_sale` instead. Only that rare refusal reads the sale.
+   * is `raffle_sale` instead. Only that rare refusal reads the sale (and costs a promise): every other
+   * refusal — sold out above all, a hot answer — is returned as it is, at once.
    */
-  explain<C extends string>(saleId: string, refusal: C): Promise<C | 'raffle_sale'>;
+  explain<C extends string>(saleId: string, refusal: C): C | Promise<C | 'raffle_sale'>;
 }
 
 const NOTHING_TO_SHOW: AdmissionCheck = Object.freeze({ ok: true });
@@ -61,8 +62,9 @@ export function purchaseAdmission(
       if (known !== undefined) return byRoom(saleId, userId, credential, known);
       return room.rooms.roomOf(saleId).then((found) => byRoom(saleId, userId, credential, found));
     },
-    async explain(saleId, refusal) {
-      return refusal === 'not_started' && (await sales.isRaffle(saleId)) ? 'raffle_sale' : refusal;
+    explain(saleId, refusal) {
+      if (refusal !== 'not_started') return refusal;
+      return sales.isRaffle(saleId).then((raffle) => (raffle ? 'raffle_sale' : refusal));
     },
   };
 }
