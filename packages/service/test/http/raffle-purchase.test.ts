@@ -61,6 +61,18 @@ describe('POST /api/sales/:id/orders on a raffle sale', () => {
     expect(entered.statusCode, entered.body).toBeLessThan(300);
   });
 
+  it('answers a waitlist join 409 raffle_sale too (its own waitlist serves it), and queues nobody', async () => {
+    const id = await createSale({ admission: 'raffle' });
+    const join = (user: string) =>
+      app.inject({ method: 'POST', url: `/api/sales/${id}/waitlist`, headers: bearer(user) });
+    const refused = await join('joiner');
+    expect([refused.statusCode, refused.json()]).toEqual([
+      409,
+      { error: 'raffle_sale', message: `Sale ${id} is a raffle: its own waitlist serves it.` },
+    ]);
+    expect(await env.service.waitlist.standing(id, 'joiner')).toEqual({ state: 'none' });
+  });
+
   it('still answers not_started for a first-come sale that has not started', async () => {
     const startsAt = new Date(Date.now() + 3_600_000).toISOString();
     const id = await createSale({ startsAt });
