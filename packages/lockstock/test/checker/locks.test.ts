@@ -255,6 +255,34 @@ describe('release only by the holder (L2)', () => {
     expect(named.checks.ownership.valid).toBe(true);
   });
 
+  it("a lost hold's release the service refused ends nothing of its owner's re-entry; one that took effect does", () => {
+    // o's hold (process a) is lost and given to b; o enters again (process a/r, or a itself on a fair
+    // lock); a's release of the lost handle answers 'expired' (lockstock does not send it: the store
+    // releases by owner), then the re-entry releases for real.
+    const history = (reentry: string, lostOutcome: string) =>
+      at([
+        { proc: 'a', type: 'invoke', f: 'acquire' },
+        { proc: 'a', type: 'ok', f: 'acquire', owner: 'o', token: 1 },
+        { proc: 'a', type: 'ok', f: 'lost' },
+        ...acquire('b', 2),
+        ...release('b'),
+        { proc: reentry, type: 'invoke', f: 'acquire' },
+        { proc: reentry, type: 'ok', f: 'acquire', owner: 'o', token: 3 },
+        { proc: 'a', type: 'invoke', f: 'release', owner: 'o' },
+        { proc: 'a', type: 'ok', f: 'release', owner: 'o', outcome: lostOutcome },
+        { proc: reentry, type: 'invoke', f: 'release', owner: 'o' },
+        { proc: reentry, type: 'ok', f: 'release', owner: 'o', outcome: 'released' },
+      ]);
+    for (const reentry of ['a/r', 'a']) {
+      expect(checkLockHistory(history(reentry, 'expired')).checks.ownership.violations, reentry).toEqual([]);
+      // The lost handle's release took effect: it ended the re-entry's grant, whose own release then
+      // took effect while o held nothing.
+      expect(checkLockHistory(history(reentry, 'released')).checks.ownership.violations, reentry).toEqual([
+        { lock: 'lock', proc: reentry, owner: 'o', at: '110', holders: [] },
+      ]);
+    }
+  });
+
   it("shared holds are not superseded; a killed holder's grant ends with its process", () => {
     const read = (proc: string, token: number) => acquire(proc, token, { mode: 'r' });
     expect(
